@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Everything that needs a GPU, in one run (about 15 minutes of device time are lent at most):
+#   1. configure and build with the CUDA backend (S2R_CUDA=ON),
+#   2. run the CUDA tests (backend parity, reproducibility) -- they skip without a device,
+#   3. benchmark the CUDA backend on the three scenes at N up to 65536, beside the CPU backend.
+# Results go to $OUT (the device tool brings them back) or bench/results/h200/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out="${OUT:-bench/results/h200}"
+mkdir -p "$out"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$out/gpu.txt"
+jobs=$(nproc)
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DS2R_CUDA=ON -DS2R_BUILD_BENCH=OFF > "$out/configure.log"
+cmake --build build-gpu -j"$jobs" > "$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
+./build-gpu/s2r_tests --gtest_filter='BackendParity*' 2>&1 | tee "$out/cuda_tests.txt"
+./build-gpu/s2r_tests --gtest_brief=1 2>&1 | tail -5 | tee -a "$out/cuda_tests.txt"
+: > "$out/cuda_bench.jsonl"
+for scene in box_push pick_lift stack5; do
+  for n in 1024 4096 16384 65536; do
+    timeout 120 ./build-gpu/s2r bench --scene "builtin:$scene" --worlds "$n" --control-steps 100 \
+      --backend cuda --repeats 3 --json | tee -a "$out/cuda_bench.jsonl"
+  done
+  timeout 120 ./build-gpu/s2r bench --scene "builtin:$scene" --worlds 4096 --control-steps 20 \
+    --backend cpu --repeats 1 --json | tee -a "$out/cuda_bench.jsonl"
+done

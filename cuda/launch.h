@@ -1,0 +1,22 @@
+// Launchers for the CUDA kernels, declared in plain C++ so host code never includes CUDA headers.
+// Each __global__ body (launch.cu) finds its world, bounds-checks, and calls the kernels/ function.
+#pragma once
+
+#include "kernels/step_world.h"
+
+namespace s2r {
+
+// device scratch for all worlds: world w uses [w * per-world count, ...)
+struct DeviceWorkspaces {
+  SolverBody* bodies;
+  ContactConstraint* constraints;
+  Contact* contacts;
+  Transform* geom_xform;
+  Real* joint_qdot0;
+};
+
+void LaunchResetWorlds(const ModelView& m, const StateView& s, void* stream);
+void LaunchControlStep(const ModelView& m, const StateView& s, const DeviceWorkspaces& ws,
+                       const Real* actions, void* stream);
+
+}  // namespace s2r

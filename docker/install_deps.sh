@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs everything s2r needs on a fresh Debian machine (as root, or with sudo):
+#   C++: Debian packages (compilers, CMake, Eigen, pugixml, CLI11, nlohmann-json, GoogleTest,
+#        Google Benchmark, ccache); the CUDA toolkit is used when present, never installed here.
+#   Python: a virtual environment in .venv with the test oracles (MuJoCo, numpy, pytest).
+# Safe to run again: it installs only what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(build-essential cmake git pkg-config ccache libeigen3-dev libpugixml-dev libcli11-dev
+          nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev python3 python3-venv)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install_deps: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# Python oracles for the cross-engine tests and the MuJoCo side of the benchmarks
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+if ! .venv/bin/python -c "import mujoco, numpy, pytest" 2>/dev/null; then
+  .venv/bin/pip install -q --disable-pip-version-check -r tests/python/requirements.txt
+fi
+echo "install_deps: done"

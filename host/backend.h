@@ -1,0 +1,33 @@
+// Backend interface between the Engine and the memory a batch is stepped in.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "kernels/model_view.h"
+#include "kernels/state_view.h"
+
+namespace s2r {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // (Re)binds the model; called at start and whenever a parameter field changes. `changed` names
+  // the one field that changed ("" = all).
+  virtual void SetModel(const ModelView& host_view, const std::string& changed) = 0;
+  virtual void Reset() = 0;
+  virtual void Step(const Real* actions) = 0;  // (nworld, nactuator) host array or null
+  virtual void Download(const StateView& host) = 0;
+  virtual void Upload(const StateView& host) = 0;
+  virtual int threads() const = 0;
+  virtual int64_t ScratchBytesPerWorld() const = 0;
+};
+
+std::unique_ptr<Backend> MakeCpuBackend(const StateView& host_state, int nworld, int threads);
+// nullptr when CUDA support was not compiled in; throws std::runtime_error without a device
+std::unique_ptr<Backend> MakeCudaBackend(const StateView& host_state, int nworld);
+bool CudaBackendCompiled();
+bool CudaDevicePresent();
+
+}  // namespace s2r

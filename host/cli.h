@@ -1,0 +1,16 @@
+// Subcommands of the s2r binary. Each returns the process exit code; errors are printed as one
+// line naming the file (and line / column where there is one).
+#pragma once
+
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace s2r {
+
+void AddRolloutCommand(CLI::App* app);
+void AddBenchCommand(CLI::App* app);
+
+}  // namespace s2r

@@ -1,0 +1,150 @@
+// s2r bench --scene S --worlds N --control-steps K --backend cpu|cuda [--threads T] --json
+//
+// Throughput of whole control steps. Every run resets the batch, takes one untimed control step,
+// then times K more; the figure reported is the median over --repeats runs. Actions follow a fixed
+// script (bench/README.md) so the same motion can be replayed in MuJoCo:
+//   u_i(world, t) = mid_i + 0.5 * half_i * sin(2 pi 0.5 t + 0.1 world + i)
+// with mid/half the centre and half-width of actuator i's ctrlrange (mid 0, half 1 if unlimited).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "host/cli.h"
+#include "host/engine.h"
+#include "host/scene_source.h"
+
+namespace s2r {
+namespace {
+
+struct BenchArgs {
+  std::string scene = "builtin:box_push";
+  int worlds = 1024;
+  int control_steps = 100;
+  std::string backend = "cpu";
+  int threads = 0;
+  int repeats = 3;
+  bool json = false;
+};
+
+void ScriptedActions(const Model& m, int nworld, long step, std::vector<Real>* out) {
+  int na = m.nactuator();
+  out->assign(static_cast<size_t>(nworld) * (na > 0 ? na : 1), Real(0));
+  double t = step / static_cast<double>(m.control_hz);
+  for (int w = 0; w < nworld; ++w) {
+    for (int i = 0; i < na; ++i) {
+      double mid = 0, half = 1;
+      if (m.actuator_ctrllimited[i]) {
+        mid = 0.5 * (m.actuator_ctrlrange[2 * i] + m.actuator_ctrlrange[2 * i + 1]);
+        half = 0.5 * (m.actuator_ctrlrange[2 * i + 1] - m.actuator_ctrlrange[2 * i]);
+      }
+      (*out)[static_cast<size_t>(w) * na + i] =
+          static_cast<Real>(mid + 0.5 * half * std::sin(2 * M_PI * 0.5 * t + 0.1 * w + i));
+    }
+  }
+}
+
+void RunBench(const BenchArgs& args) {
+  if (args.worlds < 1) throw std::runtime_error("--worlds must be >= 1");
+  if (args.control_steps < 1) throw std::runtime_error("--control-steps must be >= 1");
+  if (args.repeats < 1) throw std::runtime_error("--repeats must be >= 1");
+  EngineOptions options;
+  options.nworld = args.worlds;
+  options.threads = args.threads;
+  if (args.backend == "cuda") options.backend = BackendKind::kCuda;
+  else if (args.backend != "cpu") throw std::runtime_error("--backend must be cpu or cuda, got '" + args.backend + "'");
+  Engine engine(LoadScene(args.scene), options);
+  const Model& m = engine.model();
+  bool host_state = options.backend == BackendKind::kCpu;
+
+  // the action script is precomputed so building it is not timed
+  std::vector<std::vector<Real>> actions(args.control_steps + 1);
+  for (int k = 0; k <= args.control_steps; ++k) ScriptedActions(m, args.worlds, k, &actions[k]);
+
+  std::vector<double> seconds;
+  double contact_sum = 0;
+  long contact_samples = 0;
+  for (int r = 0; r < args.repeats; ++r) {
+    engine.Reset();
+    engine.Step(actions[0].data());  // first step excluded
+    double elapsed = 0;
+    for (int k = 1; k <= args.control_steps; ++k) {
+      auto t0 = std::chrono::steady_clock::now();
+      engine.Step(actions[k].data());
+      elapsed += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (host_state && r == args.repeats - 1) {
+        for (int w = 0; w < args.worlds; ++w) contact_sum += engine.state().contact_count[w];
+        contact_samples += args.worlds;
+      }
+    }
+    seconds.push_back(elapsed);
+  }
+  engine.Download();
+  const HostState& st = engine.state();
+  if (!host_state) {
+    for (int w = 0; w < args.worlds; ++w) contact_sum += st.contact_count[w];
+    contact_samples += args.worlds;
+  }
+  int frozen = 0;
+  long long overflow = 0;
+  for (int w = 0; w < args.worlds; ++w) {
+    frozen += st.status[w] != kWorldOk;
+    overflow += st.contact_overflow[w];
+  }
+  std::vector<double> sorted = seconds;
+  std::sort(sorted.begin(), sorted.end());
+  double median = sorted[sorted.size() / 2];
+  double env_steps = static_cast<double>(args.worlds) * args.control_steps / median;
+  char hash[32];
+  std::snprintf(hash, sizeof(hash), "%016llx", static_cast<unsigned long long>(engine.StateHash()));
+
+  nlohmann::json j;
+  j["scene"] = args.scene;
+  j["backend"] = args.backend;
+  j["worlds"] = args.worlds;
+  j["threads"] = engine.threads();
+  j["control_steps"] = args.control_steps;
+  j["repeats"] = args.repeats;
+  j["substeps"] = m.substeps;
+  j["physics_steps_per_control"] = m.steps_per_control;
+  j["dt"] = m.timestep;
+  j["control_hz"] = m.control_hz;
+  j["env_steps_per_s"] = env_steps;
+  j["run_seconds"] = seconds;
+  j["contacts_per_step"] = contact_samples ? contact_sum / contact_samples : 0.0;
+  j["contact_overflow"] = overflow;
+  j["frozen_worlds"] = frozen;
+  j["bytes_per_world"] = engine.BytesPerWorld();
+  j["state_hash"] = hash;
+  j["precision"] = sizeof(Real) == 4 ? "float32" : "float64";
+  if (args.json) {
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    std::printf("%s  %s  worlds=%d threads=%d  %.0f env-steps/s  contacts/step=%.2f  hash=%s\n",
+                args.scene.c_str(), args.backend.c_str(), args.worlds, engine.threads(), env_steps,
+                j["contacts_per_step"].get<double>(), hash);
+  }
+}
+
+}  // namespace
+
+void AddBenchCommand(CLI::App* app) {
+  auto args = std::make_shared<BenchArgs>();
+  CLI::App* cmd = app->add_subcommand("bench", "Measure env-steps/s of a scene over a batch of worlds");
+  cmd->add_option("--scene", args->scene, "MJCF scene file, or builtin:<name>")->capture_default_str();
+  cmd->add_option("--worlds", args->worlds, "number of worlds")->capture_default_str();
+  cmd->add_option("--control-steps", args->control_steps, "timed control steps per run")->capture_default_str();
+  cmd->add_option("--backend", args->backend, "cpu or cuda")->capture_default_str();
+  cmd->add_option("--threads", args->threads, "CPU threads (0 = all)")->capture_default_str();
+  cmd->add_option("--repeats", args->repeats, "runs; the median is reported")->capture_default_str();
+  cmd->add_flag("--json", args->json, "print one JSON object");
+  cmd->callback([args] { RunBench(*args); });
+}
+
+}  // namespace s2r

@@ -1,0 +1,24 @@
+// s2r: batched simulation for Sim2Real data. One binary, one subcommand per job.
+#include <cstdio>
+#include <exception>
+
+#include <CLI/CLI.hpp>
+
+#include "host/cli.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"s2r " S2R_VERSION " (" S2R_GIT_REVISION "): batched rigid-body simulation for Sim2Real"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "s2r " S2R_VERSION " " S2R_GIT_REVISION);
+  s2r::AddRolloutCommand(&app);
+  s2r::AddBenchCommand(&app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "s2r: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,49 @@
+// s2r kernels: the one macro and scalar type every engine function is built on.
+//
+// Everything under kernels/ is plain C++ that both g++ and nvcc compile: header-only, no
+// allocation, no I/O, no exceptions, no virtual calls, no globals. Functions are marked S2R_HD so
+// the same source runs in the CPU backend (one call per world, worlds spread over threads) and in
+// the CUDA backend (one thread per world). Scalars go through the wrappers below so a float64
+// reference build (S2R_DOUBLE) is a compile flag, not a fork.
+#pragma once
+
+#include <stdint.h>
+#include <math.h>
+
+#if defined(__CUDACC__)
+#define S2R_HD __host__ __device__ inline
+#else
+#define S2R_HD inline
+#endif
+
+namespace s2r {
+
+#if defined(S2R_DOUBLE)
+using Real = double;
+#else
+using Real = float;
+#endif
+
+constexpr Real kPi = Real(3.14159265358979323846);
+
+S2R_HD float Sqrt(float x) { return sqrtf(x); }
+S2R_HD double Sqrt(double x) { return sqrt(x); }
+S2R_HD float Abs(float x) { return fabsf(x); }
+S2R_HD double Abs(double x) { return fabs(x); }
+S2R_HD float Sin(float x) { return sinf(x); }
+S2R_HD double Sin(double x) { return sin(x); }
+S2R_HD float Cos(float x) { return cosf(x); }
+S2R_HD double Cos(double x) { return cos(x); }
+S2R_HD float Atan2(float y, float x) { return atan2f(y, x); }
+S2R_HD double Atan2(double y, double x) { return atan2(y, x); }
+S2R_HD bool IsFinite(float x) { return isfinite(x); }
+S2R_HD bool IsFinite(double x) { return isfinite(x); }
+
+template <typename T>
+S2R_HD T Min(T a, T b) { return a < b ? a : b; }
+template <typename T>
+S2R_HD T Max(T a, T b) { return a > b ? a : b; }
+template <typename T>
+S2R_HD T Clamp(T x, T lo, T hi) { return x < lo ? lo : (x > hi ? hi : x); }
+
+}  // namespace s2r

@@ -1,0 +1,109 @@
+// Narrow phase: contact points for every pair of plane, sphere, capsule and box.
+//
+// Each pair has one function `Collide<A><B>(ta, size_a, tb, size_b, margin, out)` in its own
+// header (collide_sphere_box.h, ...), with A's GeomType <= B's. It writes up to
+// kMaxManifoldPoints points whose separation is below `margin` (speculative contacts) and returns
+// how many. Normals point from A to B. CollideGeoms dispatches on the (type A, type B) table and
+// swaps the arguments (flipping the normals) so callers may pass either order.
+#pragma once
+
+#include "kernels/collide_box_box.h"
+#include "kernels/collide_capsule_box.h"
+#include "kernels/collide_capsule_capsule.h"
+#include "kernels/collide_plane_box.h"
+#include "kernels/collide_plane_capsule.h"
+#include "kernels/collide_plane_sphere.h"
+#include "kernels/collide_sphere_box.h"
+#include "kernels/collide_sphere_capsule.h"
+#include "kernels/collide_sphere_sphere.h"
+#include "kernels/contact.h"
+#include "kernels/model_view.h"
+
+namespace s2r {
+
+// radius of a sphere around the geom origin that bounds the geom (planes: infinite, returns -1)
+S2R_HD Real GeomBoundingRadius(int type, const Real* size) {
+  switch (type) {
+    case kGeomSphere: return size[0];
+    case kGeomCapsule: return size[0] + size[1];
+    case kGeomBox: return Sqrt(size[0] * size[0] + size[1] * size[1] + size[2] * size[2]);
+    default: return Real(-1);
+  }
+}
+
+// Contact points between geom A (type_a at ta) and geom B (type_b at tb); returns the count
+// (<= kMaxManifoldPoints) written to out, normals from A to B. A switch over the type x type table
+// (device code has no function pointers to spare): pairs stored as (higher type, lower type) call
+// the ordered function with the geoms swapped and then flip the normals back. Points and
+// separations are symmetric, only the normal's direction depends on the order. Plane-plane (two
+// static half-spaces) and unknown types give no contact.
+S2R_HD int CollideGeoms(int type_a, const Transform& ta, const Real* size_a, int type_b,
+                        const Transform& tb, const Real* size_b, Real margin, ContactPoint* out) {
+  // an out-of-range type could alias another table entry
+  if (type_a < 0 || type_a >= kGeomTypeCount || type_b < 0 || type_b >= kGeomTypeCount) return 0;
+  int count = 0;
+  bool swapped = false;
+  switch (type_a * kGeomTypeCount + type_b) {
+    // ordered pairs
+    case kGeomPlane * kGeomTypeCount + kGeomSphere:
+      count = CollidePlaneSphere(ta, size_a, tb, size_b, margin, out);
+      break;
+    case kGeomPlane * kGeomTypeCount + kGeomCapsule:
+      count = CollidePlaneCapsule(ta, size_a, tb, size_b, margin, out);
+      break;
+    case kGeomPlane * kGeomTypeCount + kGeomBox:
+      count = CollidePlaneBox(ta, size_a, tb, size_b, margin, out);
+      break;
+    case kGeomSphere * kGeomTypeCount + kGeomSphere:
+      count = CollideSphereSphere(ta, size_a, tb, size_b, margin, out);
+      break;
+    case kGeomSphere * kGeomTypeCount + kGeomCapsule:
+      count = CollideSphereCapsule(ta, size_a, tb, size_b, margin, out);
+      break;
+    case kGeomSphere * kGeomTypeCount + kGeomBox:
+      count = CollideSphereBox(ta, size_a, tb, size_b, margin, out);
+      break;
+    case kGeomCapsule * kGeomTypeCount + kGeomCapsule:
+      count = CollideCapsuleCapsule(ta, size_a, tb, size_b, margin, out);
+      break;
+    case kGeomCapsule * kGeomTypeCount + kGeomBox:
+      count = CollideCapsuleBox(ta, size_a, tb, size_b, margin, out);
+      break;
+    case kGeomBox * kGeomTypeCount + kGeomBox:
+      count = CollideBoxBox(ta, size_a, tb, size_b, margin, out);
+      break;
+    // reversed pairs: B is the lower type
+    case kGeomSphere * kGeomTypeCount + kGeomPlane:
+      count = CollidePlaneSphere(tb, size_b, ta, size_a, margin, out);
+      swapped = true;
+      break;
+    case kGeomCapsule * kGeomTypeCount + kGeomPlane:
+      count = CollidePlaneCapsule(tb, size_b, ta, size_a, margin, out);
+      swapped = true;
+      break;
+    case kGeomBox * kGeomTypeCount + kGeomPlane:
+      count = CollidePlaneBox(tb, size_b, ta, size_a, margin, out);
+      swapped = true;
+      break;
+    case kGeomCapsule * kGeomTypeCount + kGeomSphere:
+      count = CollideSphereCapsule(tb, size_b, ta, size_a, margin, out);
+      swapped = true;
+      break;
+    case kGeomBox * kGeomTypeCount + kGeomSphere:
+      count = CollideSphereBox(tb, size_b, ta, size_a, margin, out);
+      swapped = true;
+      break;
+    case kGeomBox * kGeomTypeCount + kGeomCapsule:
+      count = CollideCapsuleBox(tb, size_b, ta, size_a, margin, out);
+      swapped = true;
+      break;
+    default:  // plane-plane
+      return 0;
+  }
+  if (swapped) {
+    for (int i = 0; i < count; ++i) out[i].normal = -out[i].normal;
+  }
+  return count;
+}
+
+}  // namespace s2r

@@ -1,0 +1,312 @@
+// Box-box narrow phase.
+//
+// Separating-axis test over the 15 candidate axes: the 3 face normals of each box and the 9 cross
+// products of an edge direction of one with an edge direction of the other. Along an axis n each
+// box projects to an interval of half-width sum_k h_k |a_k . n| about its centre, so the gap along
+// n is |d . n| minus both half-widths (d: centre to centre). If any gap exceeds the margin the
+// boxes are (speculatively) apart and there is no contact; otherwise the axis with the largest gap
+// (least penetration) is the contact normal. To keep the choice from flickering between nearly
+// equal axes, B's faces must beat A's by a small tolerance and an edge axis must beat the best face
+// by a tolerance plus 5% of the depth.
+//
+// Face axis: the box that owns it is the reference, the other the incident box. The incident face
+// is the one whose normal is most anti-parallel to the reference normal; its quad is clipped
+// (Sutherland-Hodgman) against the four side planes of the reference face, and every clipped
+// vertex below the margin becomes a point, midway between it and the reference face plane. More
+// than kMaxManifoldPoints are reduced to the deepest plus the three that maximise the area.
+//
+// Edge axis: one point, midway between the closest points of the two supporting edges.
+//
+// Feature ids. A clipped vertex is an incident vertex, or the crossing of an incident edge with a
+// reference side plane, or a reference face corner (crossing of two side planes); the clipper
+// tracks which, giving a code in 0..23 that does not change under small motions. The id packs
+// (reference is B) << 11 | reference face << 8 | incident face << 5 | code, with faces numbered
+// 2 * axis + (outward normal along -axis). Edge contacts: 1 << 12 | edge of A << 4 | edge of B,
+// edges numbered 4 * axis + corner.
+#pragma once
+
+#include "kernels/collide_capsule_capsule.h"
+#include "kernels/contact.h"
+
+namespace s2r {
+namespace collide_internal {
+
+// A vertex of the polygon being clipped: position, feature code, and the line its outgoing edge
+// (to the next vertex) lies on: 0..3 an incident face edge, 4..7 a reference side plane.
+struct ClipVertex {
+  Vec3 p;
+  uint32_t code;
+  int line;
+};
+
+// Code of the vertex where an edge lying on `line` crosses side plane `plane` (0: +u, 1: -u,
+// 2: +v, 3: -v): incident edge e -> 4 + 4 e + plane; side plane -> reference corner 20..23.
+S2R_HD uint32_t ClipCode(int line, int plane) {
+  if (line < 4) return static_cast<uint32_t>(4 + 4 * line + plane);
+  const int other = line - 4;
+  const int u_plane = other < 2 ? other : plane;
+  const int v_plane = other < 2 ? plane : other;
+  return static_cast<uint32_t>(20 + (u_plane & 1) + 2 * (v_plane & 1));
+}
+
+// Clips the convex polygon `in` (n vertices) to the half-space Dot(p, plane_n) <= offset;
+// returns the vertex count written to `out` (at most n + 1).
+S2R_HD int ClipPolygon(const ClipVertex* in, int n, Vec3 plane_n, Real offset, int plane,
+                       ClipVertex* out) {
+  int m = 0;
+  for (int i = 0; i < n; ++i) {
+    const ClipVertex& from = in[i];
+    const ClipVertex& to = in[(i + 1) % n];
+    const Real d_from = Dot(from.p, plane_n) - offset;
+    const Real d_to = Dot(to.p, plane_n) - offset;
+    if (d_from <= Real(0)) {
+      out[m] = from;
+      // a vertex exactly on the plane whose edge leaves: the boundary continues along the plane
+      if (d_from == Real(0) && d_to > Real(0)) out[m].line = 4 + plane;
+      ++m;
+    }
+    if ((d_from < Real(0) && d_to > Real(0)) || (d_from > Real(0) && d_to < Real(0))) {
+      const Real t = d_from / (d_from - d_to);
+      out[m].p = from.p + t * (to.p - from.p);
+      out[m].code = ClipCode(from.line, plane);
+      // leaving: the boundary runs along the plane to where the polygon comes back in;
+      // entering: it continues along the edge it came in on
+      out[m].line = d_from < Real(0) ? 4 + plane : from.line;
+      ++m;
+    }
+  }
+  return m;
+}
+
+// Keeps at most kMaxManifoldPoints of the n points: the deepest, the one farthest from it, the one
+// making the largest triangle with those two, and the one adding the most area outside that
+// triangle (areas measured in the plane normal to `normal`).
+S2R_HD int ReduceManifold(const ContactPoint* pts, int n, Vec3 normal, ContactPoint* out) {
+  if (n <= kMaxManifoldPoints) {
+    for (int i = 0; i < n; ++i) out[i] = pts[i];
+    return n;
+  }
+  int i0 = 0;
+  for (int i = 1; i < n; ++i) {
+    if (pts[i].separation < pts[i0].separation) i0 = i;
+  }
+  const Vec3 p0 = pts[i0].point;
+  int i1 = i0 == 0 ? 1 : 0;
+  Real best = Real(-1);
+  for (int i = 0; i < n; ++i) {
+    const Real d2 = LengthSq(pts[i].point - p0);
+    if (i != i0 && d2 > best) {
+      best = d2;
+      i1 = i;
+    }
+  }
+  int i2 = -1;
+  best = Real(-1);
+  for (int i = 0; i < n; ++i) {
+    if (i == i0 || i == i1) continue;
+    const Real area = Abs(Dot(Cross(pts[i1].point - p0, pts[i].point - p0), normal));
+    if (area > best) {
+      best = area;
+      i2 = i;
+    }
+  }
+  // orient the triangle counter-clockwise about the normal
+  if (Dot(Cross(pts[i1].point - p0, pts[i2].point - p0), normal) < Real(0)) {
+    const int tmp = i1;
+    i1 = i2;
+    i2 = tmp;
+  }
+  const int tri[3] = {i0, i1, i2};
+  int i3 = -1;
+  best = Real(0);
+  for (int i = 0; i < n; ++i) {
+    if (i == i0 || i == i1 || i == i2) continue;
+    // area of the triangle it forms with a triangle edge it lies outside of
+    Real added = Real(0);
+    for (int e = 0; e < 3; ++e) {
+      const Vec3 a = pts[tri[e]].point;
+      const Vec3 b = pts[tri[(e + 1) % 3]].point;
+      added = Max(added, -Dot(Cross(b - a, pts[i].point - a), normal));
+    }
+    if (i3 < 0 || added > best) {
+      best = added;
+      i3 = i;
+    }
+  }
+  out[0] = pts[i0];
+  out[1] = pts[i1];
+  out[2] = pts[i2];
+  out[3] = pts[i3];
+  return 4;
+}
+
+}  // namespace collide_internal
+
+S2R_HD int CollideBoxBox(const Transform& ta, const Real* size_a, const Transform& tb,
+                         const Real* size_b, Real margin, ContactPoint* out) {
+  using collide_internal::ClipVertex;
+  const Mat3 ma = QuatToMat3(ta.rot);
+  const Mat3 mb = QuatToMat3(tb.rot);
+  const Vec3 ax[3] = {Column(ma, 0), Column(ma, 1), Column(ma, 2)};
+  const Vec3 bx[3] = {Column(mb, 0), Column(mb, 1), Column(mb, 2)};
+  const Real ha[3] = {size_a[0], size_a[1], size_a[2]};
+  const Real hb[3] = {size_b[0], size_b[1], size_b[2]};
+  const Vec3 d = tb.pos - ta.pos;
+
+  // |a_i . b_j| and the centre offset in each box's axes
+  Real abs_dot[3][3];
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) abs_dot[i][j] = Abs(Dot(ax[i], bx[j]));
+  }
+  const Real da[3] = {Dot(d, ax[0]), Dot(d, ax[1]), Dot(d, ax[2])};
+  const Real db[3] = {Dot(d, bx[0]), Dot(d, bx[1]), Dot(d, bx[2])};
+
+  // face axes of A, then of B
+  int face_a = 0, face_b = 0;
+  Real sep_a = Real(-1e30), sep_b = Real(-1e30);
+  for (int i = 0; i < 3; ++i) {
+    const Real sep = Abs(da[i]) - ha[i] -
+                     (hb[0] * abs_dot[i][0] + hb[1] * abs_dot[i][1] + hb[2] * abs_dot[i][2]);
+    if (sep > margin) return 0;
+    if (sep > sep_a) {
+      sep_a = sep;
+      face_a = i;
+    }
+  }
+  for (int j = 0; j < 3; ++j) {
+    const Real sep = Abs(db[j]) - hb[j] -
+                     (ha[0] * abs_dot[0][j] + ha[1] * abs_dot[1][j] + ha[2] * abs_dot[2][j]);
+    if (sep > margin) return 0;
+    if (sep > sep_b) {
+      sep_b = sep;
+      face_b = j;
+    }
+  }
+  // edge axes a_i x b_j; (nearly) parallel edges are covered by the face axes
+  int edge_i = -1, edge_j = -1;
+  Real sep_e = Real(-1e30);
+  Vec3 edge_n{};
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      const Vec3 axis_cross = Cross(ax[i], bx[j]);
+      const Real len = Length(axis_cross);
+      if (len < Real(1e-3)) continue;
+      const Vec3 n = (Real(1) / len) * axis_cross;
+      const Real extent_a =
+          ha[0] * Abs(Dot(ax[0], n)) + ha[1] * Abs(Dot(ax[1], n)) + ha[2] * Abs(Dot(ax[2], n));
+      const Real extent_b =
+          hb[0] * Abs(Dot(bx[0], n)) + hb[1] * Abs(Dot(bx[1], n)) + hb[2] * Abs(Dot(bx[2], n));
+      const Real proj = Dot(d, n);
+      const Real sep = Abs(proj) - extent_a - extent_b;
+      if (sep > margin) return 0;
+      if (sep > sep_e) {
+        sep_e = sep;
+        edge_i = i;
+        edge_j = j;
+        edge_n = proj >= Real(0) ? n : -n;  // from A towards B
+      }
+    }
+  }
+
+  // pick the axis: A's face, unless B's face or an edge is clearly better
+  const Real length_scale = Min(ha[0] + ha[1] + ha[2], hb[0] + hb[1] + hb[2]) / Real(3);
+  const Real tol = Real(1e-3) * length_scale;
+  const bool use_b = sep_b > sep_a + tol;
+  const Real sep_face = use_b ? sep_b : sep_a;
+  if (edge_i >= 0 && sep_e > sep_face + Real(0.05) * Abs(sep_face) + tol) {
+    // edge-edge: the edge of each box that is furthest towards the other
+    const Real sep = sep_e;
+    if (!(sep < margin)) return 0;
+    Vec3 centre_a = ta.pos, centre_b = tb.pos;
+    uint32_t corner_a = 0, corner_b = 0;
+    for (int m = 1; m < 3; ++m) {
+      const int ka = (edge_i + m) % 3;
+      const bool pos_a = Dot(ax[ka], edge_n) >= Real(0);
+      centre_a += (pos_a ? ha[ka] : -ha[ka]) * ax[ka];
+      if (pos_a) corner_a |= 1u << (m - 1);
+      const int kb = (edge_j + m) % 3;
+      const bool pos_b = Dot(bx[kb], edge_n) < Real(0);
+      centre_b += (pos_b ? hb[kb] : -hb[kb]) * bx[kb];
+      if (pos_b) corner_b |= 1u << (m - 1);
+    }
+    Real s, t;
+    collide_internal::ClosestSegmentSegment(centre_a, ax[edge_i], ha[edge_i], centre_b, bx[edge_j],
+                                            hb[edge_j], &s, &t);
+    out[0].point = Real(0.5) * ((centre_a + s * ax[edge_i]) + (centre_b + t * bx[edge_j]));
+    out[0].normal = edge_n;
+    out[0].separation = sep;
+    out[0].feature = (1u << 12) | ((4 * static_cast<uint32_t>(edge_i) + corner_a) << 4) |
+                     (4 * static_cast<uint32_t>(edge_j) + corner_b);
+    return 1;
+  }
+
+  // face contact: reference box R owns the face, incident box I is clipped against it
+  const Vec3* ref_axes = use_b ? bx : ax;
+  const Vec3* inc_axes = use_b ? ax : bx;
+  const Real* ref_h = use_b ? hb : ha;
+  const Real* inc_h = use_b ? ha : hb;
+  const Vec3 ref_pos = use_b ? tb.pos : ta.pos;
+  const Vec3 inc_pos = use_b ? ta.pos : tb.pos;
+  const int ref_axis = use_b ? face_b : face_a;
+  // the reference face is the one facing the incident box
+  const Real toward = use_b ? -db[face_b] : da[face_a];
+  const Real ref_side = toward >= Real(0) ? Real(1) : Real(-1);
+  const Vec3 n = ref_side * ref_axes[ref_axis];  // outward from R towards I
+
+  // incident face: normal most anti-parallel to n
+  int inc_axis = 0;
+  Real inc_dot = Dot(inc_axes[0], n);
+  for (int k = 1; k < 3; ++k) {
+    const Real dk = Dot(inc_axes[k], n);
+    if (Abs(dk) > Abs(inc_dot)) {
+      inc_dot = dk;
+      inc_axis = k;
+    }
+  }
+  const Real inc_side = inc_dot > Real(0) ? Real(-1) : Real(1);
+  const Vec3 inc_centre = inc_pos + (inc_side * inc_h[inc_axis]) * inc_axes[inc_axis];
+  const Vec3 inc_u = inc_h[(inc_axis + 1) % 3] * inc_axes[(inc_axis + 1) % 3];
+  const Vec3 inc_v = inc_h[(inc_axis + 2) % 3] * inc_axes[(inc_axis + 2) % 3];
+  ClipVertex poly[8], scratch[8];
+  poly[0] = ClipVertex{inc_centre + inc_u + inc_v, 0u, 0};
+  poly[1] = ClipVertex{inc_centre - inc_u + inc_v, 1u, 1};
+  poly[2] = ClipVertex{inc_centre - inc_u - inc_v, 2u, 2};
+  poly[3] = ClipVertex{inc_centre + inc_u - inc_v, 3u, 3};
+  int num = 4;
+
+  // clip against the reference face's side planes: +u, -u, +v, -v. The planes are pushed out by
+  // a hair (far below any physical scale, far above rounding) so that an incident vertex lying on
+  // a side plane, as with equal boxes stacked flush, stays a vertex instead of flickering between
+  // vertex and edge-crossing ids with rounding noise.
+  const Real slack = Real(2e-5) * length_scale;
+  for (int plane = 0; plane < 4; ++plane) {
+    const int k = (ref_axis + 1 + plane / 2) % 3;
+    const Vec3 plane_n = (plane & 1) ? -ref_axes[k] : ref_axes[k];
+    const Real offset = Dot(ref_pos, plane_n) + ref_h[k] + slack;
+    ClipVertex* from = (plane & 1) ? scratch : poly;
+    ClipVertex* to = (plane & 1) ? poly : scratch;
+    num = collide_internal::ClipPolygon(from, num, plane_n, offset, plane, to);
+    if (num == 0) return 0;
+  }
+
+  // points below the margin, midway between the incident surface and the reference face
+  const Real face_offset = Dot(ref_pos, n) + ref_h[ref_axis];
+  const Vec3 normal = use_b ? -n : n;  // from A to B
+  const uint32_t ref_face = static_cast<uint32_t>(2 * ref_axis + (ref_side < Real(0) ? 1 : 0));
+  const uint32_t inc_face = static_cast<uint32_t>(2 * inc_axis + (inc_side < Real(0) ? 1 : 0));
+  const uint32_t id_base = (use_b ? 1u << 11 : 0u) | (ref_face << 8) | (inc_face << 5);
+  ContactPoint pts[8];
+  int count = 0;
+  for (int i = 0; i < num; ++i) {
+    const Real sep = Dot(poly[i].p, n) - face_offset;
+    if (!(sep < margin)) continue;
+    pts[count].point = poly[i].p - (Real(0.5) * sep) * n;
+    pts[count].normal = normal;
+    pts[count].separation = sep;
+    pts[count].feature = id_base | poly[i].code;
+    ++count;
+  }
+  return collide_internal::ReduceManifold(pts, count, n, out);
+}
+
+}  // namespace s2r

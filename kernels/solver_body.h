@@ -1,0 +1,124 @@
+// SolverBody: a body as the solver sees it during one physics step.
+//
+// The state keeps the MJCF body frame; the solver works at the centre of mass with the principal
+// inertia, and also tracks the displacement and rotation since the step began so contact
+// separations can be updated each substep without running collision again (Box2D v3's
+// deltaPosition / deltaRotation). Inverse mass and world inverse inertia are derived here from the
+// per-world parameters: a changed mass can never leave a stale inverse behind.
+#pragma once
+
+#include "kernels/math_types.h"
+#include "kernels/model_view.h"
+#include "kernels/state_view.h"
+
+namespace s2r {
+
+struct SolverBody {
+  Vec3 com;          // centre of mass, world frame, m
+  Quat rot;          // body-frame orientation, world frame
+  Vec3 v;            // COM velocity, m/s
+  Vec3 w;            // angular velocity, world frame, rad/s
+  Vec3 delta_pos;    // COM displacement since the step began, m
+  Quat delta_rot;    // rotation since the step began (world frame)
+  Quat iquat;        // principal frame in the body frame
+  Vec3 ipos;         // COM in the body frame, m
+  Vec3 inertia;      // principal moments, kg m^2
+  Real inv_mass;     // 1/kg, 0 for static bodies
+  Mat3 inv_inertia;  // world-frame inverse inertia, 1/(kg m^2), zero for static bodies
+};
+
+// world-frame inverse inertia R diag(1/I) R^T for the body's current orientation
+S2R_HD void UpdateInverseInertia(SolverBody* b) {
+  if (b->inv_mass == Real(0)) return;
+  Mat3 r = QuatToMat3(b->rot * b->iquat);
+  Vec3 inv_i{Real(1) / b->inertia.x, Real(1) / b->inertia.y, Real(1) / b->inertia.z};
+  b->inv_inertia = RotateDiagonal(r, inv_i);
+}
+
+S2R_HD void LoadSolverBody(const ModelView& m, const StateView& s, int world, int body,
+                           SolverBody* b) {
+  b->rot = LoadQuat(s.body_quat(world, body));
+  b->ipos = LoadVec3(m.body_ipos.At(world) + 3 * body);
+  b->iquat = LoadQuat(m.body_iquat.At(world) + 4 * body);
+  b->com = LoadVec3(s.body_pos(world, body)) + Rotate(b->rot, b->ipos);
+  b->v = LoadVec3(s.body_linvel(world, body));
+  b->w = LoadVec3(s.body_angvel(world, body));
+  b->delta_pos = Vec3{0, 0, 0};
+  b->delta_rot = QuatIdentity();
+  b->inertia = LoadVec3(m.body_inertia.At(world) + 3 * body);
+  bool moving = m.body_dynamic[body] != 0;
+  b->inv_mass = moving ? Real(1) / m.body_mass.At(world)[body] : Real(0);
+  b->inv_inertia = Mat3{};
+  if (!moving) {
+    b->v = Vec3{0, 0, 0};
+    b->w = Vec3{0, 0, 0};
+  }
+  UpdateInverseInertia(b);
+}
+
+S2R_HD void StoreSolverBody(const SolverBody& b, const StateView& s, int world, int body) {
+  StoreVec3(s.body_pos(world, body), b.com - Rotate(b.rot, b.ipos));
+  StoreQuat(s.body_quat(world, body), b.rot);
+  StoreVec3(s.body_linvel(world, body), b.v);
+  StoreVec3(s.body_angvel(world, body), b.w);
+}
+
+// d(omega)/dt = I^-1 (I omega x omega) in the principal frame: torque-free Euler equations
+S2R_HD Vec3 EulerRate(Vec3 inertia, Vec3 omega) {
+  Vec3 l = Mul(inertia, omega);
+  Vec3 c = Cross(l, omega);
+  return Vec3{c.x / inertia.x, c.y / inertia.y, c.z / inertia.z};
+}
+
+// Velocity stage of a substep: gravity, applied force and torque, and the gyroscopic term.
+// The gyroscopic part integrates the torque-free Euler equations with RK4 in the principal frame
+// (orientation held), and the position stage then rotates about the new angular velocity, which
+// leaves the principal-frame angular velocity unchanged: each part conserves kinetic energy, so
+// only the RK4 error and the splitting remain (see tests/kernels/free_body_test.cc).
+S2R_HD void IntegrateVelocity(SolverBody* b, Vec3 gravity, Vec3 force, Vec3 torque, Real h) {
+  if (b->inv_mass == Real(0)) return;
+  b->v += h * (gravity + b->inv_mass * force);
+  b->w += h * (b->inv_inertia * torque);
+  Quat frame = b->rot * b->iquat;
+  Vec3 om = InvRotate(frame, b->w);
+  Vec3 k1 = EulerRate(b->inertia, om);
+  Vec3 k2 = EulerRate(b->inertia, om + (Real(0.5) * h) * k1);
+  Vec3 k3 = EulerRate(b->inertia, om + (Real(0.5) * h) * k2);
+  Vec3 k4 = EulerRate(b->inertia, om + h * k3);
+  om += (h / Real(6)) * (k1 + Real(2) * k2 + Real(2) * k3 + k4);
+  b->w = Rotate(frame, om);
+}
+
+// Position stage: exact rotation about the (constant over the substep) angular velocity.
+S2R_HD void IntegratePosition(SolverBody* b, Real h) {
+  if (b->inv_mass == Real(0)) return;
+  Vec3 dx = h * b->v;
+  b->com += dx;
+  b->delta_pos += dx;
+  Quat dq = QuatFromRotationVector(h * b->w);
+  b->rot = NormalizeQuat(dq * b->rot);
+  b->delta_rot = NormalizeQuat(dq * b->delta_rot);
+  UpdateInverseInertia(b);
+}
+
+// velocity of a point at offset r from the COM
+S2R_HD Vec3 PointVelocity(const SolverBody& b, Vec3 r) { return b.v + Cross(b.w, r); }
+
+// apply impulse p at offset r from the COM
+S2R_HD void ApplyImpulse(SolverBody* b, Vec3 r, Vec3 p) {
+  b->v += b->inv_mass * p;
+  b->w += b->inv_inertia * Cross(r, p);
+}
+S2R_HD void ApplyAngularImpulse(SolverBody* b, Vec3 t) { b->w += b->inv_inertia * t; }
+
+// inverse effective mass of a scalar row with linear direction n through offsets ra, rb
+S2R_HD Real InvEffectiveMass(const SolverBody& a, Vec3 ra, const SolverBody& b, Vec3 rb, Vec3 n) {
+  Vec3 rna = Cross(ra, n), rnb = Cross(rb, n);
+  return a.inv_mass + b.inv_mass + Dot(rna, a.inv_inertia * rna) + Dot(rnb, b.inv_inertia * rnb);
+}
+// inverse effective mass of an angular row about unit axis n
+S2R_HD Real InvEffectiveMassAngular(const SolverBody& a, const SolverBody& b, Vec3 n) {
+  return Dot(n, a.inv_inertia * n) + Dot(n, b.inv_inertia * n);
+}
+
+}  // namespace s2r

@@ -1,0 +1,360 @@
+// Joints and joint-space actuators as maximal-coordinate constraint rows.
+//
+// Every body keeps its own 6-DOF state; a joint removes the DOFs it locks with rows solved like
+// contacts (soft with bias in the solve pass, rigid in the relax pass):
+//   hinge  3 linear (anchor points coincide) + 2 angular (axes stay parallel)
+//   slide  2 linear (perpendicular to the axis) + 3 angular (relative rotation fixed)
+//   weld   3 linear + 3 angular
+// The joint's free axis carries the rows that act along the joint coordinate q:
+//   limits (unilateral, speculative when not yet reached), damping (implicit, gamma = 1/(c h)),
+//   friction loss (|impulse| <= f h), armature (added inertia a: impulse = -a (qdot - qdot_0)),
+//   and position / velocity actuators as implicit spring-dampers (solver_soft.h), clamped to the
+//   force range. Motors and site transmissions apply explicit forces.
+// Linear rows use the child's anchor as the point of application on both bodies, so the row
+// velocity is the exact time derivative of the anchor gap along the row direction.
+#pragma once
+
+#include "kernels/solver_body.h"
+#include "kernels/solver_soft.h"
+
+namespace s2r {
+
+// One constraint row: angular rows read n . (w_b - w_a); linear rows read
+// n . (v_b + w_b x rb - v_a - w_a x ra).
+struct Row {
+  Vec3 n;
+  Vec3 ra, rb;
+  bool angular;
+};
+
+S2R_HD Real RowVelocity(const Row& r, const SolverBody& a, const SolverBody& b) {
+  if (r.angular) return Dot(r.n, b.w - a.w);
+  return Dot(r.n, PointVelocity(b, r.rb) - PointVelocity(a, r.ra));
+}
+S2R_HD Real RowInvMass(const Row& r, const SolverBody& a, const SolverBody& b) {
+  if (r.angular) return InvEffectiveMassAngular(a, b, r.n);
+  return InvEffectiveMass(a, r.ra, b, r.rb, r.n);
+}
+S2R_HD void RowApply(const Row& r, SolverBody* a, SolverBody* b, Real impulse) {
+  if (r.angular) {
+    ApplyAngularImpulse(a, -impulse * r.n);
+    ApplyAngularImpulse(b, impulse * r.n);
+  } else {
+    ApplyImpulse(a, r.ra, -impulse * r.n);
+    ApplyImpulse(b, r.rb, impulse * r.n);
+  }
+}
+
+// A joint's geometry in the bodies' current configuration.
+struct JointFrame {
+  Vec3 ra;      // parent COM to the child's anchor, world, m
+  Vec3 rb;      // child COM to the child's anchor, world, m
+  Vec3 gap;     // child anchor minus parent anchor, world, m
+  Vec3 axis;    // joint axis carried by the parent, world
+  Vec3 rot_err; // rotation vector from the reference relative orientation to the current one
+  Vec3 hinge_err;  // axis_parent x axis_child (hinge alignment error)
+  Real q;       // joint coordinate: rad (hinge) or m (slide)
+};
+
+S2R_HD JointFrame ComputeJointFrame(const ModelView& m, int j, const SolverBody& a,
+                                    const SolverBody& b) {
+  JointFrame f;
+  Vec3 pa = a.com + Rotate(a.rot, LoadVec3(m.joint_pos_parent + 3 * j) - a.ipos);
+  f.rb = Rotate(b.rot, LoadVec3(m.joint_pos_child + 3 * j) - b.ipos);
+  Vec3 pb = b.com + f.rb;
+  f.gap = pb - pa;
+  f.ra = pb - a.com;
+  f.axis = Rotate(a.rot, LoadVec3(m.joint_axis_parent + 3 * j));
+  Quat target = a.rot * LoadQuat(m.joint_qrel0 + 4 * j);
+  Quat err = b.rot * Conjugate(target);
+  if (err.w < Real(0)) err = Quat{-err.w, -err.x, -err.y, -err.z};
+  f.rot_err = Vec3{Real(2) * err.x, Real(2) * err.y, Real(2) * err.z};
+  f.hinge_err = Cross(f.axis, Rotate(b.rot, LoadVec3(m.joint_axis_child + 3 * j)));
+  if (m.joint_type[j] == kJointHinge) {
+    // angle of the child's rotation about its own axis relative to the reference
+    Quat rel = Conjugate(target) * b.rot;
+    if (rel.w < Real(0)) rel = Quat{-rel.w, -rel.x, -rel.y, -rel.z};
+    Vec3 axis_c = LoadVec3(m.joint_axis_child + 3 * j);
+    f.q = Real(2) * Atan2(Dot(Vec3{rel.x, rel.y, rel.z}, axis_c), rel.w);
+  } else {
+    f.q = Dot(f.gap, f.axis);
+  }
+  return f;
+}
+
+// the row along the joint's free axis (hinge: angular, slide: linear); weld/free: none
+S2R_HD Row AxisRow(const ModelView& m, int j, const JointFrame& f) {
+  return Row{f.axis, f.ra, f.rb, m.joint_type[j] == kJointHinge};
+}
+
+// number of lock rows and the k-th one with its position error C
+S2R_HD int LockRowCount(int type) {
+  switch (type) {
+    case kJointHinge: return 5;
+    case kJointSlide: return 5;
+    case kJointWeld: return 6;
+    default: return 0;
+  }
+}
+S2R_HD Row LockRow(int type, const JointFrame& f, int k, Real* c, int* slot) {
+  Vec3 e[3] = {Vec3{1, 0, 0}, Vec3{0, 1, 0}, Vec3{0, 0, 1}};
+  Vec3 t1, t2;
+  OrthonormalBasis(f.axis, &t1, &t2);
+  if (type == kJointHinge) {
+    if (k < 3) { *c = Component(f.gap, k); *slot = kSlotLinear + k; return Row{e[k], f.ra, f.rb, false}; }
+    Vec3 t = k == 3 ? t1 : t2;
+    *c = Dot(f.hinge_err, t);
+    *slot = kSlotAngular + (k - 3);
+    return Row{t, f.ra, f.rb, true};
+  }
+  if (type == kJointSlide) {
+    if (k < 2) {
+      Vec3 t = k == 0 ? t1 : t2;
+      *c = Dot(f.gap, t);
+      *slot = kSlotLinear + k;
+      return Row{t, f.ra, f.rb, false};
+    }
+    *c = Component(f.rot_err, k - 2);
+    *slot = kSlotAngular + (k - 2);
+    return Row{e[k - 2], f.ra, f.rb, true};
+  }
+  // weld
+  if (k < 3) { *c = Component(f.gap, k); *slot = kSlotLinear + k; return Row{e[k], f.ra, f.rb, false}; }
+  *c = Component(f.rot_err, k - 3);
+  *slot = kSlotAngular + (k - 3);
+  return Row{e[k - 3], f.ra, f.rb, true};
+}
+
+constexpr int kMaxLockRows = 6;
+
+// velocity change of both bodies per unit impulse along a row
+struct RowResponse {
+  Vec3 dva, dwa, dvb, dwb;
+};
+S2R_HD RowResponse UnitImpulseResponse(const Row& r, const SolverBody& a, const SolverBody& b) {
+  RowResponse out;
+  if (r.angular) {
+    out.dva = Vec3{0, 0, 0};
+    out.dvb = Vec3{0, 0, 0};
+    out.dwa = -(a.inv_inertia * r.n);
+    out.dwb = b.inv_inertia * r.n;
+  } else {
+    out.dva = -a.inv_mass * r.n;
+    out.dvb = b.inv_mass * r.n;
+    out.dwa = -(a.inv_inertia * Cross(r.ra, r.n));
+    out.dwb = b.inv_inertia * Cross(r.rb, r.n);
+  }
+  return out;
+}
+S2R_HD Real RowVelocityOfResponse(const Row& r, const RowResponse& d) {
+  if (r.angular) return Dot(r.n, d.dwb - d.dwa);
+  return Dot(r.n, (d.dvb + Cross(d.dwb, r.rb)) - (d.dva + Cross(d.dwa, r.ra)));
+}
+
+// Solves the symmetric positive (semi-)definite n x n system k x = rhs in place by Cholesky, with
+// a relative diagonal regularization for rank-deficient blocks (a joint between two bodies that
+// cannot resolve every row). Returns false if the block is empty.
+S2R_HD bool SolveSpd(Real* k, const Real* rhs, int n, Real* x) {
+  Real trace = Real(0);
+  for (int i = 0; i < n; ++i) trace += k[i * n + i];
+  if (!(trace > Real(0))) return false;
+  Real eps = trace * Real(1e-6) / Real(n);
+  for (int i = 0; i < n; ++i) k[i * n + i] += eps;
+  // k = L L^T, L stored in the lower triangle
+  for (int j = 0; j < n; ++j) {
+    Real d = k[j * n + j];
+    for (int p = 0; p < j; ++p) d -= k[j * n + p] * k[j * n + p];
+    if (!(d > Real(0))) return false;
+    d = Sqrt(d);
+    k[j * n + j] = d;
+    for (int i = j + 1; i < n; ++i) {
+      Real v = k[i * n + j];
+      for (int p = 0; p < j; ++p) v -= k[i * n + p] * k[j * n + p];
+      k[i * n + j] = v / d;
+    }
+  }
+  // forward then back substitution
+  for (int i = 0; i < n; ++i) {
+    Real v = rhs[i];
+    for (int p = 0; p < i; ++p) v -= k[i * n + p] * x[p];
+    x[i] = v / k[i * n + i];
+  }
+  for (int i = n - 1; i >= 0; --i) {
+    Real v = x[i];
+    for (int p = i + 1; p < n; ++p) v -= k[p * n + i] * x[p];
+    x[i] = v / k[i * n + i];
+  }
+  return true;
+}
+
+S2R_HD void WarmStartJoint(const ModelView& m, int j, const Real* impulse, SolverBody* a,
+                           SolverBody* b) {
+  int type = m.joint_type[j];
+  if (type == kJointFree) return;
+  JointFrame f = ComputeJointFrame(m, j, *a, *b);
+  for (int k = 0; k < LockRowCount(type); ++k) {
+    Real c;
+    int slot;
+    Row r = LockRow(type, f, k, &c, &slot);
+    RowApply(r, a, b, impulse[slot]);
+  }
+  if (type == kJointWeld) return;
+  Row axis = AxisRow(m, j, f);
+  Real along = impulse[kSlotLowerLimit] - impulse[kSlotUpperLimit] + impulse[kSlotDamping] +
+               impulse[kSlotFrictionLoss] + impulse[kSlotArmature];
+  RowApply(axis, a, b, along);
+}
+
+// one Gauss-Seidel pass over a joint's rows. qdot0: joint velocity at the substep start.
+S2R_HD void SolveJoint(const ModelView& m, int world, int j, Real* impulse, SolverBody* a,
+                       SolverBody* b, Softness soft, bool use_bias, Real h, Real qdot0) {
+  int type = m.joint_type[j];
+  if (type == kJointFree) return;
+  JointFrame f = ComputeJointFrame(m, j, *a, *b);
+
+  // rows along the free axis
+  if (type != kJointWeld) {
+    Row axis = AxisRow(m, j, f);
+    Real w = RowInvMass(axis, *a, *b);
+    if (w > Real(0)) {
+      Real armature = m.joint_armature.At(world)[j];
+      if (armature > Real(0)) {
+        Real gamma = Real(1) / armature;
+        Real& acc = impulse[kSlotArmature];
+        Real imp = -(RowVelocity(axis, *a, *b) - qdot0 + gamma * acc) / (w + gamma);
+        acc += imp;
+        RowApply(axis, a, b, imp);
+      }
+      Real damping = m.joint_damping.At(world)[j];
+      if (damping > Real(0)) {
+        Real gamma = Real(1) / (damping * h);
+        Real& acc = impulse[kSlotDamping];
+        Real imp = -(RowVelocity(axis, *a, *b) + gamma * acc) / (w + gamma);
+        acc += imp;
+        RowApply(axis, a, b, imp);
+      }
+      Real friction_loss = m.joint_frictionloss.At(world)[j];
+      if (friction_loss > Real(0)) {
+        Real& acc = impulse[kSlotFrictionLoss];
+        Real limit = friction_loss * h;
+        Real total = Clamp(acc - RowVelocity(axis, *a, *b) / w, -limit, limit);
+        RowApply(axis, a, b, total - acc);
+        acc = total;
+      }
+      if (m.joint_limited[j]) {
+        const Real* range = m.joint_range.At(world) + 2 * j;
+        for (int side = 0; side < 2; ++side) {
+          // lower: C = q - lo >= 0; upper: C = hi - q >= 0 (row direction flipped)
+          Real sign = side == 0 ? Real(1) : Real(-1);
+          Real c = side == 0 ? f.q - range[0] : range[1] - f.q;
+          Real bias = Real(0), mass_scale = Real(1), impulse_scale = Real(0);
+          if (c > Real(0)) {
+            bias = c / h;
+          } else if (use_bias) {
+            bias = soft.bias_rate * c;
+            mass_scale = soft.mass_scale;
+            impulse_scale = soft.impulse_scale;
+          }
+          Real& acc = impulse[side == 0 ? kSlotLowerLimit : kSlotUpperLimit];
+          Real cdot = sign * RowVelocity(axis, *a, *b);
+          Real imp = -mass_scale * (cdot + bias) / w - impulse_scale * acc;
+          Real total = Max(acc + imp, Real(0));
+          RowApply(axis, a, b, sign * (total - acc));
+          acc = total;
+        }
+      }
+    }
+  }
+
+  // lock rows last, as one block: the rows of a joint are strongly coupled (a point mass on a
+  // rod makes single-row Gauss-Seidel crawl), so they are solved together, K dlambda = -rhs, with
+  // K = J M^-1 J^T assembled from each row's response to a unit impulse
+  int n = LockRowCount(type);
+  Row rows[kMaxLockRows];
+  Real rhs[kMaxLockRows];
+  int slots[kMaxLockRows];
+  Real mass_scale = use_bias ? soft.mass_scale : Real(1);
+  Real impulse_scale = use_bias ? soft.impulse_scale : Real(0);
+  for (int k = 0; k < n; ++k) {
+    Real c;
+    rows[k] = LockRow(type, f, k, &c, &slots[k]);
+    Real bias = use_bias ? soft.bias_rate * c : Real(0);
+    rhs[k] = RowVelocity(rows[k], *a, *b) + bias;
+  }
+  Real kmat[kMaxLockRows * kMaxLockRows];
+  for (int j = 0; j < n; ++j) {
+    RowResponse resp = UnitImpulseResponse(rows[j], *a, *b);
+    for (int i = 0; i < n; ++i) kmat[i * n + j] = RowVelocityOfResponse(rows[i], resp);
+  }
+  Real dl[kMaxLockRows];
+  if (!SolveSpd(kmat, rhs, n, dl)) return;
+  for (int k = 0; k < n; ++k) {
+    Real imp = -mass_scale * dl[k] - impulse_scale * impulse[slots[k]];
+    impulse[slots[k]] += imp;
+    RowApply(rows[k], a, b, imp);
+  }
+}
+
+S2R_HD Real JointVelocity(const ModelView& m, int j, const SolverBody& a, const SolverBody& b) {
+  int type = m.joint_type[j];
+  if (type != kJointHinge && type != kJointSlide) return Real(0);
+  JointFrame f = ComputeJointFrame(m, j, a, b);
+  return RowVelocity(AxisRow(m, j, f), a, b);
+}
+
+// --- actuators ---------------------------------------------------------------------------------
+
+S2R_HD bool ActuatorIsImplicit(const ModelView& m, int i) {
+  return m.actuator_trntype[i] == kTransmissionJoint && m.actuator_type[i] != kActuatorMotor;
+}
+
+// impulse bounds of an actuator over a substep, from its force range
+S2R_HD void ActuatorImpulseBounds(const ModelView& m, int world, int i, Real h, Real gear,
+                                  Real* lo, Real* hi) {
+  if (!m.actuator_forcelimited[i]) {
+    *lo = Real(-1e30);
+    *hi = Real(1e30);
+    return;
+  }
+  const Real* fr = m.actuator_forcerange.At(world) + 2 * i;
+  Real x = h * gear * fr[0], y = h * gear * fr[1];
+  *lo = Min(x, y);
+  *hi = Max(x, y);
+}
+
+// Position / velocity actuator on a joint: one implicit spring-damper row.
+// length = g q, force = kp (u - g q) - kv g qdot  =>  generalized force g * force.
+S2R_HD void SolveJointActuator(const ModelView& m, int world, int i, Real ctrl, Real* acc,
+                               SolverBody* a, SolverBody* b, Real h) {
+  int j = m.actuator_trnid[i];
+  Real g = m.actuator_gear.At(world)[6 * i];
+  if (g == Real(0)) return;
+  Real kp = m.actuator_type[i] == kActuatorPosition ? m.actuator_kp.At(world)[i] : Real(0);
+  Real kv = m.actuator_kv.At(world)[i];
+  SpringDamper sd = MakeSpringDamper(kp * g * g, kv * g * g, h);
+  if (sd.gamma <= Real(0)) return;
+  JointFrame f = ComputeJointFrame(m, j, *a, *b);
+  Row axis = AxisRow(m, j, f);
+  Real w = RowInvMass(axis, *a, *b);
+  Real cdot = RowVelocity(axis, *a, *b);
+  Real target_term;
+  if (m.actuator_type[i] == kActuatorPosition) {
+    target_term = sd.bias_rate * (f.q - ctrl / g);
+  } else {
+    target_term = -ctrl / g;
+  }
+  Real lo, hi;
+  ActuatorImpulseBounds(m, world, i, h, g, &lo, &hi);
+  Real total = Clamp(*acc - (cdot + target_term + sd.gamma * *acc) / (w + sd.gamma), lo, hi);
+  RowApply(axis, a, b, total - *acc);
+  *acc = total;
+}
+
+S2R_HD void WarmStartJointActuator(const ModelView& m, int i, Real acc, SolverBody* a,
+                                   SolverBody* b) {
+  int j = m.actuator_trnid[i];
+  JointFrame f = ComputeJointFrame(m, j, *a, *b);
+  RowApply(AxisRow(m, j, f), a, b, acc);
+}
+
+}  // namespace s2r

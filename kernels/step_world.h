@@ -1,0 +1,330 @@
+// The physics step of one world: every backend calls these same functions, the CPU once per
+// world on a thread pool, CUDA once per thread.
+//
+//   ResetWorld    - initial state from the (per-world) model parameters
+//   ControlStep   - latency buffer -> ctrl, then steps_per_control physics steps
+//   PhysicsStep   - collide once, then `substeps` soft-step substeps (Box2D v3 order):
+//                     integrate velocities, warm start, solve (bias), integrate positions,
+//                     relax (no bias); after the loop restitution and the health check.
+// A world whose status is non-zero is frozen: every stage returns at once.
+#pragma once
+
+#include "kernels/collide.h"
+#include "kernels/solver_contact.h"
+#include "kernels/solver_joint.h"
+
+namespace s2r {
+
+// Scratch memory for one world's step. The CPU backend gives each thread one Workspace and reuses
+// it across worlds; CUDA gives each world its own.
+struct Workspace {
+  SolverBody* bodies;              // (nbody)
+  ContactConstraint* constraints;  // (max_contacts)
+  Contact* contacts;               // (max_contacts) this step's points, copied to the state
+  Transform* geom_xform;           // (ngeom) world pose of each geom at the step start
+  Real* joint_qdot0;               // (njoint) joint velocity at the substep start
+};
+
+S2R_HD void ResetWorld(const ModelView& m, const StateView& s, int world) {
+  for (int b = 0; b < m.nbody; ++b) {
+    for (int k = 0; k < 3; ++k) {
+      s.body_pos(world, b)[k] = m.body_pos0.At(world)[3 * b + k];
+      s.body_linvel(world, b)[k] = m.body_linvel0.At(world)[3 * b + k];
+      s.body_angvel(world, b)[k] = m.body_angvel0.At(world)[3 * b + k];
+    }
+    StoreQuat(s.body_quat(world, b), NormalizeQuat(LoadQuat(m.body_quat0.At(world) + 4 * b)));
+  }
+  for (int j = 0; j < m.njoint; ++j) {
+    for (int k = 0; k < kJointImpulseSlots; ++k) s.joint_impulse(world, j)[k] = Real(0);
+  }
+  for (int i = 0; i < m.nactuator; ++i) {
+    s.ctrl(world)[i] = Real(0);
+    s.actuator_impulse(world)[i] = Real(0);
+    s.actuator_force(world)[i] = Real(0);
+    for (int slot = 0; slot < m.latency_capacity; ++slot) s.ctrl_queue(world, slot)[i] = Real(0);
+  }
+  s.contact_count(world) = 0;
+  s.contact_overflow(world) = 0;
+  s.status(world) = kWorldOk;
+  s.control_step(world) = 0;
+  s.time(world) = Real(0);
+}
+
+// --- collision -----------------------------------------------------------------------------------
+
+// Narrow phase over the model's candidate pairs (bounding-sphere culled); returns the point count
+// and counts the points that did not fit in the pool.
+S2R_HD int CollideWorld(const ModelView& m, const StateView& s, int world, Workspace* ws) {
+  for (int g = 0; g < m.ngeom; ++g) {
+    const SolverBody& b = ws->bodies[m.geom_body[g]];
+    Transform body{b.com - Rotate(b.rot, b.ipos), b.rot};
+    Transform local{LoadVec3(m.geom_pos.At(world) + 3 * g), LoadQuat(m.geom_quat.At(world) + 4 * g)};
+    ws->geom_xform[g] = Compose(body, local);
+  }
+  const Real* size = m.geom_size.At(world);
+  int count = 0;
+  for (int p = 0; p < m.npair; ++p) {
+    int ga = m.pair_geom[2 * p], gb = m.pair_geom[2 * p + 1];
+    int ta = m.geom_type[ga], tb = m.geom_type[gb];
+    Real ra = GeomBoundingRadius(ta, size + 3 * ga), rb = GeomBoundingRadius(tb, size + 3 * gb);
+    // speculative margin: the fixed distance plus how far the pair can close within the step,
+    // so a fast body meets the surface instead of tunnelling into it
+    const SolverBody& ba = ws->bodies[m.geom_body[ga]];
+    const SolverBody& bb = ws->bodies[m.geom_body[gb]];
+    Real reach_speed = Length(ba.v) + Length(ba.w) * Max(ra, Real(0)) + Length(bb.v) +
+                       Length(bb.w) * Max(rb, Real(0));
+    Real margin = m.speculative_distance.At(world)[0] + m.timestep * reach_speed;
+    // bounding spheres (planes are unbounded)
+    if (ra >= Real(0) && rb >= Real(0)) {
+      Real reach = ra + rb + margin;
+      if (LengthSq(ws->geom_xform[ga].pos - ws->geom_xform[gb].pos) > reach * reach) continue;
+    }
+    ContactPoint pts[kMaxManifoldPoints];
+    int n = CollideGeoms(ta, ws->geom_xform[ga], size + 3 * ga, tb, ws->geom_xform[gb],
+                         size + 3 * gb, margin, pts);
+    for (int k = 0; k < n; ++k) {
+      if (count >= m.max_contacts) {
+        s.contact_overflow(world) += 1;
+        continue;
+      }
+      Contact& c = ws->contacts[count++];
+      c.geom_a = ga;
+      c.geom_b = gb;
+      c.feature = pts[k].feature;
+      c.separation = pts[k].separation;
+      c.point = pts[k].point;
+      c.normal = pts[k].normal;
+      c.normal_force = Real(0);
+      c.friction_force = Vec3{0, 0, 0};
+    }
+  }
+  return count;
+}
+
+// --- actuators with explicit force (motors, site transmissions) --------------------------------
+
+S2R_HD void ApplyExplicitActuators(const ModelView& m, const StateView& s, int world,
+                                   Workspace* ws, Real h) {
+  const Real* ctrl = s.ctrl(world);
+  for (int i = 0; i < m.nactuator; ++i) {
+    if (ActuatorIsImplicit(m, i)) continue;
+    const Real* gear = m.actuator_gear.At(world) + 6 * i;
+    if (m.actuator_trntype[i] == kTransmissionJoint) {
+      // motor on a joint: generalized force g * u
+      int j = m.actuator_trnid[i];
+      Real force = ctrl[i];
+      if (m.actuator_forcelimited[i]) {
+        const Real* fr = m.actuator_forcerange.At(world) + 2 * i;
+        force = Clamp(force, fr[0], fr[1]);
+      }
+      s.actuator_force(world)[i] = force;
+      SolverBody* a = &ws->bodies[m.joint_parent[j]];
+      SolverBody* b = &ws->bodies[m.joint_body[j]];
+      JointFrame f = ComputeJointFrame(m, j, *a, *b);
+      RowApply(AxisRow(m, j, f), a, b, h * gear[0] * force);
+      continue;
+    }
+    // site transmission: wrench gear (force, torque) in the site frame, scaled by the force
+    int site = m.actuator_trnid[i];
+    SolverBody* b = &ws->bodies[m.site_body[site]];
+    Quat site_rot = b->rot * LoadQuat(m.site_quat + 4 * site);
+    Vec3 r = Rotate(b->rot, LoadVec3(m.site_pos + 3 * site) - b->ipos);
+    Vec3 dir_f = Rotate(site_rot, Vec3{gear[0], gear[1], gear[2]});
+    Vec3 dir_t = Rotate(site_rot, Vec3{gear[3], gear[4], gear[5]});
+    Real velocity = Dot(dir_f, PointVelocity(*b, r)) + Dot(dir_t, b->w);
+    Real force;
+    switch (m.actuator_type[i]) {
+      case kActuatorPosition:
+        force = m.actuator_kp.At(world)[i] * ctrl[i] - m.actuator_kv.At(world)[i] * velocity;
+        break;
+      case kActuatorVelocity: force = m.actuator_kv.At(world)[i] * (ctrl[i] - velocity); break;
+      default: force = ctrl[i];
+    }
+    if (m.actuator_forcelimited[i]) {
+      const Real* fr = m.actuator_forcerange.At(world) + 2 * i;
+      force = Clamp(force, fr[0], fr[1]);
+    }
+    s.actuator_force(world)[i] = force;
+    ApplyImpulse(b, r, (h * force) * dir_f);
+    ApplyAngularImpulse(b, (h * force) * dir_t);
+  }
+}
+
+// --- one physics step --------------------------------------------------------------------------
+
+struct StepSoftness {
+  Softness contact;         // dynamic vs dynamic
+  Softness contact_static;  // against a static body: twice as stiff (Box2D v3)
+  Softness joint;
+};
+
+S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspace* ws, int ncon,
+                     const StepSoftness& soft, bool use_bias, Real h) {
+  const Real* ctrl = s.ctrl(world);
+  Real* act_impulse = s.actuator_impulse(world);
+  for (int i = 0; i < m.nactuator; ++i) {
+    if (!ActuatorIsImplicit(m, i)) continue;
+    int j = m.actuator_trnid[i];
+    SolveJointActuator(m, world, i, ctrl[i], &act_impulse[i], &ws->bodies[m.joint_parent[j]],
+                       &ws->bodies[m.joint_body[j]], h);
+  }
+  for (int j = 0; j < m.njoint; ++j) {
+    SolveJoint(m, world, j, s.joint_impulse(world, j), &ws->bodies[m.joint_parent[j]],
+               &ws->bodies[m.joint_body[j]], soft.joint, use_bias, h, ws->joint_qdot0[j]);
+  }
+  Real push = m.contact_push_velocity.At(world)[0];
+  for (int c = 0; c < ncon; ++c) {
+    ContactConstraint* cc = &ws->constraints[c];
+    SolverBody* a = &ws->bodies[cc->body_a];
+    SolverBody* b = &ws->bodies[cc->body_b];
+    bool against_static = a->inv_mass == Real(0) || b->inv_mass == Real(0);
+    SolveContact(cc, a, b, against_static ? soft.contact_static : soft.contact, use_bias,
+                 Real(1) / h, push);
+  }
+}
+
+S2R_HD void CheckHealth(const ModelView& m, const StateView& s, int world, Workspace* ws) {
+  Real max_speed = m.max_linear_speed.At(world)[0];
+  int status = kWorldOk;
+  for (int b = 1; b < m.nbody; ++b) {
+    const SolverBody& sb = ws->bodies[b];
+    Real sum = sb.com.x + sb.com.y + sb.com.z + sb.rot.w + sb.rot.x + sb.rot.y + sb.rot.z +
+               sb.v.x + sb.v.y + sb.v.z + sb.w.x + sb.w.y + sb.w.z;
+    if (!IsFinite(sum)) status |= kWorldNonFinite;
+    else if (LengthSq(sb.v) > max_speed * max_speed) status |= kWorldRunaway;
+  }
+  s.status(world) |= status;
+}
+
+S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Workspace* ws) {
+  if (s.status(world) != kWorldOk) return;
+  const Real h = m.timestep / Real(m.substeps);
+
+  // bodies at the step start, derived quantities from the current parameters
+  for (int b = 0; b < m.nbody; ++b) LoadSolverBody(m, s, world, b, &ws->bodies[b]);
+
+  // softness: stiffness capped at a quarter of the substep rate for stability
+  Real max_hertz = Real(0.25) / h;
+  Real contact_hertz = Min(m.contact_hertz.At(world)[0], max_hertz);
+  Real contact_zeta = m.contact_damping_ratio.At(world)[0];
+  StepSoftness soft;
+  soft.contact = MakeSoft(contact_hertz, contact_zeta, h);
+  soft.contact_static = MakeSoft(Min(Real(2) * contact_hertz, max_hertz), contact_zeta, h);
+  soft.joint = MakeSoft(Min(m.joint_hertz.At(world)[0], max_hertz),
+                        m.joint_damping_ratio.At(world)[0], h);
+
+  // collide, then prepare constraints warm-started from last step's matching points
+  int ncon = CollideWorld(m, s, world, ws);
+  const Contact* old = s.contacts(world);
+  int nold = s.contact_count(world);
+  const Real* friction = m.geom_friction.At(world);
+  const Real* restitution = m.geom_restitution.At(world);
+  Real prev_h = h;  // forces are stored as impulse / h
+  for (int c = 0; c < ncon; ++c) {
+    const Contact& pt = ws->contacts[c];
+    ContactConstraint* cc = &ws->constraints[c];
+    cc->body_a = m.geom_body[pt.geom_a];
+    cc->body_b = m.geom_body[pt.geom_b];
+    PrepareContact(cc, ws->bodies[cc->body_a], ws->bodies[cc->body_b], pt.point, pt.normal,
+                   pt.separation);
+    cc->friction = Max(friction[pt.geom_a], friction[pt.geom_b]);
+    cc->restitution = Max(restitution[pt.geom_a], restitution[pt.geom_b]);
+    cc->normal_impulse = cc->tangent1_impulse = cc->tangent2_impulse = Real(0);
+    for (int o = 0; o < nold; ++o) {
+      if (old[o].geom_a == pt.geom_a && old[o].geom_b == pt.geom_b && old[o].feature == pt.feature) {
+        cc->normal_impulse = old[o].normal_force * prev_h;
+        cc->tangent1_impulse = Dot(old[o].friction_force, cc->tangent1) * prev_h;
+        cc->tangent2_impulse = Dot(old[o].friction_force, cc->tangent2) * prev_h;
+        break;
+      }
+    }
+  }
+
+  Vec3 gravity = LoadVec3(m.gravity.At(world));
+  Real* act_impulse = s.actuator_impulse(world);
+  for (int sub = 0; sub < m.substeps; ++sub) {
+    // joint velocities before this substep's forces (armature rows need them)
+    for (int j = 0; j < m.njoint; ++j) {
+      ws->joint_qdot0[j] = JointVelocity(m, j, ws->bodies[m.joint_parent[j]], ws->bodies[m.joint_body[j]]);
+    }
+    // external forces
+    for (int b = 1; b < m.nbody; ++b) {
+      IntegrateVelocity(&ws->bodies[b], gravity, Vec3{0, 0, 0}, Vec3{0, 0, 0}, h);
+    }
+    ApplyExplicitActuators(m, s, world, ws, h);
+    // warm start
+    for (int i = 0; i < m.nactuator; ++i) {
+      if (!ActuatorIsImplicit(m, i)) continue;
+      int j = m.actuator_trnid[i];
+      WarmStartJointActuator(m, i, act_impulse[i], &ws->bodies[m.joint_parent[j]],
+                             &ws->bodies[m.joint_body[j]]);
+    }
+    for (int j = 0; j < m.njoint; ++j) {
+      WarmStartJoint(m, j, s.joint_impulse(world, j), &ws->bodies[m.joint_parent[j]],
+                     &ws->bodies[m.joint_body[j]]);
+    }
+    for (int c = 0; c < ncon; ++c) {
+      ContactConstraint* cc = &ws->constraints[c];
+      WarmStartContact(*cc, &ws->bodies[cc->body_a], &ws->bodies[cc->body_b]);
+    }
+    // solve, integrate, relax
+    SolveAll(m, s, world, ws, ncon, soft, true, h);
+    for (int b = 1; b < m.nbody; ++b) IntegratePosition(&ws->bodies[b], h);
+    SolveAll(m, s, world, ws, ncon, soft, false, h);
+  }
+
+  // restitution once per step, against the approach speed at the step start
+  Real threshold = m.restitution_threshold.At(world)[0];
+  for (int c = 0; c < ncon; ++c) {
+    ContactConstraint* cc = &ws->constraints[c];
+    ApplyRestitution(cc, &ws->bodies[cc->body_a], &ws->bodies[cc->body_b], threshold);
+  }
+
+  // store: contact forces (per last substep), actuator forces, bodies
+  Contact* out = s.contacts(world);
+  for (int c = 0; c < ncon; ++c) {
+    const ContactConstraint& cc = ws->constraints[c];
+    Contact pt = ws->contacts[c];
+    pt.normal_force = cc.normal_impulse / h;
+    pt.friction_force = (cc.tangent1_impulse / h) * cc.tangent1 + (cc.tangent2_impulse / h) * cc.tangent2;
+    out[c] = pt;
+  }
+  s.contact_count(world) = ncon;
+  for (int i = 0; i < m.nactuator; ++i) {
+    if (!ActuatorIsImplicit(m, i)) continue;
+    Real g = m.actuator_gear.At(world)[6 * i];
+    s.actuator_force(world)[i] = g != Real(0) ? act_impulse[i] / (h * g) : Real(0);
+  }
+  CheckHealth(m, s, world, ws);
+  if (s.status(world) != kWorldOk) return;  // frozen with the last finite state
+  for (int b = 1; b < m.nbody; ++b) {
+    if (m.body_dynamic[b]) StoreSolverBody(ws->bodies[b], s, world, b);
+  }
+  s.time(world) += m.timestep;
+}
+
+// One control step: the action enters the latency ring buffer, the action submitted
+// `latency_steps` control steps ago takes effect (zeros before that), clamped to ctrlrange.
+S2R_HD void ControlStep(const ModelView& m, const StateView& s, int world, Workspace* ws,
+                        const Real* action) {
+  if (s.status(world) != kWorldOk) return;
+  int64_t step = s.control_step(world);
+  int cap = m.latency_capacity;
+  int delay = Clamp(m.latency_steps.At(world)[0], 0, cap - 1);
+  Real* slot = s.ctrl_queue(world, static_cast<int>(step % cap));
+  for (int i = 0; i < m.nactuator; ++i) slot[i] = action[i];
+  Real* ctrl = s.ctrl(world);
+  int64_t src = step - delay;
+  for (int i = 0; i < m.nactuator; ++i) {
+    Real u = src >= 0 ? s.ctrl_queue(world, static_cast<int>(src % cap))[i] : Real(0);
+    if (m.actuator_ctrllimited[i]) {
+      const Real* r = m.actuator_ctrlrange.At(world) + 2 * i;
+      u = Clamp(u, r[0], r[1]);
+    }
+    ctrl[i] = u;
+  }
+  for (int k = 0; k < m.steps_per_control; ++k) PhysicsStep(m, s, world, ws);
+  s.control_step(world) = step + 1;
+}
+
+}  // namespace s2r

@@ -1,0 +1,218 @@
+// Engine behaviour: determinism, per-world parameters, world health, contact overflow.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "host/scene_source.h"
+#include "tests/host/test_scenes.h"
+
+namespace s2r {
+namespace {
+
+using test_util::LoadText;
+using test_util::Sample;
+using test_util::Scene;
+
+// the bench's action script, so hashes cover actuated motion too
+std::vector<Real> Actions(const Model& m, int nworld, int step) {
+  std::vector<Real> out(static_cast<size_t>(nworld) * std::max(1, m.nactuator()), 0);
+  for (int w = 0; w < nworld; ++w) {
+    for (int i = 0; i < m.nactuator(); ++i) {
+      double lo = m.actuator_ctrllimited[i] ? m.actuator_ctrlrange[2 * i] : -1;
+      double hi = m.actuator_ctrllimited[i] ? m.actuator_ctrlrange[2 * i + 1] : 1;
+      out[w * m.nactuator() + i] = Real(0.5 * (lo + hi) + 0.25 * (hi - lo) * std::sin(M_PI * step / 50.0 + 0.1 * w + i));
+    }
+  }
+  return out;
+}
+
+uint64_t RunHash(const std::string& scene, int nworld, int threads, int steps) {
+  EngineOptions opt;
+  opt.nworld = nworld;
+  opt.threads = threads;
+  Engine e(LoadScene(scene), opt);
+  for (int k = 0; k < steps; ++k) {
+    std::vector<Real> a = Actions(e.model(), nworld, k);
+    e.Step(a.data());
+  }
+  e.Download();
+  return e.StateHash();
+}
+
+std::string Hex(uint64_t h) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+// Pinned state hashes after 100 control steps of 8 worlds with the action script. A physics change
+// that moves these must update them knowingly (and say why in its commit).
+struct PinnedHash {
+  const char* scene;
+  const char* hash;
+};
+const PinnedHash kPinned[] = {
+    {"builtin:box_push", "021458a33474b6e5"},
+    {"builtin:pick_lift", "8404633e1b15b210"},
+    {"builtin:stack5", "5747017603520b83"},
+};
+
+TEST(Determinism, SameResultAtAnyThreadCountAndRun) {
+  for (const PinnedHash& p : kPinned) {
+    uint64_t h1 = RunHash(p.scene, 8, 1, 100);
+    EXPECT_EQ(h1, RunHash(p.scene, 8, 2, 100)) << p.scene << ": 2 threads differ from 1";
+    EXPECT_EQ(h1, RunHash(p.scene, 8, 3, 100)) << p.scene << ": 3 threads differ from 1";
+    EXPECT_EQ(h1, RunHash(p.scene, 8, 1, 100)) << p.scene << ": a second run differs";
+  }
+}
+
+TEST(Determinism, PinnedStateHashes) {
+#if defined(S2R_DOUBLE)
+  GTEST_SKIP() << "hashes are pinned for the float32 build";
+#endif
+  for (const PinnedHash& p : kPinned) {
+    EXPECT_EQ(Hex(RunHash(p.scene, 8, 2, 100)), p.hash) << p.scene;
+  }
+}
+
+TEST(Determinism, WorldResultDoesNotDependOnBatchSize) {
+  // world 3 of an 8-world batch equals world 0 of a batch whose only world has world 3's inputs
+  Model m = LoadScene("builtin:box_push");
+  EngineOptions opt;
+  opt.nworld = 8;
+  Engine big(m, opt);
+  opt.nworld = 1;
+  Engine one(m, opt);
+  for (int k = 0; k < 50; ++k) {
+    std::vector<Real> a = Actions(m, 8, k);
+    big.Step(a.data());
+    one.Step(a.data() + 3 * m.nactuator());
+  }
+  for (int b = 1; b < m.nbody(); ++b) {
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(Sample(big, 3, b).pos[i], Sample(one, 0, b).pos[i]);
+  }
+}
+
+// --- per-world parameters -----------------------------------------------------------------------
+
+TEST(EngineParams, RejectsBadNamesSizesAndValues) {
+  Engine e(LoadScene("builtin:box_push"), EngineOptions{});
+  EXPECT_THROW(e.SetParam("no_such_field", {1}), std::invalid_argument);
+  EXPECT_THROW(e.SetParam("geom_friction", {1}), std::invalid_argument);  // wrong count
+  std::vector<Real> f(e.model().ngeom(), 1);
+  f[0] = std::nanf("");
+  EXPECT_THROW(e.SetParam("geom_friction", f), std::invalid_argument);
+  f[0] = -1;
+  EXPECT_THROW(e.SetParam("geom_friction", f), std::invalid_argument);
+  EXPECT_THROW(e.SetParam("latency_steps", {5}), std::invalid_argument);  // beyond capacity
+  try {
+    e.SetParam("body_mass", {1});
+    FAIL();
+  } catch (const std::invalid_argument& err) {
+    EXPECT_NE(std::string(err.what()).find("body_mass"), std::string::npos);
+  }
+}
+
+TEST(EngineParams, MassChangeTakesEffectWithoutRebuild) {
+  // two worlds push the same box with the same servo; the heavier box moves less
+  Model m = LoadScene("builtin:box_push");
+  EngineOptions opt;
+  opt.nworld = 2;
+  Engine e(m, opt);
+  int cube = m.BodyId("box");
+  ASSERT_GE(cube, 0);
+  std::vector<Real> mass(2 * m.nbody());
+  for (int w = 0; w < 2; ++w) {
+    for (int b = 0; b < m.nbody(); ++b) mass[w * m.nbody() + b] = m.body_mass[b];
+  }
+  mass[m.nbody() + cube] *= 10;
+  e.SetParam("body_mass", mass);
+  EXPECT_FLOAT_EQ(e.GetParam("body_mass", 1)[cube], 10 * m.body_mass[cube]);
+  e.Reset();
+  double x0 = Sample(e, 0, cube).pos[0];
+  std::vector<Real> a(2 * m.nactuator(), 0);
+  for (int k = 0; k < 100; ++k) {
+    for (int w = 0; w < 2; ++w) a[w * m.nactuator() + m.ActuatorId("act_x")] = Real(0.3 * std::min(1.0, k / 50.0));
+    e.Step(a.data());
+  }
+  double d_light = Sample(e, 0, cube).pos[0] - x0, d_heavy = Sample(e, 1, cube).pos[0] - x0;
+  EXPECT_GT(std::abs(d_light), 0.01) << "the pusher must move the light cube";
+  EXPECT_GT(std::abs(d_light - d_heavy), 1e-3) << "mass must change the outcome";
+}
+
+// --- health -------------------------------------------------------------------------------------
+
+const char* kTwoBalls = R"(
+  <worldbody>
+    <geom name="floor" type="plane" size="5 5 0.1"/>
+    <body name="ball" pos="0 0 1"><freejoint/><geom type="sphere" size="0.05" mass="1"/></body>
+  </worldbody>)";
+
+TEST(WorldHealth, NonFiniteWorldIsFrozenAndOthersRunOn) {
+  Model m = LoadText(Scene(kTwoBalls));
+  EngineOptions opt;
+  opt.nworld = 3;
+  Engine e(m, opt);
+  Engine ref(m, EngineOptions{});
+  e.mutable_state().view.body_linvel(1, 1)[2] = std::nanf("");
+  e.Upload();
+  for (int k = 0; k < 20; ++k) {
+    e.Step(nullptr);
+    ref.Step(nullptr);
+  }
+  EXPECT_EQ(e.state().status[1] & kWorldNonFinite, kWorldNonFinite);
+  EXPECT_EQ(e.state().status[0], kWorldOk);
+  EXPECT_EQ(e.state().status[2], kWorldOk);
+  // the healthy worlds are unaffected, bit for bit
+  EXPECT_EQ(Sample(e, 0, 1).pos[2], Sample(ref, 0, 1).pos[2]);
+  EXPECT_EQ(Sample(e, 2, 1).pos[2], Sample(ref, 0, 1).pos[2]);
+  // frozen: its step counter stopped
+  EXPECT_LT(e.state().control_step[1], 20);
+}
+
+TEST(WorldHealth, RunawayWorldIsFlagged) {
+  Model m = LoadText(Scene(kTwoBalls));
+  EngineOptions opt;
+  opt.nworld = 2;
+  Engine e(m, opt);
+  e.SetParam("max_linear_speed", {100, 1});  // world 1 trips at 1 m/s, reached after ~0.1 s of fall
+  e.Reset();
+  for (int k = 0; k < 20; ++k) e.Step(nullptr);
+  EXPECT_EQ(e.state().status[1] & kWorldRunaway, kWorldRunaway);
+  EXPECT_EQ(e.state().status[0], kWorldOk);
+  EXPECT_LT(Sample(e, 0, 1).pos[2], 0.6);   // world 0 kept falling
+  EXPECT_GT(Sample(e, 1, 1).pos[2], 0.9);   // world 1 froze early
+}
+
+TEST(Contacts, OverflowIsCountedNotSilent) {
+  Model m = LoadText(Scene(R"(
+  <worldbody>
+    <geom name="floor" type="plane" size="5 5 0.1"/>
+    <body name="box" pos="0 0 0.05"><freejoint/><geom type="box" size="0.05 0.05 0.05" mass="1"/></body>
+  </worldbody>)", 0.005, 4, 50, "    <numeric name=\"s2r_max_contacts\" data=\"2\"/>\n"));
+  Engine e(m, EngineOptions{});
+  e.Step(nullptr);
+  EXPECT_EQ(e.state().contact_count[0], 2);
+  EXPECT_GE(e.state().contact_overflow[0], 2 * 4) << "4 physics steps x 2 dropped points";
+}
+
+TEST(Contacts, RestingBoxHasFourPointsCarryingItsWeight) {
+  Model m = LoadText(Scene(R"(
+  <worldbody>
+    <geom name="floor" type="plane" size="5 5 0.1"/>
+    <body name="box" pos="0 0 0.05"><freejoint/><geom type="box" size="0.05 0.05 0.05" mass="2"/></body>
+  </worldbody>)", 0.005, 4));
+  Engine e(m, EngineOptions{});
+  for (int k = 0; k < 25; ++k) e.Step(nullptr);
+  const StateView& v = e.state().view;
+  ASSERT_EQ(v.contact_count(0), 4);
+  double total = 0;
+  for (int c = 0; c < 4; ++c) total += v.contacts(0)[c].normal_force;
+  EXPECT_NEAR(total, 2 * 9.81, 0.01 * 2 * 9.81) << "contact forces balance the weight, 1 %";
+}
+
+}  // namespace
+}  // namespace s2r

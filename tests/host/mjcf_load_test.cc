@@ -1,0 +1,1110 @@
+// Tests of the MJCF subset loader (host/mjcf_load). Expected numbers for poses, fromto frames and
+// default-class resolution were produced by MuJoCo 4.0 loading the same XML.
+#include "host/mjcf_load.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <string>
+
+#ifndef S2R_SOURCE_DIR
+#define S2R_SOURCE_DIR "."
+#endif
+
+namespace s2r {
+namespace {
+
+constexpr double kTol = 1e-5;  // Real may be float
+constexpr double kPiD = 3.14159265358979323846;
+
+Model Load(const std::string& xml) { return LoadMjcfString(xml, "test.xml"); }
+
+std::string ScenePath(const std::string& name) {
+  return std::string(S2R_SOURCE_DIR) + "/configs/scenes/" + name;
+}
+
+// Loading `xml` must throw LoadError whose message starts with "test.xml:<line>: ", names
+// `element` (e.g. "<geom") and contains `what`.
+::testing::AssertionResult FailsWith(const std::string& xml, int line, const std::string& element,
+                                     const std::string& what) {
+  try {
+    Load(xml);
+  } catch (const LoadError& e) {
+    std::string msg = e.what();
+    std::string prefix = "test.xml:" + std::to_string(line) + ": ";
+    if (msg.compare(0, prefix.size(), prefix) != 0) {
+      return ::testing::AssertionFailure()
+             << "message does not start with '" << prefix << "': " << msg;
+    }
+    if (msg.find(element) == std::string::npos) {
+      return ::testing::AssertionFailure() << "message does not name " << element << ": " << msg;
+    }
+    if (msg.find(what) == std::string::npos) {
+      return ::testing::AssertionFailure() << "message lacks '" << what << "': " << msg;
+    }
+    return ::testing::AssertionSuccess() << msg;
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << "threw a non-LoadError: " << e.what();
+  }
+  return ::testing::AssertionFailure() << "loaded without error";
+}
+
+void ExpectVec(const std::vector<Real>& v, int index, int n, std::vector<double> want) {
+  for (int k = 0; k < n; ++k) {
+    EXPECT_NEAR(v[n * index + k], want[k], kTol) << "entry " << k << " of item " << index;
+  }
+}
+
+// quaternions are equal up to sign
+void ExpectQuat(const std::vector<Real>& v, int index, std::vector<double> want) {
+  double dot = 0;
+  for (int k = 0; k < 4; ++k) dot += v[4 * index + k] * want[k];
+  EXPECT_NEAR(std::fabs(dot), 1.0, kTol)
+      << "quaternion " << index << " = " << v[4 * index] << " " << v[4 * index + 1] << " "
+      << v[4 * index + 2] << " " << v[4 * index + 3];
+}
+
+// --- frames
+// ----------------------------------------------------------------------------------------
+
+const char* kNestedDegrees = R"(<mujoco><worldbody>
+<body name="a" pos="1 2 3" euler="30 45 60"><geom size="0.1"/>
+  <body name="b" pos="0.5 0 0" axisangle="1 1 0 90"><joint type="slide"/><geom size="0.1"/>
+    <body name="c" pos="0 0.2 0.1" quat="2 0 0 2"><joint/><geom size="0.1"/>
+      <geom name="fb" type="box" size="0.1 0.2" fromto="0 0 0 1 1 1"/>
+      <geom name="fc" type="capsule" size="0.1" fromto="0 0 0 0 0 -1"/>
+      <geom name="fd" type="capsule" size="0.1" fromto="1 0 0 0 0 0"/>
+    </body></body></body>
+</worldbody></mujoco>)";
+
+TEST(MjcfLoad, NestedBodyWorldPosesInDegrees) {
+  Model m = Load(kNestedDegrees);
+  ASSERT_EQ(m.nbody(), 4);
+  int a = m.BodyId("a"), b = m.BodyId("b"), c = m.BodyId("c");
+  EXPECT_EQ(a, 1);
+  EXPECT_EQ(b, 2);
+  EXPECT_EQ(c, 3);
+  ExpectVec(m.body_pos0, a, 3, {1, 2, 3});
+  ExpectQuat(m.body_quat0, a, {0.723317411365, 0.391903837329, 0.200562121147, 0.531975695182});
+  ExpectVec(m.body_pos0, b, 3, {1.176776695297, 2.463388347648, 3.063413242022});
+  ExpectQuat(m.body_quat0, b, {0.215229667288, 0.37278871904, 0.769465389185, 0.471834479581});
+  ExpectVec(m.body_pos0, c, 3, {1.319196060976, 2.575313687481, 3.194521756555});
+  ExpectQuat(m.body_quat0, c, {-0.181447002857, 0.807695625764, 0.280492763398, 0.485827717362});
+}
+
+TEST(MjcfLoad, NestedBodyWorldPosesInRadians) {
+  std::string xml = kNestedDegrees;
+  xml.replace(xml.find("<mujoco>"), 8, "<mujoco><compiler angle=\"radian\"/>");
+  xml.replace(xml.find("euler=\"30 45 60\""), 16, "euler=\"0.5 0.7 0.9\"");
+  xml.replace(xml.find("axisangle=\"1 1 0 90\""), 20, "axisangle=\"1 1 0 1.5\"");
+  Model m = Load(xml);
+  ExpectQuat(m.body_quat0, 1, {0.782659854367, 0.353780039356, 0.198074735072, 0.472281309646});
+  ExpectVec(m.body_pos0, 2, 3, {1.237716763885, 2.439710508597, 3.012058557009});
+  ExpectQuat(m.body_quat0, 2, {0.306674254009, 0.408456702878, 0.749799914281, 0.420611593215});
+  ExpectVec(m.body_pos0, 3, 3, {1.388973976361, 2.540232388786, 3.142506275568});
+  ExpectQuat(m.body_quat0, 3, {-0.080565865183, 0.819011108347, 0.241366099495, 0.514268754433});
+}
+
+TEST(MjcfLoad, FromtoFramesMatchMuJoCo) {
+  Model m = Load(kNestedDegrees);
+  int fb = m.GeomId("fb"), fc = m.GeomId("fc"), fd = m.GeomId("fd");
+  ASSERT_GE(fb, 0);
+  EXPECT_EQ(m.geom_type[fb], kGeomBox);
+  // a box with fromto: square cross-section of half-width size[0], half-length |to-from|/2
+  ExpectVec(m.geom_size, fb, 3, {0.1, 0.1, std::sqrt(3.0) / 2});
+  ExpectVec(m.geom_pos, fb, 3, {0.5, 0.5, 0.5});
+  ExpectQuat(m.geom_quat, fb, {0.459700843381, 0.6279630302, -0.6279630302, 0});
+  EXPECT_EQ(m.geom_type[fc], kGeomCapsule);
+  ExpectVec(m.geom_size, fc, 3, {0.1, 0.5, 0});
+  ExpectVec(m.geom_pos, fc, 3, {0, 0, -0.5});
+  ExpectQuat(m.geom_quat, fc, {1, 0, 0, 0});
+  ExpectVec(m.geom_size, fd, 3, {0.1, 0.5, 0});
+  ExpectVec(m.geom_pos, fd, 3, {0.5, 0, 0});
+  ExpectQuat(m.geom_quat, fd, {std::sqrt(0.5), 0, std::sqrt(0.5), 0});
+}
+
+TEST(MjcfLoad, GeomAndSiteFramesAreInTheBodyFrame) {
+  Model m = Load(R"(<mujoco><worldbody>
+  <body name="b" pos="1 0 0" euler="0 0 90">
+    <freejoint/>
+    <geom name="g" type="box" size="0.1 0.2 0.3" pos="0 1 0" axisangle="0 0 1 90"/>
+    <site name="s" pos="0 0 1" quat="0 1 0 0"/>
+  </body>
+</worldbody></mujoco>)");
+  int g = m.GeomId("g"), s = m.SiteId("s");
+  ExpectVec(m.geom_pos, g, 3, {0, 1, 0});
+  ExpectQuat(m.geom_quat, g, {std::sqrt(0.5), 0, 0, std::sqrt(0.5)});
+  ExpectVec(m.site_pos, s, 3, {0, 0, 1});
+  ExpectQuat(m.site_quat, s, {0, 1, 0, 0});
+  EXPECT_EQ(m.site_body[s], m.BodyId("b"));
+  ExpectQuat(m.body_quat0, 1, {std::sqrt(0.5), 0, 0, std::sqrt(0.5)});
+}
+
+TEST(MjcfLoad, QuatIsNormalized) {
+  Model m = Load(R"(<mujoco><worldbody>
+  <body quat="0 0 0 3"><geom size="1"/></body>
+</worldbody></mujoco>)");
+  ExpectVec(m.body_quat0, 1, 4, {0, 0, 0, 1});
+}
+
+// --- defaults ----------------------------------------------------------------------------------
+
+TEST(MjcfLoad, DefaultClassesAndChildclass) {
+  Model m = Load(R"(<mujoco>
+<default>
+  <geom friction="0.7" density="500"/>
+  <joint damping="0.1"/>
+  <default class="a">
+    <geom size="0.2" friction="0.3 0.01"/>
+    <joint damping="2" range="-30 30"/>
+    <default class="b">
+      <geom type="box" size="0.1 0.2 0.3"/>
+      <joint type="slide" armature="0.5"/>
+    </default>
+  </default>
+  <default class="c">
+    <geom size="0.05" contype="2" conaffinity="4"/>
+  </default>
+</default>
+<worldbody>
+  <body name="p" childclass="a">
+    <joint name="j1"/>
+    <geom name="g1"/>
+    <geom name="g2" class="b" size="0.05"/>
+    <geom name="g3" class="c"/>
+    <body name="q" childclass="b">
+      <joint name="j2" range="0 1"/>
+      <geom name="g4" friction="0.9"/>
+      <body name="r">
+        <joint name="j3" class="main" />
+        <geom name="g5" class="main" size="0.1"/>
+      </body>
+    </body>
+  </body>
+</worldbody></mujoco>)");
+  // expected values as MuJoCo resolves them
+  int g1 = m.GeomId("g1"), g2 = m.GeomId("g2"), g3 = m.GeomId("g3"), g4 = m.GeomId("g4"),
+      g5 = m.GeomId("g5");
+  EXPECT_EQ(m.geom_type[g1], kGeomSphere);
+  EXPECT_NEAR(m.geom_size[3 * g1], 0.2, kTol);
+  EXPECT_NEAR(m.geom_friction[g1], 0.3, kTol);
+  EXPECT_EQ(m.geom_type[g2], kGeomBox);
+  ExpectVec(m.geom_size, g2, 3, {0.05, 0.2, 0.3});  // partial size overrides the leading entry
+  EXPECT_NEAR(m.geom_friction[g2], 0.3, kTol);
+  EXPECT_EQ(m.geom_type[g3], kGeomSphere);
+  EXPECT_NEAR(m.geom_size[3 * g3], 0.05, kTol);
+  EXPECT_NEAR(m.geom_friction[g3], 0.7, kTol);
+  EXPECT_EQ(m.geom_contype[g3], 2);
+  EXPECT_EQ(m.geom_conaffinity[g3], 4);
+  EXPECT_EQ(m.geom_contype[g1], 1);
+  EXPECT_EQ(m.geom_type[g4], kGeomBox);
+  ExpectVec(m.geom_size, g4, 3, {0.1, 0.2, 0.3});
+  EXPECT_NEAR(m.geom_friction[g4], 0.9, kTol);
+  EXPECT_EQ(m.geom_type[g5], kGeomSphere);
+  EXPECT_NEAR(m.geom_friction[g5], 0.7, kTol);
+
+  int j1 = m.JointId("j1"), j2 = m.JointId("j2"), j3 = m.JointId("j3");
+  EXPECT_EQ(m.joint_type[j1], kJointHinge);
+  EXPECT_EQ(m.joint_limited[j1], 1);
+  ExpectVec(m.joint_range, j1, 2, {-kPiD / 6, kPiD / 6});  // degrees -> radians
+  EXPECT_NEAR(m.joint_damping[j1], 2, kTol);
+  EXPECT_NEAR(m.joint_armature[j1], 0, kTol);
+  EXPECT_EQ(m.joint_type[j2], kJointSlide);
+  EXPECT_EQ(m.joint_limited[j2], 1);
+  ExpectVec(m.joint_range, j2, 2, {0, 1});  // slide: metres, no conversion
+  EXPECT_NEAR(m.joint_damping[j2], 2, kTol);
+  EXPECT_NEAR(m.joint_armature[j2], 0.5, kTol);
+  EXPECT_EQ(m.joint_type[j3], kJointHinge);
+  EXPECT_EQ(m.joint_limited[j3], 0);
+  EXPECT_NEAR(m.joint_damping[j3], 0.1, kTol);
+
+  // masses from density 500 (MuJoCo: 29.01696021, 24, 2.0943951)
+  EXPECT_NEAR(m.body_mass[m.BodyId("p")], 29.01696021, 1e-4);
+  EXPECT_NEAR(m.body_mass[m.BodyId("q")], 24.0, 1e-4);
+  EXPECT_NEAR(m.body_mass[m.BodyId("r")], 2.0943951, 1e-5);
+}
+
+TEST(MjcfLoad, DefaultOrientationAndFrictionPartial) {
+  Model m = Load(R"(<mujoco>
+<default><geom type="box" size="0.1 0.1 0.1" euler="0 0 90" friction="0.5 0.1 0.2"/></default>
+<worldbody>
+  <geom name="inherits"/>
+  <geom name="own" quat="1 0 0 0" friction="0.25"/>
+</worldbody></mujoco>)");
+  ExpectQuat(m.geom_quat, m.GeomId("inherits"), {std::sqrt(0.5), 0, 0, std::sqrt(0.5)});
+  ExpectQuat(m.geom_quat, m.GeomId("own"), {1, 0, 0, 0});
+  EXPECT_NEAR(m.geom_friction[m.GeomId("inherits")], 0.5, kTol);
+  EXPECT_NEAR(m.geom_friction[m.GeomId("own")], 0.25, kTol);
+}
+
+TEST(MjcfLoad, BuiltInDefaults) {
+  Model m = Load(R"(<mujoco><worldbody>
+  <body name="b"><joint name="j"/><geom name="g" size="0.1"/></body>
+</worldbody></mujoco>)");
+  int g = m.GeomId("g"), j = m.JointId("j");
+  EXPECT_EQ(m.geom_type[g], kGeomSphere);
+  EXPECT_NEAR(m.geom_friction[g], 1.0, kTol);
+  EXPECT_EQ(m.geom_contype[g], 1);
+  EXPECT_EQ(m.geom_conaffinity[g], 1);
+  EXPECT_NEAR(m.geom_restitution[g], 0.0, kTol);
+  EXPECT_NEAR(m.body_mass[1], 1000 * 4.0 / 3.0 * kPiD * 0.001, 1e-4);
+  EXPECT_EQ(m.joint_type[j], kJointHinge);
+  ExpectVec(m.joint_axis_child, j, 3, {0, 0, 1});
+  ExpectVec(m.joint_pos_child, j, 3, {0, 0, 0});
+  EXPECT_EQ(m.joint_limited[j], 0);
+  EXPECT_NEAR(m.timestep, 0.002, 1e-9);
+  ExpectVec(m.gravity, 0, 3, {0, 0, -9.81});
+}
+
+// --- mass and inertia
+// ------------------------------------------------------------------------------
+
+TEST(MjcfLoad, MassFromDensityExplicitMassAndInertial) {
+  Model m = Load(R"(<mujoco><worldbody>
+  <body name="sphere"><freejoint/><geom size="0.1" density="2000"/></body>
+  <body name="capsule"><freejoint/><geom type="capsule" size="0.1 0.2"/></body>
+  <body name="box"><freejoint/><geom type="box" size="0.1 0.2 0.3"/></body>
+  <body name="explicit"><freejoint/><geom type="box" size="0.1 0.2 0.3" mass="3"/></body>
+  <body name="two"><freejoint/>
+    <geom type="box" size="0.1 0.1 0.1" pos="-1 0 0" mass="1"/>
+    <geom type="box" size="0.1 0.1 0.1" pos="1 0 0" mass="3"/>
+  </body>
+  <body name="inertial"><freejoint/>
+    <inertial pos="0.1 0.2 0.3" mass="7" diaginertia="1 2 2.5"/>
+    <geom type="box" size="0.1 0.2 0.3" mass="3"/>
+  </body>
+  <body name="full"><freejoint/>
+    <inertial pos="0 0 0" mass="1" fullinertia="2 2 3 1 0 0"/>
+  </body>
+</worldbody></mujoco>)");
+  EXPECT_NEAR(m.body_mass[m.BodyId("sphere")], 2000 * 4.0 / 3.0 * kPiD * 1e-3, 1e-3);
+  EXPECT_NEAR(m.body_mass[m.BodyId("capsule")],
+              1000 * (kPiD * 0.01 * 0.4 + 4.0 / 3.0 * kPiD * 1e-3), 1e-3);
+  int box = m.BodyId("box");
+  EXPECT_NEAR(m.body_mass[box], 1000 * 8 * 0.1 * 0.2 * 0.3, 1e-3);
+  int ex = m.BodyId("explicit");
+  EXPECT_NEAR(m.body_mass[ex], 3, 1e-6);
+  // box inertia m (b^2 + c^2) / 3 with half-extents: 3 * (0.04 + 0.09) / 3 = 0.13, etc.
+  std::vector<double> moments(m.body_inertia.begin() + 3 * ex, m.body_inertia.begin() + 3 * ex + 3);
+  std::sort(moments.begin(), moments.end());
+  EXPECT_NEAR(moments[0], 3 * (0.01 + 0.04) / 3, 1e-5);
+  EXPECT_NEAR(moments[1], 3 * (0.01 + 0.09) / 3, 1e-5);
+  EXPECT_NEAR(moments[2], 3 * (0.04 + 0.09) / 3, 1e-5);
+  int two = m.BodyId("two");
+  EXPECT_NEAR(m.body_mass[two], 4, 1e-6);
+  ExpectVec(m.body_ipos, two, 3, {0.5, 0, 0});
+  int in = m.BodyId("inertial");
+  EXPECT_NEAR(m.body_mass[in], 7, 1e-6);
+  ExpectVec(m.body_inertia, in, 3, {1, 2, 2.5});
+  ExpectVec(m.body_ipos, in, 3, {0.1, 0.2, 0.3});
+  ExpectQuat(m.body_iquat, in, {1, 0, 0, 0});
+  // fullinertia [[2,1,0],[1,2,0],[0,0,3]]: principal moments 1, 3, 3
+  int full = m.BodyId("full");
+  std::vector<double> fm(m.body_inertia.begin() + 3 * full, m.body_inertia.begin() + 3 * full + 3);
+  std::sort(fm.begin(), fm.end());
+  EXPECT_NEAR(fm[0], 1, 1e-5);
+  EXPECT_NEAR(fm[1], 3, 1e-5);
+  EXPECT_NEAR(fm[2], 3, 1e-5);
+}
+
+TEST(MjcfLoad, StaticWeldAndDynamicBodies) {
+  Model m = Load(R"(<mujoco><worldbody>
+  <geom name="floor" type="plane" size="1 1 0.1"/>
+  <body name="table" pos="0 0 0.5">
+    <geom name="table_plane" type="plane" size="1 1 0.1"/>
+    <body name="leg"><geom type="box" size="0.1 0.1 0.1"/></body>
+    <body name="door"><joint name="hinge"/><geom size="0.1"/>
+      <body name="handle" pos="0.1 0 0"><geom size="0.02"/></body>
+    </body>
+  </body>
+</worldbody></mujoco>)");
+  int table = m.BodyId("table"), leg = m.BodyId("leg"), door = m.BodyId("door"),
+      handle = m.BodyId("handle");
+  EXPECT_EQ(m.body_dynamic[0], 0);
+  EXPECT_EQ(m.body_dynamic[table], 0);
+  EXPECT_EQ(m.body_joint[table], -1);
+  EXPECT_EQ(m.body_dynamic[leg], 0);
+  EXPECT_EQ(m.body_joint[leg], -1);
+  EXPECT_EQ(m.body_dynamic[door], 1);
+  EXPECT_EQ(m.body_joint[door], m.JointId("hinge"));
+  EXPECT_EQ(m.joint_parent[m.JointId("hinge")], table);
+  EXPECT_EQ(m.body_dynamic[handle], 1);
+  int weld = m.body_joint[handle];
+  ASSERT_GE(weld, 0);
+  EXPECT_EQ(m.joint_type[weld], kJointWeld);
+  EXPECT_EQ(m.joint_name[weld], "");
+  EXPECT_EQ(m.joint_parent[weld], door);
+  ExpectVec(m.body_pos0, handle, 3, {0.1, 0, 0.5});
+}
+
+TEST(MjcfLoad, JointFrameAndAxis) {
+  Model m = Load(R"(<mujoco><worldbody>
+  <body pos="0 0 1">
+    <joint name="j" type="slide" pos="0.1 0.2 0.3" axis="0 3 4" damping="2" frictionloss="0.5"
+           armature="0.01"/>
+    <geom size="0.1"/></body>
+</worldbody></mujoco>)");
+  int j = m.JointId("j");
+  ExpectVec(m.joint_pos_child, j, 3, {0.1, 0.2, 0.3});
+  ExpectVec(m.joint_axis_child, j, 3, {0, 0.6, 0.8});
+  EXPECT_NEAR(m.joint_damping[j], 2, kTol);
+  EXPECT_NEAR(m.joint_frictionloss[j], 0.5, kTol);
+  EXPECT_NEAR(m.joint_armature[j], 0.01, kTol);
+  EXPECT_EQ(m.joint_body[j], 1);
+  EXPECT_EQ(m.joint_parent[j], 0);
+}
+
+// --- limits
+// ------------------------------------------------------------------------------------------
+
+TEST(MjcfLoad, Autolimits) {
+  Model m = Load(R"(<mujoco><worldbody>
+  <body><joint name="ranged" range="-90 90"/><geom size="0.1"/>
+  <body><joint name="free_range" range="-90 90" limited="false"/><geom size="0.1"/>
+  <body><joint name="none"/><geom size="0.1"/>
+  <body><joint name="zero" range="0 0"/><geom size="0.1"/>
+  <body><joint name="forced" type="slide" range="0 0.5" limited="true"/><geom size="0.1"/>
+  </body></body></body></body></body>
+</worldbody></mujoco>)");
+  EXPECT_EQ(m.joint_limited[m.JointId("ranged")], 1);
+  ExpectVec(m.joint_range, m.JointId("ranged"), 2, {-kPiD / 2, kPiD / 2});
+  EXPECT_EQ(m.joint_limited[m.JointId("free_range")], 0);
+  EXPECT_EQ(m.joint_limited[m.JointId("none")], 0);
+  EXPECT_EQ(m.joint_limited[m.JointId("zero")], 0);  // MuJoCo: a "0 0" range is no range
+  EXPECT_EQ(m.joint_limited[m.JointId("forced")], 1);
+
+  Model r = Load(R"(<mujoco><compiler angle="radian" autolimits="false"/><worldbody>
+  <body><joint name="j" range="-1 1" limited="true"/><geom size="0.1"/></body>
+</worldbody></mujoco>)");
+  EXPECT_EQ(r.joint_limited[0], 1);
+  ExpectVec(r.joint_range, 0, 2, {-1, 1});
+}
+
+TEST(MjcfLoad, AutolimitsOffRequiresExplicitLimited) {
+  EXPECT_TRUE(FailsWith(R"(<mujoco><compiler autolimits="false"/><worldbody>
+  <body>
+    <joint name="j" range="-1 1"/><geom size="0.1"/></body>
+</worldbody></mujoco>)",
+                        3, "<joint name='j'>", "autolimits"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body>
+    <joint name="j" limited="true"/><geom size="0.1"/></body>
+</worldbody></mujoco>)",
+                        3, "<joint name='j'>", "lo < hi"));
+}
+
+// --- actuators
+// ----------------------------------------------------------------------------------------
+
+TEST(MjcfLoad, ActuatorParameters) {
+  Model m = Load(R"(<mujoco>
+<default>
+  <motor gear="0 0 0 0 0 1"/>
+  <default class="stiff"><position kp="300" kv="30" forcerange="-5 5"/></default>
+</default>
+<worldbody>
+  <body><joint name="j1" type="slide"/><geom size="0.1"/><site name="s"/>
+    <body><joint name="j2"/><geom size="0.1"/></body></body>
+</worldbody>
+<actuator>
+  <position name="p_default" joint="j1"/>
+  <position name="p_class" class="stiff" joint="j1" ctrlrange="-1 1"/>
+  <velocity name="v" joint="j2" ctrlrange="-2 2" ctrllimited="false"/>
+  <velocity name="v_kv" joint="j2" kv="7"/>
+  <motor name="m" joint="j2" gear="2" forcerange="-3 3" forcelimited="true"/>
+  <motor name="site_motor" site="s" gear="1 2 3 4 5 6"/>
+  <velocity name="v_stiff" class="stiff" joint="j2"/>
+</actuator></mujoco>)");
+  // expected values as MuJoCo resolves them: gear, ranges and limited flags of a class's actuator
+  // default apply to every actuator kind, kp/kv only to the same kind
+  ASSERT_EQ(m.nactuator(), 7);
+  int pd = m.ActuatorId("p_default"), pc = m.ActuatorId("p_class"), v = m.ActuatorId("v"),
+      vk = m.ActuatorId("v_kv"), mo = m.ActuatorId("m"), sm = m.ActuatorId("site_motor");
+  EXPECT_EQ(m.actuator_type[pd], kActuatorPosition);
+  EXPECT_EQ(m.actuator_trntype[pd], kTransmissionJoint);
+  EXPECT_EQ(m.actuator_trnid[pd], m.JointId("j1"));
+  EXPECT_NEAR(m.actuator_kp[pd], 1, kTol);
+  EXPECT_NEAR(m.actuator_kv[pd], 0, kTol);
+  ExpectVec(m.actuator_gear, pd, 6, {0, 0, 0, 0, 0, 1});  // from the <motor> default
+  EXPECT_EQ(m.actuator_ctrllimited[pd], 0);
+  EXPECT_EQ(m.actuator_forcelimited[pd], 0);
+
+  EXPECT_NEAR(m.actuator_kp[pc], 300, kTol);
+  EXPECT_NEAR(m.actuator_kv[pc], 30, kTol);
+  EXPECT_EQ(m.actuator_ctrllimited[pc], 1);
+  ExpectVec(m.actuator_ctrlrange, pc, 2, {-1, 1});
+  EXPECT_EQ(m.actuator_forcelimited[pc], 1);
+  ExpectVec(m.actuator_forcerange, pc, 2, {-5, 5});
+
+  EXPECT_EQ(m.actuator_type[v], kActuatorVelocity);
+  EXPECT_NEAR(m.actuator_kv[v], 1, kTol);
+  EXPECT_NEAR(m.actuator_kp[v], 0, kTol);
+  EXPECT_EQ(m.actuator_ctrllimited[v], 0);
+  EXPECT_NEAR(m.actuator_kv[vk], 7, kTol);
+  int vs = m.ActuatorId("v_stiff");
+  EXPECT_NEAR(m.actuator_kv[vs], 1, kTol);  // kv="30" of the <position> default does not apply
+  EXPECT_NEAR(m.actuator_kp[vs], 0, kTol);
+  EXPECT_EQ(m.actuator_forcelimited[vs], 1);  // forcerange of the class does
+  ExpectVec(m.actuator_forcerange, vs, 2, {-5, 5});
+  ExpectVec(m.actuator_gear, vs, 6, {0, 0, 0, 0, 0, 1});
+
+  EXPECT_EQ(m.actuator_type[mo], kActuatorMotor);
+  EXPECT_NEAR(m.actuator_kp[mo], 0, kTol);
+  EXPECT_NEAR(m.actuator_kv[mo], 0, kTol);
+  ExpectVec(m.actuator_gear, mo, 6, {2, 0, 0, 0, 0, 1});  // MJCF partial gear over the default
+  EXPECT_EQ(m.actuator_forcelimited[mo], 1);
+  ExpectVec(m.actuator_forcerange, mo, 2, {-3, 3});
+
+  EXPECT_EQ(m.actuator_trntype[sm], kTransmissionSite);
+  EXPECT_EQ(m.actuator_trnid[sm], m.SiteId("s"));
+  ExpectVec(m.actuator_gear, sm, 6, {1, 2, 3, 4, 5, 6});
+}
+
+TEST(MjcfLoad, ActuatorErrors) {
+  const std::string head = R"(<mujoco><worldbody>
+  <body><joint name="j"/><geom size="0.1"/><site name="s"/></body>
+  <body><freejoint name="f"/><geom size="0.1"/></body>
+</worldbody>
+<actuator>
+)";
+  EXPECT_TRUE(FailsWith(head + "  <position name='a' joint='nope'/>\n</actuator></mujoco>", 6,
+                        "<position name='a'>", "unknown joint 'nope'"));
+  EXPECT_TRUE(FailsWith(head + "  <motor name='a' site='nope'/>\n</actuator></mujoco>", 6,
+                        "<motor name='a'>", "unknown site 'nope'"));
+  EXPECT_TRUE(FailsWith(head + "  <motor name='a' joint='j' site='s'/>\n</actuator></mujoco>", 6,
+                        "<motor name='a'>", "exactly one of 'joint' and 'site'"));
+  EXPECT_TRUE(FailsWith(head + "  <motor name='a'/>\n</actuator></mujoco>", 6, "<motor name='a'>",
+                        "exactly one of 'joint' and 'site'"));
+  EXPECT_TRUE(FailsWith(head + "  <motor name='a' joint='j' kp='3'/>\n</actuator></mujoco>", 6,
+                        "<motor name='a'>", "unknown attribute 'kp'"));
+  EXPECT_TRUE(FailsWith(head + "  <velocity name='a' joint='j' kp='3'/>\n</actuator></mujoco>", 6,
+                        "<velocity name='a'>", "unknown attribute 'kp'"));
+  EXPECT_TRUE(FailsWith(head + "  <position name='a' joint='f'/>\n</actuator></mujoco>", 6,
+                        "<position name='a'>", "free joint"));
+  EXPECT_TRUE(
+      FailsWith(head + "  <position name='a' joint='j' ctrlrange='1 -1'/>\n</actuator></mujoco>", 6,
+                "<position name='a'>", "lo < hi"));
+  EXPECT_TRUE(FailsWith(head +
+                            "  <motor name='a' joint='j' forcerange='0 0' forcelimited='true'/>\n"
+                            "</actuator></mujoco>",
+                        6, "<motor name='a'>", "'forcerange' must have lo < hi"));
+  EXPECT_TRUE(FailsWith(head + "  <position name='a' joint='j' kp='-1'/>\n</actuator></mujoco>", 6,
+                        "<position name='a'>", "'kp' must be >= 0"));
+  EXPECT_TRUE(FailsWith(head + "  <general name='a' joint='j'/>\n</actuator></mujoco>", 6,
+                        "<general name='a'>", "not allowed inside <actuator>"));
+  EXPECT_TRUE(FailsWith(head + "  <motor name='a' joint='j' gear='1 2 3 4 5 6 7'/>\n"
+                               "</actuator></mujoco>",
+                        6, "<motor name='a'>", "'gear' needs 1 to 6 numbers, got 7"));
+  EXPECT_TRUE(FailsWith(head + "  <motor name='a' joint='j'/>\n  <motor name='a' joint='j'/>\n"
+                               "</actuator></mujoco>",
+                        7, "<motor name='a'>", "duplicate actuator name 'a'"));
+}
+
+// --- custom numeric extension -------------------------------------------------------------------
+
+TEST(MjcfLoad, CustomNumericExtension) {
+  Model m = Load(R"(<mujoco>
+<option timestep="0.004" gravity="0 0 -3"/>
+<worldbody>
+  <body><freejoint/><geom name="ball" size="0.1"/></body>
+  <geom name="floor" type="plane" size="1 1 1"/>
+</worldbody>
+<custom>
+  <numeric name="s2r_substeps" data="8"/>
+  <numeric name="s2r_control_hz" data="25"/>
+  <numeric name="s2r_max_contacts" data="17"/>
+  <numeric name="s2r_latency_steps" data="2"/>
+  <numeric name="s2r_contact_hertz" data="40"/>
+  <numeric name="s2r_contact_damping_ratio" data="5"/>
+  <numeric name="s2r_joint_hertz" data="70"/>
+  <numeric name="s2r_joint_damping_ratio" data="3"/>
+  <numeric name="s2r_contact_push_velocity" data="2.5"/>
+  <numeric name="s2r_restitution_threshold" data="0"/>
+  <numeric name="s2r_linear_slop" data="0.001"/>
+  <numeric name="s2r_speculative_distance" data="0.003"/>
+  <numeric name="s2r_max_linear_speed" data="50"/>
+  <numeric name="s2r_restitution" data="0.25"/>
+  <numeric name="s2r_restitution:ball" data="0.75"/>
+  <numeric name="my_user_data" data="1 2 3" size="3"/>
+  <text name="my_note" data="anything"/>
+</custom>
+<custom><numeric name="s2r_max_latency_steps" data="3"/></custom></mujoco>)");
+  EXPECT_NEAR(m.timestep, 0.004, 1e-9);
+  ExpectVec(m.gravity, 0, 3, {0, 0, -3});
+  EXPECT_EQ(m.substeps, 8);
+  EXPECT_NEAR(m.control_hz, 25, kTol);
+  EXPECT_EQ(m.steps_per_control, 10);
+  EXPECT_EQ(m.max_contacts, 17);
+  EXPECT_EQ(m.latency_capacity, 4);
+  EXPECT_EQ(m.latency_steps[0], 2);
+  EXPECT_NEAR(m.contact_hertz[0], 40, kTol);
+  EXPECT_NEAR(m.contact_damping_ratio[0], 5, kTol);
+  EXPECT_NEAR(m.joint_hertz[0], 70, kTol);
+  EXPECT_NEAR(m.joint_damping_ratio[0], 3, kTol);
+  EXPECT_NEAR(m.contact_push_velocity[0], 2.5, kTol);
+  EXPECT_NEAR(m.restitution_threshold[0], 0, kTol);
+  EXPECT_NEAR(m.linear_slop[0], 0.001, kTol);
+  EXPECT_NEAR(m.speculative_distance[0], 0.003, kTol);
+  EXPECT_NEAR(m.max_linear_speed[0], 50, kTol);
+  EXPECT_NEAR(m.geom_restitution[m.GeomId("ball")], 0.75, kTol);
+  EXPECT_NEAR(m.geom_restitution[m.GeomId("floor")], 0.25, kTol);
+}
+
+TEST(MjcfLoad, CustomNumericErrors) {
+  const std::string head = R"(<mujoco><worldbody><geom name="g" size="1"/></worldbody>
+<custom>
+)";
+  auto xml = [&](const std::string& body) { return head + body + "\n</custom></mujoco>"; };
+  EXPECT_TRUE(FailsWith(xml("  <numeric name='s2r_substep' data='4'/>"), 3,
+                        "<numeric name='s2r_substep'>", "unknown s2r parameter"));
+  EXPECT_TRUE(FailsWith(xml("  <numeric name='s2r_substeps' data='2.5'/>"), 3,
+                        "<numeric name='s2r_substeps'>", "must be an integer >= 1"));
+  EXPECT_TRUE(FailsWith(xml("  <numeric name='s2r_substeps' data='0'/>"), 3,
+                        "<numeric name='s2r_substeps'>", "must be an integer >= 1"));
+  EXPECT_TRUE(FailsWith(xml("  <numeric name='s2r_control_hz' data='50 60'/>"), 3,
+                        "<numeric name='s2r_control_hz'>", "exactly one number"));
+  EXPECT_TRUE(FailsWith(xml("  <numeric name='s2r_control_hz' data='-5'/>"), 3,
+                        "<numeric name='s2r_control_hz'>", "must be a number > 0"));
+  EXPECT_TRUE(FailsWith(xml("  <numeric name='s2r_contact_hertz' data='nan'/>"), 3,
+                        "<numeric name='s2r_contact_hertz'>", "'nan' is not a finite number"));
+  EXPECT_TRUE(FailsWith(xml("  <numeric name='s2r_restitution' data='1.5'/>"), 3,
+                        "<numeric name='s2r_restitution'>", "<= 1"));
+  EXPECT_TRUE(FailsWith(xml("  <numeric name='s2r_restitution:nope' data='0.5'/>"), 3,
+                        "<numeric name='s2r_restitution:nope'>", "unknown geom 'nope'"));
+  EXPECT_TRUE(FailsWith(xml("  <numeric name='s2r_latency_steps' data='2'/>"), 3,
+                        "<numeric name='s2r_latency_steps'>", "exceeds s2r_max_latency_steps 0"));
+  EXPECT_TRUE(FailsWith(xml("  <numeric name='x' data='1'/>\n  <numeric name='x' data='2'/>"), 4,
+                        "<numeric name='x'>", "duplicate custom name 'x'"));
+  EXPECT_TRUE(FailsWith(xml("  <text name='s2r_substeps' data='4'/>"), 3,
+                        "<text name='s2r_substeps'>", "reserved"));
+  EXPECT_TRUE(
+      FailsWith(xml("  <tuple name='t'/>"), 3, "<tuple name='t'>", "not allowed inside <custom>"));
+}
+
+// --- contact
+// -------------------------------------------------------------------------------------------
+
+TEST(MjcfLoad, ExcludePairs) {
+  Model m = Load(R"(<mujoco><worldbody>
+  <geom type="plane" size="1 1 1"/>
+  <body name="a"><freejoint/><geom size="0.1"/></body>
+  <body name="b"><freejoint/><geom size="0.1"/></body>
+</worldbody>
+<contact><exclude name="e" body1="a" body2="b"/><exclude body1="world" body2="a"/></contact>
+</mujoco>)");
+  ASSERT_EQ(m.exclude_body_pairs.size(), 2u);
+  EXPECT_EQ(m.exclude_body_pairs[0], std::make_pair(1, 2));
+  EXPECT_EQ(m.exclude_body_pairs[1], std::make_pair(0, 1));
+  // only plane-b remains
+  EXPECT_EQ(m.pair_geom.size(), 2u);
+}
+
+// --- visual-only input -------------------------------------------------------------------------
+
+TEST(MjcfLoad, VisualOnlyThingsAreAcceptedAndIgnored) {
+  Model m = Load(R"(<?xml version="1.0"?>
+<!-- a comment -->
+<mujoco model="visual">
+  <visual><global offwidth="800"/><quality shadowsize="4096"/></visual>
+  <asset>
+    <texture name="grid" type="2d" builtin="checker" width="512" height="512"/>
+    <material name="grid" texture="grid"/>
+  </asset>
+  <worldbody>
+    <light name="sun" pos="0 0 3"/>
+    <camera name="top" pos="0 0 2"/>
+    <geom type="plane" size="1 1 0.1" material="grid" rgba="1 1 1 1" group="2"/>
+    <body name="b">
+      <camera name="follow" mode="trackcom"/>
+      <freejoint/>
+      <geom size="0.1" rgba="1 0 0 1" group="1" material="grid"/>
+      <site name="s" rgba="0 1 0 1" group="3" type="box" size="0.01 0.02 0.03"/>
+    </body>
+  </worldbody>
+</mujoco>)");
+  EXPECT_EQ(m.nbody(), 2);
+  EXPECT_EQ(m.ngeom(), 2);
+  EXPECT_EQ(m.nsite(), 1);
+}
+
+// --- files and scenes
+// -------------------------------------------------------------------------------
+
+TEST(MjcfLoad, FileLoadingSetsProvenance) {
+  std::string path = ::testing::TempDir() + "/mjcf_load_test_scene.xml";
+  std::string text =
+      "<mujoco>\n<worldbody>\n<body><freejoint/><geom size='0.1'/></body>\n"
+      "</worldbody>\n</mujoco>\n";
+  {
+    std::ofstream out(path);
+    out << text;
+  }
+  Model m = LoadMjcfFile(path);
+  EXPECT_EQ(m.source_path, path);
+  EXPECT_EQ(m.source_text, text);
+  EXPECT_EQ(m.nbody(), 2);
+
+  std::string bad = ::testing::TempDir() + "/mjcf_load_test_bad.xml";
+  {
+    std::ofstream out(bad);
+    out << "<mujoco>\n<worldbody>\n<geom size='-1'/>\n</worldbody>\n</mujoco>\n";
+  }
+  try {
+    LoadMjcfFile(bad);
+    ADD_FAILURE() << "expected LoadError";
+  } catch (const LoadError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(bad + ":3: <geom>: ", 0), 0u) << e.what();
+  }
+  EXPECT_THROW(LoadMjcfFile(::testing::TempDir() + "/does_not_exist.xml"), LoadError);
+}
+
+TEST(MjcfLoad, BoxPushScene) {
+  Model m = LoadMjcfFile(ScenePath("box_push.xml"));
+  EXPECT_NEAR(m.timestep, 0.005, 1e-9);
+  EXPECT_EQ(m.substeps, 4);
+  EXPECT_NEAR(m.control_hz, 50, kTol);
+  EXPECT_EQ(m.steps_per_control, 4);
+  int box = m.BodyId("box");
+  ASSERT_GE(box, 0);
+  EXPECT_NEAR(m.body_mass[box], 0.5, 1e-6);
+  EXPECT_EQ(m.joint_type[m.body_joint[box]], kJointFree);
+  ExpectVec(m.body_pos0, box, 3, {0, 0, 0.05});
+  int box_geom = m.GeomId("box");
+  ExpectVec(m.geom_size, box_geom, 3, {0.05, 0.05, 0.05});
+  int pusher = m.GeomId("pusher");
+  ASSERT_GE(pusher, 0);
+  EXPECT_NEAR(m.geom_size[3 * pusher], 0.03, kTol);
+  int pb = m.geom_body[pusher];
+  EXPECT_NEAR(m.body_pos0[3 * pb + 2], 0.05, kTol);  // at the cube's height
+  EXPECT_LT(m.body_pos0[3 * pb], -0.08);             // beside the cube, not touching
+  for (const char* name : {"act_x", "act_y"}) {
+    int a = m.ActuatorId(name);
+    ASSERT_GE(a, 0) << name;
+    EXPECT_EQ(m.actuator_type[a], kActuatorPosition);
+    EXPECT_EQ(m.joint_type[m.actuator_trnid[a]], kJointSlide);
+    EXPECT_NEAR(m.actuator_kp[a], 200, kTol);
+    EXPECT_NEAR(m.actuator_kv[a], 20, kTol);
+    EXPECT_EQ(m.actuator_forcelimited[a], 1);
+    ExpectVec(m.actuator_forcerange, a, 2, {-20, 20});
+    EXPECT_EQ(m.actuator_ctrllimited[a], 1);
+    ExpectVec(m.actuator_ctrlrange, a, 2, {-1, 1});
+  }
+  ExpectVec(m.joint_axis_child, m.actuator_trnid[m.ActuatorId("act_x")], 3, {1, 0, 0});
+  ExpectVec(m.joint_axis_child, m.actuator_trnid[m.ActuatorId("act_y")], 3, {0, 1, 0});
+  for (int b = 1; b < m.nbody(); ++b) EXPECT_GT(m.body_mass[b], 0) << m.body_name[b];
+}
+
+TEST(MjcfLoad, PickLiftScene) {
+  Model m = LoadMjcfFile(ScenePath("pick_lift.xml"));
+  EXPECT_NEAR(m.timestep, 0.005, 1e-9);
+  EXPECT_EQ(m.steps_per_control, 4);
+  int object = m.BodyId("object");
+  ASSERT_GE(object, 0);
+  EXPECT_NEAR(m.body_mass[object], 0.2, 1e-6);
+  ExpectVec(m.geom_size, m.GeomId("object"), 3, {0.025, 0.025, 0.03});
+  ExpectVec(m.body_pos0, object, 3, {0, 0, 0.03});
+  EXPECT_EQ(m.nactuator(), 5);
+  for (const char* name : {"act_x", "act_y", "act_z"}) {
+    int a = m.ActuatorId(name);
+    ASSERT_GE(a, 0) << name;
+    EXPECT_GT(m.actuator_kv[a], 0) << name;
+    EXPECT_EQ(m.joint_type[m.actuator_trnid[a]], kJointSlide);
+  }
+  for (const char* name : {"finger_left", "finger_right"}) {
+    int a = m.ActuatorId(std::string("act_") + name);
+    ASSERT_GE(a, 0) << name;
+    EXPECT_EQ(m.actuator_forcelimited[a], 1);
+    ExpectVec(m.actuator_forcerange, a, 2, {-10, 10});
+    ExpectVec(m.actuator_ctrlrange, a, 2, {0, 0.05});
+    int g = m.GeomId(name);
+    ASSERT_GE(g, 0);
+    EXPECT_EQ(m.geom_type[g], kGeomBox);
+    EXPECT_NEAR(m.geom_friction[g], 1.0, kTol);
+  }
+  // the fingers straddle the object: one on each side in y, at the object's height
+  int fl = m.BodyId("finger_left"), fr = m.BodyId("finger_right");
+  EXPECT_GT(m.body_pos0[3 * fl + 1], 0.025 + 0.005);
+  EXPECT_LT(m.body_pos0[3 * fr + 1], -0.025 - 0.005);
+  EXPECT_LT(m.body_pos0[3 * fl + 2], 0.06);
+  for (int b = 1; b < m.nbody(); ++b) EXPECT_GT(m.body_mass[b], 0) << m.body_name[b];
+}
+
+TEST(MjcfLoad, Stack5Scene) {
+  Model m = LoadMjcfFile(ScenePath("stack5.xml"));
+  EXPECT_EQ(m.nbody(), 6);
+  EXPECT_EQ(m.steps_per_control, 4);
+  for (int i = 0; i < 5; ++i) {
+    int b = m.BodyId("cube" + std::to_string(i));
+    ASSERT_GE(b, 0);
+    ExpectVec(m.body_pos0, b, 3, {0, 0, 0.05 + 0.1 * i});
+    EXPECT_NEAR(m.body_mass[b], 0.5, 1e-6);
+    EXPECT_EQ(m.joint_type[m.body_joint[b]], kJointFree);
+    int g = m.GeomId("cube" + std::to_string(i));
+    ExpectVec(m.geom_size, g, 3, {0.05, 0.05, 0.05});
+  }
+}
+
+// --- bad input: each error names the file, the line and the element
+// -------------------------------
+
+TEST(MjcfLoadErrors, MalformedXml) {
+  EXPECT_TRUE(FailsWith("<mujoco>\n<worldbody>\n<geom size='1'>\n</worldbody>\n</mujoco>", 4,
+                        "<xml>", "malformed XML"));
+  EXPECT_TRUE(FailsWith("", 1, "<xml>", "malformed XML"));
+  EXPECT_TRUE(FailsWith("<robot/>", 1, "<robot>", "root element must be <mujoco>"));
+}
+
+TEST(MjcfLoadErrors, UnknownElement) {
+  EXPECT_TRUE(FailsWith(R"(<mujoco>
+  <worldbody/>
+  <tendon/>
+</mujoco>)",
+                        3, "<tendon>", "not supported"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body name="b">
+    <geom size="1"/>
+    <composite type="grid"/>
+  </body>
+</worldbody></mujoco>)",
+                        4, "<composite>", "not allowed inside <body>"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <joint name="j"/>
+</worldbody></mujoco>)",
+                        2, "<joint name='j'>", "not allowed inside <worldbody>"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><default>
+  <mesh scale="1 1 1"/>
+</default></mujoco>)",
+                        2, "<mesh>", "not allowed inside <default>"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><contact>
+  <pair geom1="a" geom2="b"/>
+</contact></mujoco>)",
+                        2, "<pair>", "not allowed inside <contact>"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco>
+  <option timestep="0.01">
+    <flag contact="disable"/>
+  </option>
+</mujoco>)",
+                        3, "<flag>", "no child elements"));
+}
+
+TEST(MjcfLoadErrors, UnknownAttribute) {
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body name="b">
+    <geom name="g" size="1" solref="0.02 1"/>
+  </body>
+</worldbody></mujoco>)",
+                        3, "<geom name='g'>", "unknown attribute 'solref'"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco>
+  <option timestep="0.01" integrator="RK4"/>
+</mujoco>)",
+                        2, "<option>", "unknown attribute 'integrator'"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco>
+  <compiler eulerseq="zyx"/>
+</mujoco>)",
+                        2, "<compiler>", "unknown attribute 'eulerseq'"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body name="b" mocap="true"><geom size="1"/></body>
+</worldbody></mujoco>)",
+                        2, "<body name='b'>", "unknown attribute 'mocap'"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><default>
+  <geom name="x" size="1"/>
+</default></mujoco>)",
+                        2, "<geom name='x'>", "not allowed inside <default>"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody childclass="a">
+</worldbody></mujoco>)",
+                        1, "<worldbody>", "takes no attributes"));
+}
+
+TEST(MjcfLoadErrors, BadKeywordsAndTypes) {
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <geom name="g" type="cylinder" size="1 1"/>
+</worldbody></mujoco>)",
+                        2, "<geom name='g'>", "must be one of plane|sphere|capsule|box"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body><joint name="j" type="ball"/><geom size="1"/></body>
+</worldbody></mujoco>)",
+                        2, "<joint name='j'>", "must be one of free|hinge|slide"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco>
+  <compiler angle="grad"/>
+</mujoco>)",
+                        2, "<compiler>", "must be one of degree|radian"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <geom name="g" size="1" condim="6"/>
+</worldbody></mujoco>)",
+                        2, "<geom name='g'>", "'condim' must be 3"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <geom name="g" size="1" contype="1.5"/>
+</worldbody></mujoco>)",
+                        2, "<geom name='g'>", "'contype' must be one integer"));
+}
+
+TEST(MjcfLoadErrors, NonPositiveMassAndSize) {
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body>
+    <freejoint/>
+    <geom name="box" type="box" size="0.1 0.1 0.1" mass="-1"/>
+  </body>
+</worldbody></mujoco>)",
+                        4, "<geom name='box'>", "attribute 'mass' must be > 0, got -1"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body><freejoint/>
+    <geom name="s" size="0"/>
+  </body>
+</worldbody></mujoco>)",
+                        3, "<geom name='s'>", "attribute 'size' must be > 0, got 0"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <geom name="b" type="box" size="0.1 -0.1 0.1"/>
+</worldbody></mujoco>)",
+                        2, "<geom name='b'>", "attribute 'size' must be > 0, got -0.1"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <geom name="b" type="box" size="0.1 0.1"/>
+</worldbody></mujoco>)",
+                        2, "<geom name='b'>", "needs attribute 'size' with 3 numbers, got 2"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <geom name="s"/>
+</worldbody></mujoco>)",
+                        2, "<geom name='s'>", "needs attribute 'size'"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body name="b"><freejoint/>
+    <inertial pos="0 0 0" mass="0" diaginertia="1 1 1"/>
+  </body>
+</worldbody></mujoco>)",
+                        3, "<inertial>", "attribute 'mass' must be > 0, got 0"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body name="b"><freejoint/>
+    <inertial pos="0 0 0" mass="1" diaginertia="1 1 0"/>
+  </body>
+</worldbody></mujoco>)",
+                        3, "<inertial>", "'diaginertia' must be > 0"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body name="b"><freejoint/>
+    <inertial pos="0 0 0" mass="1" diaginertia="1 1 3"/>
+  </body>
+</worldbody></mujoco>)",
+                        3, "<inertial>", "A + B >= C"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco>
+  <option timestep="0"/>
+</mujoco>)",
+                        2, "<option>", "'timestep' must be > 0"));
+  // a bad value from a default class is reported at the geom, naming the class
+  EXPECT_TRUE(FailsWith(R"(<mujoco>
+<default><default class="heavy"><geom mass="-2"/></default></default>
+<worldbody>
+  <body><freejoint/>
+    <geom name="g" class="heavy" size="0.1"/>
+  </body>
+</worldbody></mujoco>)",
+                        5, "<geom name='g'>", "from default class 'heavy', line 2"));
+}
+
+TEST(MjcfLoadErrors, MovingBodyWithoutMass) {
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body name="ghost">
+    <joint name="j"/>
+  </body>
+</worldbody></mujoco>)",
+                        2, "<body name='ghost'>", "no <inertial> and no geom with mass"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body name="arm"><joint/><geom size="0.1"/>
+    <body name="tip"><geom size="0.1" density="0"/></body>
+  </body>
+</worldbody></mujoco>)",
+                        3, "<body name='tip'>", "welded to moving body 'arm'"));
+}
+
+TEST(MjcfLoadErrors, BadNumbers) {
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body name="b" pos="0 nan 0"><geom size="1"/></body>
+</worldbody></mujoco>)",
+                        2, "<body name='b'>", "attribute 'pos': 'nan' is not a finite number"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <geom name="g" size="inf"/>
+</worldbody></mujoco>)",
+                        2, "<geom name='g'>", "'inf' is not a finite number"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <geom name="g" size="1e999"/>
+</worldbody></mujoco>)",
+                        2, "<geom name='g'>", "'1e999' is not a finite number"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <geom name="g" size="0.1" pos="1 2"/>
+</worldbody></mujoco>)",
+                        2, "<geom name='g'>", "attribute 'pos' needs 3 numbers, got 2"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <geom name="g" size="0.1" pos="1 2 3x"/>
+</worldbody></mujoco>)",
+                        2, "<geom name='g'>", "'3x' is not a finite number"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <geom name="g" size="0.1" friction="1 0.1 0.1 0.1"/>
+</worldbody></mujoco>)",
+                        2, "<geom name='g'>", "'friction' needs 1 to 3 numbers, got 4"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <geom name="g" size="0.1" friction="-1"/>
+</worldbody></mujoco>)",
+                        2, "<geom name='g'>", "'friction' must be >= 0"));
+}
+
+TEST(MjcfLoadErrors, MissingReferences) {
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body name="a"><freejoint/><geom size="0.1"/></body>
+</worldbody>
+<contact>
+  <exclude body1="a" body2="missing"/>
+</contact></mujoco>)",
+                        5, "<exclude>", "unknown body 'missing'"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body name="a" childclass="nope"><geom size="0.1"/></body>
+</worldbody></mujoco>)",
+                        2, "<body name='a'>", "unknown default class 'nope'"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body name="a"><joint name="j" class="nope"/><geom size="0.1"/></body>
+</worldbody></mujoco>)",
+                        2, "<joint name='j'>", "unknown default class 'nope'"));
+}
+
+TEST(MjcfLoadErrors, OneJointPerBody) {
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body name="arm">
+    <joint name="j1"/>
+    <geom size="0.1"/>
+    <joint name="j2" axis="1 0 0"/>
+  </body>
+</worldbody></mujoco>)",
+                        5, "<joint name='j2'>", "body 'arm' already has a joint (line 3)"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body name="b">
+    <freejoint/>
+    <joint name="j"/>
+    <geom size="0.1"/>
+  </body>
+</worldbody></mujoco>)",
+                        4, "<joint name='j'>", "at most one joint per body"));
+}
+
+TEST(MjcfLoadErrors, JointRules) {
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body name="a"><joint/><geom size="0.1"/>
+    <body name="b"><freejoint name="f"/><geom size="0.1"/></body>
+  </body>
+</worldbody></mujoco>)",
+                        3, "<freejoint name='f'>", "direct child of <worldbody>"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body><joint name="j" axis="0 0 0"/><geom size="0.1"/></body>
+</worldbody></mujoco>)",
+                        2, "<joint name='j'>", "'axis' is the zero vector"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body><joint name="j" range="1 -1"/><geom size="0.1"/></body>
+</worldbody></mujoco>)",
+                        2, "<joint name='j'>", "lo < hi"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body><joint name="j" damping="-1"/><geom size="0.1"/></body>
+</worldbody></mujoco>)",
+                        2, "<joint name='j'>", "'damping' must be >= 0"));
+}
+
+TEST(MjcfLoadErrors, GeomRules) {
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body name="b"><freejoint/>
+    <geom name="p" type="plane" size="1 1 1"/>
+    <geom size="0.1"/>
+  </body>
+</worldbody></mujoco>)",
+                        3, "<geom name='p'>", "static body"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <geom name="g" size="0.1" mass="1" density="2"/>
+</worldbody></mujoco>)",
+                        2, "<geom name='g'>", "'mass' and 'density' are both given"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <geom name="g" size="0.1" fromto="0 0 0 0 0 1"/>
+</worldbody></mujoco>)",
+                        2, "<geom name='g'>", "only supported for capsule and box"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <geom name="g" type="capsule" size="0.1" fromto="0 0 0 0 0 1" pos="1 0 0"/>
+</worldbody></mujoco>)",
+                        2, "<geom name='g'>", "cannot be combined with 'pos'"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <geom name="g" type="capsule" size="0.1" fromto="1 1 1 1 1 1"/>
+</worldbody></mujoco>)",
+                        2, "<geom name='g'>", "coinciding end points"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <geom name="g" size="0.1" quat="1 0 0 0" euler="0 0 0"/>
+</worldbody></mujoco>)",
+                        2, "<geom name='g'>", "more than one of 'quat', 'euler', 'axisangle'"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body name="b" quat="0 0 0 0"><geom size="0.1"/></body>
+</worldbody></mujoco>)",
+                        2, "<body name='b'>", "zero quaternion"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <geom name="p" type="plane" size="1 1 0"/>
+</worldbody></mujoco>)",
+                        2, "<geom name='p'>", "spacing > 0"));
+}
+
+TEST(MjcfLoadErrors, DuplicateNames) {
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <geom name="a" size="1"/>
+  <body name="a">
+    <geom name="a" size="1"/>
+  </body>
+</worldbody></mujoco>)",
+                        4, "<geom name='a'>", "duplicate geom name 'a'"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body name="world"><geom size="1"/></body>
+</worldbody></mujoco>)",
+                        2, "<body name='world'>", "duplicate body name 'world'"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><default>
+  <default class="a"/>
+  <default class="a"/>
+</default></mujoco>)",
+                        3, "<default class='a'>", "duplicate default class 'a'"));
+}
+
+TEST(MjcfLoadErrors, OneActuatorDefaultPerClass) {
+  EXPECT_TRUE(FailsWith(R"(<mujoco><default>
+  <position kp="9"/>
+  <velocity kv="7"/>
+</default></mujoco>)",
+                        3, "<velocity>", "one of position/velocity/motor per default class"));
+}
+
+TEST(MjcfLoadErrors, TextAndStructure) {
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body name="b">hello<geom size="1"/></body>
+</worldbody></mujoco>)",
+                        2, "<body name='b'>", "unexpected text 'hello'"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco>
+  <default/>
+  <default/>
+</mujoco>)",
+                        3, "<default>", "only one top-level <default>"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body name="b"><freejoint/><geom size="1"/>
+    <inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/>
+    <inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/>
+  </body>
+</worldbody></mujoco>)",
+                        4, "<inertial>", "at most one <inertial>"));
+}
+
+TEST(MjcfLoadErrors, LineNumbersWithWindowsLineEnds) {
+  EXPECT_TRUE(
+      FailsWith("<mujoco>\r\n<worldbody>\r\n\r\n  <geom name='g' size='-1'/>\r\n"
+                "</worldbody>\r\n</mujoco>\r\n",
+                4, "<geom name='g'>", "must be > 0"));
+}
+
+TEST(MjcfLoadErrors, FinalizeErrorsNameTheFile) {
+  // 1 / (30 Hz * 0.005 s) is not a whole number of steps: found by Model::Finalize
+  try {
+    Load(R"(<mujoco><option timestep="0.005"/>
+<custom><numeric name="s2r_control_hz" data="30"/></custom></mujoco>)");
+    ADD_FAILURE() << "expected LoadError";
+  } catch (const LoadError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("test.xml: ", 0), 0u) << e.what();
+    EXPECT_NE(std::string(e.what()).find("timestep"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace s2r

@@ -1,0 +1,377 @@
+// Physics validation against closed-form results. Every check states its tolerance and why.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "tests/host/test_scenes.h"
+
+namespace s2r {
+namespace {
+
+using test_util::LoadText;
+using test_util::Repeat;
+using test_util::Sample;
+using test_util::Scene;
+using test_util::BodySample;
+
+constexpr double kG = 9.81;
+
+// --- free fall ----------------------------------------------------------------------------------
+
+TEST(PhysicsValidation, FreeFallMatchesClosedForm) {
+  Model m = LoadText(Scene(R"(
+  <worldbody>
+    <body name="ball" pos="0 0 10"><freejoint/><geom type="sphere" size="0.05" mass="1"/></body>
+  </worldbody>)", 0.002, 4));
+  Engine e(m, EngineOptions{});
+  const int steps = 50;  // 1 s at 50 Hz
+  for (int k = 0; k < steps; ++k) e.Step(nullptr);
+  double t = 1.0, h = 0.002 / 4;
+  long n = std::lround(t / h);
+  BodySample s = Sample(e, 0, 1);
+  // semi-implicit Euler: z_n = z0 - g h^2 n (n + 1) / 2 exactly; float32 accumulation over
+  // 2000 substeps costs < 1e-4 m
+  double z_discrete = 10.0 - kG * h * h * n * (n + 1) / 2.0;
+  EXPECT_NEAR(s.pos[2], z_discrete, 1e-4);
+  // against the continuous solution the first-order integrator is off by g h t / 2 (3 mm here)
+  double z_exact = 10.0 - 0.5 * kG * t * t;
+  EXPECT_NEAR(s.pos[2], z_exact, 0.5 * kG * h * t + 1e-4);
+  EXPECT_NEAR(s.linvel[2], -kG * t, 1e-4 * kG * t);
+  EXPECT_NEAR(s.pos[0], 0.0, 1e-9);
+}
+
+// --- torque-free tumbling -------------------------------------------------------------------------
+
+// kinetic energy and world angular momentum of a free body (iquat identity, COM at the origin)
+void EnergyMomentum(const BodySample& s, const double inertia[3], double* energy, double l[3]) {
+  Quat q{Real(s.quat[0]), Real(s.quat[1]), Real(s.quat[2]), Real(s.quat[3])};
+  Vec3 w{Real(s.angvel[0]), Real(s.angvel[1]), Real(s.angvel[2])};
+  Vec3 wl = InvRotate(q, w);
+  double wl3[3] = {wl.x, wl.y, wl.z};
+  double ll[3];
+  *energy = 0;
+  for (int k = 0; k < 3; ++k) {
+    ll[k] = inertia[k] * wl3[k];
+    *energy += 0.5 * inertia[k] * wl3[k] * wl3[k];
+  }
+  Vec3 lw = Rotate(q, Vec3{Real(ll[0]), Real(ll[1]), Real(ll[2])});
+  l[0] = lw.x;
+  l[1] = lw.y;
+  l[2] = lw.z;
+}
+
+TEST(PhysicsValidation, TorqueFreeTumblingConservesEnergyAndMomentum) {
+  // a 0.2 x 0.1 x 0.05 m box spun near its intermediate axis: it flips (Dzhanibekov), which
+  // exercises the gyroscopic term hard
+  Model m = LoadText(Scene(R"(
+  <option gravity="0 0 0"/>
+  <worldbody>
+    <body name="box" pos="0 0 1"><freejoint/><geom type="box" size="0.1 0.05 0.025" mass="1" contype="0" conaffinity="0"/></body>
+  </worldbody>)", 0.005, 4));
+  Engine e(m, EngineOptions{});
+  e.SetParam("body_angvel0", {0, 0, 0, 0.05f, 4.0f, 0.05f});
+  e.Reset();
+  const double inertia[3] = {1.0 * (0.1 * 0.1 + 0.05 * 0.05) / 12, 1.0 * (0.2 * 0.2 + 0.05 * 0.05) / 12,
+                             1.0 * (0.2 * 0.2 + 0.1 * 0.1) / 12};
+  double e0, l0[3];
+  EnergyMomentum(Sample(e, 0, 1), inertia, &e0, l0);
+  double l0n = std::sqrt(l0[0] * l0[0] + l0[1] * l0[1] + l0[2] * l0[2]);
+  double worst_e = 0, worst_l = 0, min_wy = 1e9;
+  for (int k = 0; k < 500; ++k) {  // 10 s
+    e.Step(nullptr);
+    BodySample s = Sample(e, 0, 1);
+    double en, l[3];
+    EnergyMomentum(s, inertia, &en, l);
+    double dl = std::sqrt((l[0] - l0[0]) * (l[0] - l0[0]) + (l[1] - l0[1]) * (l[1] - l0[1]) +
+                          (l[2] - l0[2]) * (l[2] - l0[2]));
+    worst_e = std::max(worst_e, std::abs(en - e0) / e0);
+    worst_l = std::max(worst_l, dl / l0n);
+    Vec3 wl = InvRotate(Quat{Real(s.quat[0]), Real(s.quat[1]), Real(s.quat[2]), Real(s.quat[3])},
+                        Vec3{Real(s.angvel[0]), Real(s.angvel[1]), Real(s.angvel[2])});
+    min_wy = std::min(min_wy, double(wl.y));
+  }
+  // the issue's bound: 0.5 % over 10 s
+  EXPECT_LT(worst_e, 0.005) << "kinetic energy drift";
+  EXPECT_LT(worst_l, 0.005) << "angular momentum drift (vector, world frame)";
+  // the body really flipped: the intermediate-axis spin reversed sign in the body frame
+  EXPECT_LT(min_wy, -3.0);
+}
+
+// --- friction ---------------------------------------------------------------------------------------
+
+const char* kBoxOnFloor = R"(
+  <worldbody>
+    <geom name="floor" type="plane" size="5 5 0.1" friction="0.5"/>
+    <body name="box" pos="0 0 0.05"><freejoint/><geom name="box" type="box" size="0.05 0.05 0.05" mass="1" friction="0.5"/></body>
+  </worldbody>)";
+
+TEST(PhysicsValidation, SlidingBlockDeceleratesAtMuG) {
+  Model m = LoadText(Scene(kBoxOnFloor, 0.005, 4));
+  Engine e(m, EngineOptions{});
+  e.SetParam("body_linvel0", {0, 0, 0, 2, 0, 0});
+  e.Reset();
+  double t1 = -1, v1 = 0, t2 = -1, v2 = 0;
+  for (int k = 1; k <= 50; ++k) {
+    e.Step(nullptr);
+    double v = Sample(e, 0, 1).linvel[0], t = k * 0.02;
+    if (t1 < 0 && v < 1.5) { t1 = t; v1 = v; }
+    if (t2 < 0 && v < 0.5) { t2 = t; v2 = v; }
+  }
+  ASSERT_GT(t1, 0);
+  ASSERT_GT(t2, 0);
+  double decel = (v1 - v2) / (t2 - t1);
+  EXPECT_NEAR(decel, 0.5 * kG, 0.02 * 0.5 * kG) << "Coulomb sliding deceleration mu g, +-2 %";
+}
+
+TEST(PhysicsValidation, InclineHoldsBelowAndSlidesAboveFrictionAngle) {
+  // the incline is a tilted gravity vector (exactly equivalent, and per world): world 0 at
+  // tan(theta) = 0.95 mu must hold, world 1 at tan(theta) = 1.05 mu must slide at
+  // g (sin theta - mu cos theta)
+  const double mu = 0.5;
+  Model m = LoadText(Scene(kBoxOnFloor, 0.005, 4));
+  EngineOptions opt;
+  opt.nworld = 2;
+  Engine e(m, opt);
+  double th[2] = {std::atan(0.95 * mu), std::atan(1.05 * mu)};
+  std::vector<Real> g;
+  for (double a : th) {
+    g.push_back(Real(kG * std::sin(a)));
+    g.push_back(0);
+    g.push_back(Real(-kG * std::cos(a)));
+  }
+  e.SetParam("gravity", g);
+  e.Reset();
+  double x0 = Sample(e, 0, 1).pos[0], creep = 0, v_half = 0;
+  for (int k = 1; k <= 100; ++k) {  // 2 s
+    e.Step(nullptr);
+    creep = std::max(creep, std::abs(Sample(e, 0, 1).pos[0] - x0));
+    if (k == 25) v_half = Sample(e, 1, 1).linvel[0];
+  }
+  EXPECT_LT(creep, 1e-3) << "static friction must hold at tan(theta) = 0.95 mu (creep < 1 mm over 2 s)";
+  double accel = (Sample(e, 1, 1).linvel[0] - v_half) / 1.5;
+  double expected = kG * (std::sin(th[1]) - mu * std::cos(th[1]));
+  EXPECT_NEAR(accel, expected, 0.03 * expected) << "sliding acceleration g (sin - mu cos), +-3 %";
+}
+
+// --- resting and stacking ------------------------------------------------------------------------------
+
+TEST(PhysicsValidation, BoxRestsWithinOneMillimetre) {
+  Model m = LoadText(Scene(kBoxOnFloor, 0.005, 4));
+  Engine e(m, EngineOptions{});
+  BodySample s0 = Sample(e, 0, 1);
+  double worst = 0;
+  for (int k = 0; k < 500; ++k) {  // 10 s
+    e.Step(nullptr);
+    BodySample s = Sample(e, 0, 1);
+    for (int i = 0; i < 3; ++i) worst = std::max(worst, std::abs(s.pos[i] - s0.pos[i]));
+  }
+  EXPECT_LT(worst, 1e-3) << "a box at rest on a plane stays within 1 mm over 10 s";
+}
+
+TEST(PhysicsValidation, FiveBoxStackStandsTenSeconds) {
+  Model m = LoadMjcfFile(std::string(S2R_SOURCE_DIR) + "/configs/scenes/stack5.xml");
+  Engine e(m, EngineOptions{});
+  std::vector<BodySample> start;
+  for (int b = 1; b <= 5; ++b) start.push_back(Sample(e, 0, b));
+  for (int k = 0; k < 500; ++k) e.Step(nullptr);
+  for (int b = 1; b <= 5; ++b) {
+    BodySample s = Sample(e, 0, b);
+    // 2 mm: soft contacts settle a fraction of a millimetre per interface, nothing may slide off
+    EXPECT_NEAR(s.pos[0], start[b - 1].pos[0], 2e-3) << "cube " << b - 1;
+    EXPECT_NEAR(s.pos[1], start[b - 1].pos[1], 2e-3) << "cube " << b - 1;
+    EXPECT_NEAR(s.pos[2], start[b - 1].pos[2], 2e-3) << "cube " << b - 1;
+    // still upright: |qw| of a rotation under 1 degree
+    EXPECT_GT(std::abs(s.quat[0]), std::cos(0.5 * 1.0 * M_PI / 180)) << "cube " << b - 1;
+  }
+  EXPECT_EQ(e.state().status[0], kWorldOk);
+}
+
+// --- restitution -----------------------------------------------------------------------------------------
+
+TEST(PhysicsValidation, BounceHeightRatioIsRestitutionSquared) {
+  const double e_rest = 0.8, r = 0.05, z0 = 1.0;
+  Model m = LoadText(Scene(R"(
+  <worldbody>
+    <geom name="floor" type="plane" size="5 5 0.1"/>
+    <body name="ball" pos="0 0 1"><freejoint/><geom name="ball" type="sphere" size="0.05" mass="1"/></body>
+  </worldbody>)", 0.001, 4, 1000, "    <numeric name=\"s2r_restitution\" data=\"0.8\"/>\n"));
+  Engine e(m, EngineOptions{});
+  bool bounced = false;
+  double apex = 0;
+  for (int k = 0; k < 1500; ++k) {  // 1.5 s: fall 0.43 s, rise 0.35 s
+    e.Step(nullptr);
+    BodySample s = Sample(e, 0, 1);
+    if (!bounced && s.linvel[2] > 0) bounced = true;
+    if (bounced) apex = std::max(apex, s.pos[2]);
+    if (bounced && s.linvel[2] < -0.5) break;
+  }
+  ASSERT_TRUE(bounced);
+  double ratio = (apex - r) / (z0 - r);
+  EXPECT_NEAR(ratio, e_rest * e_rest, 0.05 * e_rest * e_rest) << "bounce height ratio e^2, +-5 %";
+}
+
+// --- hinge pendulum ----------------------------------------------------------------------------------------
+
+TEST(PhysicsValidation, PendulumSmallAnglePeriod) {
+  const double len = 0.5, r = 0.02, theta0 = 0.05;
+  Model m = LoadText(Scene(R"(
+  <worldbody>
+    <body name="pendulum" pos="0 0 1">
+      <joint name="hinge" type="hinge" axis="0 1 0"/>
+      <geom type="sphere" pos="0 0 -0.5" size="0.02" mass="1" contype="0" conaffinity="0"/>
+    </body>
+  </worldbody>)", 0.002, 4, 500));
+  Engine e(m, EngineOptions{});
+  Real c = Real(std::cos(theta0 / 2)), s = Real(std::sin(theta0 / 2));
+  e.SetParam("body_quat0", {1, 0, 0, 0, c, 0, s, 0});
+  e.Reset();
+  std::vector<double> crossings;
+  double prev = theta0, t = 0, dt = 0.002;
+  for (int k = 0; k < 2500; ++k) {  // 5 s
+    e.Step(nullptr);
+    t += dt;
+    BodySample b = Sample(e, 0, 1);
+    double angle = 2 * std::atan2(b.quat[2], b.quat[0]);
+    if ((prev > 0) != (angle > 0)) crossings.push_back(t - dt * angle / (angle - prev));
+    prev = angle;
+  }
+  ASSERT_GE(crossings.size(), 6u);
+  double period = 2 * (crossings.back() - crossings.front()) / (crossings.size() - 1);
+  double inertia = len * len + 0.4 * r * r;  // about the pivot, per unit mass
+  double expected = 2 * M_PI * std::sqrt(inertia / (kG * len));
+  EXPECT_NEAR(period, expected, 0.01 * expected) << "small-angle period, +-1 %";
+}
+
+// --- collisions conserve momentum ------------------------------------------------------------------------
+
+TEST(PhysicsValidation, HeadOnSphereCollisionConservesMomentum) {
+  Model m = LoadText(Scene(R"(
+  <option gravity="0 0 0"/>
+  <worldbody>
+    <body name="a" pos="-0.5 0 1"><freejoint/><geom type="sphere" size="0.05" mass="1"/></body>
+    <body name="b" pos="0.5 0 1"><freejoint/><geom type="sphere" size="0.05" mass="3"/></body>
+  </worldbody>)", 0.002, 4, 50, "    <numeric name=\"s2r_restitution\" data=\"0.5\"/>\n"));
+  Engine e(m, EngineOptions{});
+  e.SetParam("body_linvel0", {0, 0, 0, 2, 0, 0, -1, 0, 0});
+  e.Reset();
+  for (int k = 0; k < 50; ++k) e.Step(nullptr);
+  double va = Sample(e, 0, 1).linvel[0], vb = Sample(e, 0, 2).linvel[0];
+  ASSERT_LT(va, 0) << "the spheres must have collided";
+  // impulses are applied in equal and opposite pairs: float rounding only
+  EXPECT_NEAR(1 * va + 3 * vb, 1 * 2 + 3 * -1, 1e-5);
+  // separation speed e times approach speed (3 m/s), +-5 %
+  EXPECT_NEAR(vb - va, 0.5 * 3.0, 0.05 * 1.5);
+}
+
+// --- actuators and latency -----------------------------------------------------------------------------------
+
+const char* kServoSlide = R"(
+  <option gravity="0 0 0"/>
+  <worldbody>
+    <body name="cart">
+      <joint name="slide" type="slide" axis="1 0 0"/>
+      <geom type="box" size="0.05 0.05 0.05" mass="1" contype="0" conaffinity="0"/>
+    </body>
+  </worldbody>
+  <actuator><position name="servo" joint="slide" kp="100" kv="4"/></actuator>)";
+
+// x(t) of m x'' = kp (u - x) - kv x' from rest
+double SecondOrderStep(double t, double u, double mass, double kp, double kv) {
+  double wn = std::sqrt(kp / mass), zeta = kv / (2 * std::sqrt(kp * mass));
+  double wd = wn * std::sqrt(1 - zeta * zeta);
+  return u * (1 - std::exp(-zeta * wn * t) * (std::cos(wd * t) + zeta / std::sqrt(1 - zeta * zeta) * std::sin(wd * t)));
+}
+
+TEST(PhysicsValidation, PositionActuatorStepResponseMatchesSecondOrderModel) {
+  Model m = LoadText(Scene(kServoSlide, 0.005, 4));
+  EngineOptions opt;
+  opt.nworld = 2;
+  Engine e(m, opt);
+  // world 1 adds 1 kg of armature on the joint: the same servo sees twice the inertia
+  e.SetParam("joint_armature", {0, 1});
+  e.Reset();
+  const double u = 0.1;
+  std::vector<Real> action{Real(u), Real(u)};
+  double worst[2] = {0, 0};
+  for (int k = 1; k <= 100; ++k) {  // 2 s
+    e.Step(action.data());
+    for (int w = 0; w < 2; ++w) {
+      double x = Sample(e, w, 1).pos[0];
+      // the action takes effect at the start of control step 0
+      double ref = SecondOrderStep(k * 0.02, u, w == 0 ? 1.0 : 2.0, 100, 4);
+      worst[w] = std::max(worst[w], std::abs(x - ref));
+    }
+  }
+  // implicit integration at h = 1.25 ms adds damping of about wn h / 2 (0.006 against zeta 0.2):
+  // 3 % of the step is its bound over the first cycles
+  EXPECT_LT(worst[0], 0.03 * u) << "second-order step response";
+  EXPECT_LT(worst[1], 0.03 * u) << "step response with armature (mass + armature)";
+}
+
+TEST(PhysicsValidation, LatencyShiftsResponseByExactlyKControlSteps) {
+  Model m = LoadText(Scene(kServoSlide, 0.005, 4, 50, "    <numeric name=\"s2r_max_latency_steps\" data=\"4\"/>\n"));
+  EngineOptions opt;
+  opt.nworld = 2;
+  Engine e(m, opt);
+  const int k_delay = 3;
+  e.SetParam("latency_steps", {0, Real(k_delay)});
+  e.Reset();
+  std::vector<Real> action{Real(0.1), Real(0.1)};
+  std::vector<double> x0, x1;
+  for (int k = 0; k < 60; ++k) {
+    e.Step(action.data());
+    x0.push_back(Sample(e, 0, 1).pos[0]);
+    x1.push_back(Sample(e, 1, 1).pos[0]);
+  }
+  for (int k = 0; k < k_delay; ++k) EXPECT_EQ(x1[k], 0.0) << "delayed world moved before its action arrived";
+  for (int k = 0; k + k_delay < 60; ++k) {
+    EXPECT_EQ(x1[k + k_delay], x0[k]) << "control step " << k << ": the response must be the same bits, shifted";
+  }
+  EXPECT_GT(x0[10], 0.05);
+}
+
+// --- gripper -----------------------------------------------------------------------------------------------------
+
+TEST(PhysicsValidation, GripperHoldsWhenFrictionSufficesAndDropsWhenNot) {
+  // two fingers squeeze a 0.2 kg box with 2 N each (force-limited servos pushing past contact)
+  Model m = LoadText(Scene(R"(
+  <worldbody>
+    <body name="palm" pos="0 0 0.5">
+      <geom type="box" size="0.08 0.02 0.01" pos="0 0 0.06" contype="0" conaffinity="0"/>
+      <body name="left" pos="-0.035 0 0">
+        <joint name="left" type="slide" axis="1 0 0"/>
+        <geom name="left" type="box" size="0.01 0.02 0.03" mass="0.05"/>
+      </body>
+      <body name="right" pos="0.035 0 0">
+        <joint name="right" type="slide" axis="-1 0 0"/>
+        <geom name="right" type="box" size="0.01 0.02 0.03" mass="0.05"/>
+      </body>
+    </body>
+    <body name="object" pos="0 0 0.5"><freejoint/><geom name="object" type="box" size="0.025 0.025 0.025" mass="0.2"/></body>
+  </worldbody>
+  <actuator>
+    <position name="left" joint="left" kp="500" kv="5" forcerange="-2 2"/>
+    <position name="right" joint="right" kp="500" kv="5" forcerange="-2 2"/>
+  </actuator>)", 0.002, 4));
+  EngineOptions opt;
+  opt.nworld = 2;
+  Engine e(m, opt);
+  // 2 mu F vs m g = 1.96 N: world 0 mu = 1 (4 N, holds with 2x margin); world 1 mu = 0.25 (1 N)
+  int gl = m.GeomId("left"), gr = m.GeomId("right");
+  std::vector<Real> friction(2 * m.ngeom(), Real(0.1));
+  friction[gl] = friction[gr] = 1.0f;
+  friction[m.ngeom() + gl] = friction[m.ngeom() + gr] = 0.25f;
+  e.SetParam("geom_friction", friction);
+  e.Reset();
+  std::vector<Real> action{0.02f, 0.02f, 0.02f, 0.02f};  // targets 1 cm past contact
+  int obj = m.BodyId("object");
+  double z0 = Sample(e, 0, obj).pos[2];
+  for (int k = 0; k < 50; ++k) e.Step(action.data());  // 1 s
+  EXPECT_GT(Sample(e, 0, obj).pos[2], z0 - 5e-3) << "2 mu F = 2 m g: the grip must hold (slip < 5 mm in 1 s)";
+  EXPECT_LT(Sample(e, 1, obj).pos[2], z0 - 0.2) << "2 mu F = 0.5 m g: the object must fall";
+}
+
+}  // namespace
+}  // namespace s2r

@@ -1,0 +1,52 @@
+// Helpers for tests that build small scenes from MJCF text and step them.
+#pragma once
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "host/engine.h"
+#include "host/mjcf_load.h"
+
+namespace s2r {
+namespace test_util {
+
+// MJCF document with s2r options; `body` goes inside <mujoco>.
+inline std::string Scene(const std::string& body, double timestep = 0.002, int substeps = 4,
+                         double control_hz = 50, const std::string& extra_custom = "") {
+  return "<mujoco model=\"test\">\n"
+         "  <compiler angle=\"radian\"/>\n"
+         "  <option timestep=\"" + std::to_string(timestep) + "\"/>\n"
+         "  <custom>\n"
+         "    <numeric name=\"s2r_substeps\" data=\"" + std::to_string(substeps) + "\"/>\n"
+         "    <numeric name=\"s2r_control_hz\" data=\"" + std::to_string(control_hz) + "\"/>\n" +
+         extra_custom + "  </custom>\n" + body + "</mujoco>\n";
+}
+
+inline Model LoadText(const std::string& xml) { return LoadMjcfString(xml, "test.xml"); }
+
+// one world's body state, double precision copies
+struct BodySample {
+  double pos[3], quat[4], linvel[3], angvel[3];
+};
+inline BodySample Sample(const Engine& e, int world, int body) {
+  const StateView& v = e.state().view;
+  BodySample s;
+  for (int k = 0; k < 3; ++k) {
+    s.pos[k] = v.body_pos(world, body)[k];
+    s.linvel[k] = v.body_linvel(world, body)[k];
+    s.angvel[k] = v.body_angvel(world, body)[k];
+  }
+  for (int k = 0; k < 4; ++k) s.quat[k] = v.body_quat(world, body)[k];
+  return s;
+}
+
+// the same values for every world
+inline std::vector<Real> Repeat(const std::vector<Real>& per_world, int nworld) {
+  std::vector<Real> out;
+  for (int w = 0; w < nworld; ++w) out.insert(out.end(), per_world.begin(), per_world.end());
+  return out;
+}
+
+}  // namespace test_util
+}  // namespace s2r
