@@ -34,7 +34,9 @@ __global__ void ControlStepKernel(ModelView m, StateView s, DeviceWorkspaces dw,
                dw.constraints + static_cast<int64_t>(world) * m.max_contacts,
                dw.contacts + static_cast<int64_t>(world) * m.max_contacts,
                dw.geom_xform + static_cast<int64_t>(world) * m.ngeom,
-               dw.joint_qdot0 + static_cast<int64_t>(world) * (m.njoint + 1)};
+               dw.joint_qdot0 + static_cast<int64_t>(world) * (m.njoint + 1),
+               dw.joint_frame + static_cast<int64_t>(world) * (m.njoint + 1),
+               dw.joint_factor + static_cast<int64_t>(world) * (m.njoint + 1) * kJointFactorSize};
   ControlStep(m, s, world, &ws, actions + static_cast<int64_t>(world) * m.nactuator);
 }
 
@@ -172,7 +174,8 @@ class CudaBackend : public Backend {
   int threads() const override { return 0; }
   int64_t ScratchBytesPerWorld() const override {
     return sizeof(SolverBody) * model_.nbody + (sizeof(ContactConstraint) + sizeof(Contact)) * model_.max_contacts +
-           sizeof(Transform) * model_.ngeom + sizeof(Real) * (model_.njoint + 1);
+           sizeof(Transform) * model_.ngeom +
+           (sizeof(Real) * (1 + kJointFactorSize) + sizeof(JointFrame)) * (model_.njoint + 1);
   }
 
  private:
@@ -216,8 +219,12 @@ class CudaBackend : public Backend {
     ws_contacts_.Resize(sizeof(Contact) * nw * m.max_contacts);
     ws_xform_.Resize(sizeof(Transform) * nw * m.ngeom);
     ws_qdot0_.Resize(sizeof(Real) * nw * (m.njoint + 1));
+    ws_frame_.Resize(sizeof(JointFrame) * nw * (m.njoint + 1));
+    ws_factor_.Resize(sizeof(Real) * nw * (m.njoint + 1) * kJointFactorSize);
     workspaces_ = DeviceWorkspaces{ws_bodies_.get<SolverBody>(), ws_constraints_.get<ContactConstraint>(),
-                                   ws_contacts_.get<Contact>(), ws_xform_.get<Transform>(), ws_qdot0_.get<Real>()};
+                                   ws_contacts_.get<Contact>(),  ws_xform_.get<Transform>(),
+                                   ws_qdot0_.get<Real>(),        ws_frame_.get<JointFrame>(),
+                                   ws_factor_.get<Real>()};
     size_t action_bytes = sizeof(Real) * nw * (m.nactuator > 0 ? m.nactuator : 1);
     S2R_CUDA_CHECK(cudaMallocHost(&pinned_actions_, action_bytes));
     actions_.Resize(action_bytes);
@@ -242,7 +249,8 @@ class CudaBackend : public Backend {
   ModelView model_;
   std::vector<DeviceBuffer> model_buffers_;
   std::vector<StateArray> state_arrays_;
-  DeviceBuffer ws_bodies_, ws_constraints_, ws_contacts_, ws_xform_, ws_qdot0_, actions_;
+  DeviceBuffer ws_bodies_, ws_constraints_, ws_contacts_, ws_xform_, ws_qdot0_, ws_frame_, ws_factor_,
+      actions_;
   DeviceWorkspaces workspaces_{};
   Real* pinned_actions_ = nullptr;
 };

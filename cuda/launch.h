@@ -13,6 +13,8 @@ struct DeviceWorkspaces {
   Contact* contacts;
   Transform* geom_xform;
   Real* joint_qdot0;
+  JointFrame* joint_frame;
+  Real* joint_factor;
 };
 
 void LaunchResetWorlds(const ModelView& m, const StateView& s, void* stream);

@@ -16,6 +16,8 @@ struct CpuScratch {
   std::vector<Contact> contacts;
   std::vector<Transform> geom_xform;
   std::vector<Real> joint_qdot0;
+  std::vector<JointFrame> joint_frame;
+  std::vector<Real> joint_factor;
   Workspace ws;
   void Allocate(const ModelView& m) {
     bodies.resize(m.nbody);
@@ -23,8 +25,10 @@ struct CpuScratch {
     contacts.resize(m.max_contacts);
     geom_xform.resize(m.ngeom);
     joint_qdot0.resize(m.njoint + 1);
-    ws = Workspace{bodies.data(), constraints.data(), contacts.data(), geom_xform.data(),
-                   joint_qdot0.data()};
+    joint_frame.resize(m.njoint + 1);
+    joint_factor.resize((m.njoint + 1) * kJointFactorSize);
+    ws = Workspace{bodies.data(),      constraints.data(), contacts.data(),     geom_xform.data(),
+                   joint_qdot0.data(), joint_frame.data(), joint_factor.data()};
   }
 };
 

@@ -3,8 +3,11 @@
 // The state keeps the MJCF body frame; the solver works at the centre of mass with the principal
 // inertia, and also tracks the displacement and rotation since the step began so contact
 // separations can be updated each substep without running collision again (Box2D v3's
-// deltaPosition / deltaRotation). Inverse mass and world inverse inertia are derived here from the
-// per-world parameters: a changed mass can never leave a stale inverse behind.
+// deltaPosition / deltaRotation; the rotation is kept as an accumulated rotation vector, exact to
+// first order, which is what a separation update over one step needs). Inverse mass and world
+// inverse inertia are derived here from the per-world parameters at every step start, so a changed
+// mass can never leave a stale inverse behind; within a step the world inverse inertia is held,
+// as constraint effective masses are (the gyroscopic term uses the current orientation).
 #pragma once
 
 #include "kernels/math_types.h"
@@ -19,7 +22,7 @@ struct SolverBody {
   Vec3 v;            // COM velocity, m/s
   Vec3 w;            // angular velocity, world frame, rad/s
   Vec3 delta_pos;    // COM displacement since the step began, m
-  Quat delta_rot;    // rotation since the step began (world frame)
+  Vec3 delta_angle;  // rotation vector accumulated since the step began, world frame, rad
   Quat iquat;        // principal frame in the body frame
   Vec3 ipos;         // COM in the body frame, m
   Vec3 inertia;      // principal moments, kg m^2
@@ -44,7 +47,7 @@ S2R_HD void LoadSolverBody(const ModelView& m, const StateView& s, int world, in
   b->v = LoadVec3(s.body_linvel(world, body));
   b->w = LoadVec3(s.body_angvel(world, body));
   b->delta_pos = Vec3{0, 0, 0};
-  b->delta_rot = QuatIdentity();
+  b->delta_angle = Vec3{0, 0, 0};
   b->inertia = LoadVec3(m.body_inertia.At(world) + 3 * body);
   bool moving = m.body_dynamic[body] != 0;
   b->inv_mass = moving ? Real(1) / m.body_mass.At(world)[body] : Real(0);
@@ -79,6 +82,8 @@ S2R_HD void IntegrateVelocity(SolverBody* b, Vec3 gravity, Vec3 force, Vec3 torq
   if (b->inv_mass == Real(0)) return;
   b->v += h * (gravity + b->inv_mass * force);
   b->w += h * (b->inv_inertia * torque);
+  // the gyroscopic rate scales with |w|^2: below 1e-12 rad^2/s^2 it is under float resolution
+  if (LengthSq(b->w) < Real(1e-12)) return;
   Quat frame = b->rot * b->iquat;
   Vec3 om = InvRotate(frame, b->w);
   Vec3 k1 = EulerRate(b->inertia, om);
@@ -89,16 +94,19 @@ S2R_HD void IntegrateVelocity(SolverBody* b, Vec3 gravity, Vec3 force, Vec3 torq
   b->w = Rotate(frame, om);
 }
 
-// Position stage: exact rotation about the (constant over the substep) angular velocity.
+// Position stage: rotation about the (constant over the substep) angular velocity.
 S2R_HD void IntegratePosition(SolverBody* b, Real h) {
   if (b->inv_mass == Real(0)) return;
   Vec3 dx = h * b->v;
   b->com += dx;
   b->delta_pos += dx;
-  Quat dq = QuatFromRotationVector(h * b->w);
+  // first-order quaternion update, renormalized: the rotation axis is exact (so the
+  // principal-frame angular velocity, and with it the kinetic energy, is untouched); only the
+  // angle is off, by O((h |w|)^3)
+  Vec3 half = (Real(0.5) * h) * b->w;
+  Quat dq = NormalizeQuat(Quat{Real(1), half.x, half.y, half.z});
   b->rot = NormalizeQuat(dq * b->rot);
-  b->delta_rot = NormalizeQuat(dq * b->delta_rot);
-  UpdateInverseInertia(b);
+  b->delta_angle += h * b->w;
 }
 
 // velocity of a point at offset r from the COM

@@ -51,6 +51,7 @@ struct JointFrame {
   Vec3 rb;      // child COM to the child's anchor, world, m
   Vec3 gap;     // child anchor minus parent anchor, world, m
   Vec3 axis;    // joint axis carried by the parent, world
+  Vec3 t1, t2;  // completes axis to an orthonormal basis
   Vec3 rot_err; // rotation vector from the reference relative orientation to the current one
   Vec3 hinge_err;  // axis_parent x axis_child (hinge alignment error)
   Real q;       // joint coordinate: rad (hinge) or m (slide)
@@ -65,6 +66,7 @@ S2R_HD JointFrame ComputeJointFrame(const ModelView& m, int j, const SolverBody&
   f.gap = pb - pa;
   f.ra = pb - a.com;
   f.axis = Rotate(a.rot, LoadVec3(m.joint_axis_parent + 3 * j));
+  OrthonormalBasis(f.axis, &f.t1, &f.t2);
   Quat target = a.rot * LoadQuat(m.joint_qrel0 + 4 * j);
   Quat err = b.rot * Conjugate(target);
   if (err.w < Real(0)) err = Quat{-err.w, -err.x, -err.y, -err.z};
@@ -98,8 +100,8 @@ S2R_HD int LockRowCount(int type) {
 }
 S2R_HD Row LockRow(int type, const JointFrame& f, int k, Real* c, int* slot) {
   Vec3 e[3] = {Vec3{1, 0, 0}, Vec3{0, 1, 0}, Vec3{0, 0, 1}};
-  Vec3 t1, t2;
-  OrthonormalBasis(f.axis, &t1, &t2);
+  const Vec3& t1 = f.t1;
+  const Vec3& t2 = f.t2;
   if (type == kJointHinge) {
     if (k < 3) { *c = Component(f.gap, k); *slot = kSlotLinear + k; return Row{e[k], f.ra, f.rb, false}; }
     Vec3 t = k == 3 ? t1 : t2;
@@ -126,6 +128,13 @@ S2R_HD Row LockRow(int type, const JointFrame& f, int k, Real* c, int* slot) {
 }
 
 constexpr int kMaxLockRows = 6;
+// per-joint values fixed at the step start (PrepareJoint): the lock block's Cholesky factor, the
+// axis row's inverse effective mass, and how a unit axis impulse changes the anchor's relative
+// linear and angular velocity
+constexpr int kPrepAxisInvMass = kMaxLockRows * kMaxLockRows;
+constexpr int kPrepAxisDv = kPrepAxisInvMass + 1;
+constexpr int kPrepAxisDw = kPrepAxisDv + 3;
+constexpr int kJointFactorSize = kPrepAxisDw + 3;
 
 // velocity change of both bodies per unit impulse along a row
 struct RowResponse {
@@ -151,16 +160,15 @@ S2R_HD Real RowVelocityOfResponse(const Row& r, const RowResponse& d) {
   return Dot(r.n, (d.dvb + Cross(d.dwb, r.rb)) - (d.dva + Cross(d.dwa, r.ra)));
 }
 
-// Solves the symmetric positive (semi-)definite n x n system k x = rhs in place by Cholesky, with
-// a relative diagonal regularization for rank-deficient blocks (a joint between two bodies that
-// cannot resolve every row). Returns false if the block is empty.
-S2R_HD bool SolveSpd(Real* k, const Real* rhs, int n, Real* x) {
+// Cholesky factor k = L L^T in place (L in the lower triangle) of a symmetric positive
+// (semi-)definite n x n block, with a relative diagonal regularization so a rank-deficient block
+// (a joint whose rows the two bodies cannot all resolve) still factors. false: empty block.
+S2R_HD bool CholeskyFactor(Real* k, int n) {
   Real trace = Real(0);
   for (int i = 0; i < n; ++i) trace += k[i * n + i];
   if (!(trace > Real(0))) return false;
   Real eps = trace * Real(1e-6) / Real(n);
   for (int i = 0; i < n; ++i) k[i * n + i] += eps;
-  // k = L L^T, L stored in the lower triangle
   for (int j = 0; j < n; ++j) {
     Real d = k[j * n + j];
     for (int p = 0; p < j; ++p) d -= k[j * n + p] * k[j * n + p];
@@ -173,133 +181,85 @@ S2R_HD bool SolveSpd(Real* k, const Real* rhs, int n, Real* x) {
       k[i * n + j] = v / d;
     }
   }
-  // forward then back substitution
+  return true;
+}
+// x = (L L^T)^-1 rhs
+S2R_HD void CholeskySolve(const Real* l, const Real* rhs, int n, Real* x) {
   for (int i = 0; i < n; ++i) {
     Real v = rhs[i];
-    for (int p = 0; p < i; ++p) v -= k[i * n + p] * x[p];
-    x[i] = v / k[i * n + i];
+    for (int p = 0; p < i; ++p) v -= l[i * n + p] * x[p];
+    x[i] = v / l[i * n + i];
   }
   for (int i = n - 1; i >= 0; --i) {
     Real v = x[i];
-    for (int p = i + 1; p < n; ++p) v -= k[p * n + i] * x[p];
-    x[i] = v / k[i * n + i];
+    for (int p = i + 1; p < n; ++p) v -= l[p * n + i] * x[p];
+    x[i] = v / l[i * n + i];
   }
-  return true;
 }
 
-S2R_HD void WarmStartJoint(const ModelView& m, int j, const Real* impulse, SolverBody* a,
-                           SolverBody* b) {
+// Once per physics step, in the step-start configuration: factors the joint's lock block
+// K = J M^-1 J^T, and records the axis row's inverse effective mass and unit-impulse response.
+// Every substep's solve and relax passes reuse them while the rows themselves follow the bodies
+// (Box2D v3 likewise fixes joint effective masses in its prepare stage). prep[0] = 0 marks an
+// unusable lock block.
+S2R_HD void PrepareJointBlock(const ModelView& m, int j, const JointFrame& f, const SolverBody& a,
+                              const SolverBody& b, Real* prep) {
+  int type = m.joint_type[j];
+  int n = LockRowCount(type);
+  prep[0] = Real(0);
+  prep[kPrepAxisInvMass] = Real(0);
+  if (n == 0) return;
+  if (type == kJointHinge || type == kJointSlide) {
+    Row axis = AxisRow(m, j, f);
+    RowResponse r = UnitImpulseResponse(axis, a, b);
+    prep[kPrepAxisInvMass] = RowVelocityOfResponse(axis, r);
+    StoreVec3(prep + kPrepAxisDv, (r.dvb + Cross(r.dwb, axis.rb)) - (r.dva + Cross(r.dwa, axis.ra)));
+    StoreVec3(prep + kPrepAxisDw, r.dwb - r.dwa);
+  }
+  Row rows[kMaxLockRows];
+  for (int k = 0; k < n; ++k) {
+    Real c;
+    int slot;
+    rows[k] = LockRow(type, f, k, &c, &slot);
+  }
+  for (int col = 0; col < n; ++col) {
+    RowResponse resp = UnitImpulseResponse(rows[col], a, b);
+    for (int row = col; row < n; ++row) {
+      Real v = RowVelocityOfResponse(rows[row], resp);
+      prep[row * n + col] = v;
+      prep[col * n + row] = v;
+    }
+  }
+  if (!CholeskyFactor(prep, n)) prep[0] = Real(0);
+}
+
+// linear impulse at the joint anchor and angular impulse, +B / -A
+S2R_HD void ApplyLockImpulse(const JointFrame& f, Vec3 linear, Vec3 angular, SolverBody* a,
+                             SolverBody* b) {
+  ApplyImpulse(a, f.ra, -linear);
+  ApplyImpulse(b, f.rb, linear);
+  ApplyAngularImpulse(a, -angular);
+  ApplyAngularImpulse(b, angular);
+}
+
+S2R_HD void WarmStartJoint(const ModelView& m, int j, const JointFrame& f, const Real* impulse,
+                           SolverBody* a, SolverBody* b) {
   int type = m.joint_type[j];
   if (type == kJointFree) return;
-  JointFrame f = ComputeJointFrame(m, j, *a, *b);
+  Vec3 linear{0, 0, 0}, angular{0, 0, 0};
   for (int k = 0; k < LockRowCount(type); ++k) {
     Real c;
     int slot;
     Row r = LockRow(type, f, k, &c, &slot);
-    RowApply(r, a, b, impulse[slot]);
+    if (r.angular) angular += impulse[slot] * r.n;
+    else linear += impulse[slot] * r.n;
   }
+  ApplyLockImpulse(f, linear, angular, a, b);
   if (type == kJointWeld) return;
   Row axis = AxisRow(m, j, f);
   Real along = impulse[kSlotLowerLimit] - impulse[kSlotUpperLimit] + impulse[kSlotDamping] +
                impulse[kSlotFrictionLoss] + impulse[kSlotArmature];
   RowApply(axis, a, b, along);
-}
-
-// one Gauss-Seidel pass over a joint's rows. qdot0: joint velocity at the substep start.
-S2R_HD void SolveJoint(const ModelView& m, int world, int j, Real* impulse, SolverBody* a,
-                       SolverBody* b, Softness soft, bool use_bias, Real h, Real qdot0) {
-  int type = m.joint_type[j];
-  if (type == kJointFree) return;
-  JointFrame f = ComputeJointFrame(m, j, *a, *b);
-
-  // rows along the free axis
-  if (type != kJointWeld) {
-    Row axis = AxisRow(m, j, f);
-    Real w = RowInvMass(axis, *a, *b);
-    if (w > Real(0)) {
-      Real armature = m.joint_armature.At(world)[j];
-      if (armature > Real(0)) {
-        Real gamma = Real(1) / armature;
-        Real& acc = impulse[kSlotArmature];
-        Real imp = -(RowVelocity(axis, *a, *b) - qdot0 + gamma * acc) / (w + gamma);
-        acc += imp;
-        RowApply(axis, a, b, imp);
-      }
-      Real damping = m.joint_damping.At(world)[j];
-      if (damping > Real(0)) {
-        Real gamma = Real(1) / (damping * h);
-        Real& acc = impulse[kSlotDamping];
-        Real imp = -(RowVelocity(axis, *a, *b) + gamma * acc) / (w + gamma);
-        acc += imp;
-        RowApply(axis, a, b, imp);
-      }
-      Real friction_loss = m.joint_frictionloss.At(world)[j];
-      if (friction_loss > Real(0)) {
-        Real& acc = impulse[kSlotFrictionLoss];
-        Real limit = friction_loss * h;
-        Real total = Clamp(acc - RowVelocity(axis, *a, *b) / w, -limit, limit);
-        RowApply(axis, a, b, total - acc);
-        acc = total;
-      }
-      if (m.joint_limited[j]) {
-        const Real* range = m.joint_range.At(world) + 2 * j;
-        for (int side = 0; side < 2; ++side) {
-          // lower: C = q - lo >= 0; upper: C = hi - q >= 0 (row direction flipped)
-          Real sign = side == 0 ? Real(1) : Real(-1);
-          Real c = side == 0 ? f.q - range[0] : range[1] - f.q;
-          Real bias = Real(0), mass_scale = Real(1), impulse_scale = Real(0);
-          if (c > Real(0)) {
-            bias = c / h;
-          } else if (use_bias) {
-            bias = soft.bias_rate * c;
-            mass_scale = soft.mass_scale;
-            impulse_scale = soft.impulse_scale;
-          }
-          Real& acc = impulse[side == 0 ? kSlotLowerLimit : kSlotUpperLimit];
-          Real cdot = sign * RowVelocity(axis, *a, *b);
-          Real imp = -mass_scale * (cdot + bias) / w - impulse_scale * acc;
-          Real total = Max(acc + imp, Real(0));
-          RowApply(axis, a, b, sign * (total - acc));
-          acc = total;
-        }
-      }
-    }
-  }
-
-  // lock rows last, as one block: the rows of a joint are strongly coupled (a point mass on a
-  // rod makes single-row Gauss-Seidel crawl), so they are solved together, K dlambda = -rhs, with
-  // K = J M^-1 J^T assembled from each row's response to a unit impulse
-  int n = LockRowCount(type);
-  Row rows[kMaxLockRows];
-  Real rhs[kMaxLockRows];
-  int slots[kMaxLockRows];
-  Real mass_scale = use_bias ? soft.mass_scale : Real(1);
-  Real impulse_scale = use_bias ? soft.impulse_scale : Real(0);
-  for (int k = 0; k < n; ++k) {
-    Real c;
-    rows[k] = LockRow(type, f, k, &c, &slots[k]);
-    Real bias = use_bias ? soft.bias_rate * c : Real(0);
-    rhs[k] = RowVelocity(rows[k], *a, *b) + bias;
-  }
-  Real kmat[kMaxLockRows * kMaxLockRows];
-  for (int j = 0; j < n; ++j) {
-    RowResponse resp = UnitImpulseResponse(rows[j], *a, *b);
-    for (int i = 0; i < n; ++i) kmat[i * n + j] = RowVelocityOfResponse(rows[i], resp);
-  }
-  Real dl[kMaxLockRows];
-  if (!SolveSpd(kmat, rhs, n, dl)) return;
-  for (int k = 0; k < n; ++k) {
-    Real imp = -mass_scale * dl[k] - impulse_scale * impulse[slots[k]];
-    impulse[slots[k]] += imp;
-    RowApply(rows[k], a, b, imp);
-  }
-}
-
-S2R_HD Real JointVelocity(const ModelView& m, int j, const SolverBody& a, const SolverBody& b) {
-  int type = m.joint_type[j];
-  if (type != kJointHinge && type != kJointSlide) return Real(0);
-  JointFrame f = ComputeJointFrame(m, j, a, b);
-  return RowVelocity(AxisRow(m, j, f), a, b);
 }
 
 // --- actuators ---------------------------------------------------------------------------------
@@ -322,39 +282,139 @@ S2R_HD void ActuatorImpulseBounds(const ModelView& m, int world, int i, Real h, 
   *hi = Max(x, y);
 }
 
-// Position / velocity actuator on a joint: one implicit spring-damper row.
+// Position / velocity actuator i on its joint: one implicit spring-damper row along the axis.
 // length = g q, force = kp (u - g q) - kv g qdot  =>  generalized force g * force.
-S2R_HD void SolveJointActuator(const ModelView& m, int world, int i, Real ctrl, Real* acc,
-                               SolverBody* a, SolverBody* b, Real h) {
-  int j = m.actuator_trnid[i];
+// Returns the impulse to add, given the joint coordinate q, its velocity cdot, the row's inverse
+// effective mass w and the accumulated impulse acc (clamped to the force range).
+S2R_HD Real JointActuatorImpulse(const ModelView& m, int world, int i, Real q, Real cdot, Real w,
+                                 Real ctrl, Real acc, Real h) {
   Real g = m.actuator_gear.At(world)[6 * i];
-  if (g == Real(0)) return;
+  if (g == Real(0)) return Real(0);
   Real kp = m.actuator_type[i] == kActuatorPosition ? m.actuator_kp.At(world)[i] : Real(0);
   Real kv = m.actuator_kv.At(world)[i];
   SpringDamper sd = MakeSpringDamper(kp * g * g, kv * g * g, h);
-  if (sd.gamma <= Real(0)) return;
-  JointFrame f = ComputeJointFrame(m, j, *a, *b);
-  Row axis = AxisRow(m, j, f);
-  Real w = RowInvMass(axis, *a, *b);
-  Real cdot = RowVelocity(axis, *a, *b);
-  Real target_term;
-  if (m.actuator_type[i] == kActuatorPosition) {
-    target_term = sd.bias_rate * (f.q - ctrl / g);
-  } else {
-    target_term = -ctrl / g;
-  }
+  if (sd.gamma <= Real(0)) return Real(0);
+  Real target_term = m.actuator_type[i] == kActuatorPosition ? sd.bias_rate * (q - ctrl / g)
+                                                             : -ctrl / g;
   Real lo, hi;
   ActuatorImpulseBounds(m, world, i, h, g, &lo, &hi);
-  Real total = Clamp(*acc - (cdot + target_term + sd.gamma * *acc) / (w + sd.gamma), lo, hi);
-  RowApply(axis, a, b, total - *acc);
-  *acc = total;
+  Real total = Clamp(acc - (cdot + target_term + sd.gamma * acc) / (w + sd.gamma), lo, hi);
+  return total - acc;
 }
 
-S2R_HD void WarmStartJointActuator(const ModelView& m, int i, Real acc, SolverBody* a,
-                                   SolverBody* b) {
-  int j = m.actuator_trnid[i];
-  JointFrame f = ComputeJointFrame(m, j, *a, *b);
-  RowApply(AxisRow(m, j, f), a, b, acc);
+// One Gauss-Seidel pass over a joint's rows in frame f (the bodies' current configuration).
+// qdot0: joint velocity at the substep start; prep: from PrepareJointBlock this step; ctrl and
+// act_impulse: the world's actuator controls and accumulated actuator impulses.
+S2R_HD void SolveJoint(const ModelView& m, int world, int j, const JointFrame& f, Real* impulse,
+                       SolverBody* a, SolverBody* b, Softness soft, bool use_bias, Real h,
+                       Real qdot0, const Real* prep, const Real* ctrl, Real* act_impulse) {
+  int type = m.joint_type[j];
+  if (type == kJointFree) return;
+
+  // Rows along the free axis. They share one Jacobian, so the axis velocity after an impulse p is
+  // cdot + w p exactly: each row updates cdot analytically, and the sum joins the lock impulses.
+  Vec3 dv = PointVelocity(*b, f.rb) - PointVelocity(*a, f.ra);
+  Vec3 dw = b->w - a->w;
+  Real applied = Real(0);
+  Real w = prep[kPrepAxisInvMass];
+  if (type != kJointWeld) {
+    if (w > Real(0)) {
+      Real cdot = Dot(f.axis, type == kJointHinge ? dw : dv);
+      // actuators on this joint: implicit spring-dampers, clamped to their force range
+      for (int i = 0; i < m.nactuator; ++i) {
+        if (m.actuator_trnid[i] != j || !ActuatorIsImplicit(m, i)) continue;
+        Real imp = JointActuatorImpulse(m, world, i, f.q, cdot, w, ctrl[i], act_impulse[i], h);
+        act_impulse[i] += imp;
+        applied += imp;
+        cdot += w * imp;
+      }
+      Real armature = m.joint_armature.At(world)[j];
+      if (armature > Real(0)) {
+        Real gamma = Real(1) / armature;
+        Real& acc = impulse[kSlotArmature];
+        Real imp = -(cdot - qdot0 + gamma * acc) / (w + gamma);
+        acc += imp;
+        applied += imp;
+        cdot += w * imp;
+      }
+      Real damping = m.joint_damping.At(world)[j];
+      if (damping > Real(0)) {
+        Real gamma = Real(1) / (damping * h);
+        Real& acc = impulse[kSlotDamping];
+        Real imp = -(cdot + gamma * acc) / (w + gamma);
+        acc += imp;
+        applied += imp;
+        cdot += w * imp;
+      }
+      Real friction_loss = m.joint_frictionloss.At(world)[j];
+      if (friction_loss > Real(0)) {
+        Real& acc = impulse[kSlotFrictionLoss];
+        Real limit = friction_loss * h;
+        Real total = Clamp(acc - cdot / w, -limit, limit);
+        Real imp = total - acc;
+        acc = total;
+        applied += imp;
+        cdot += w * imp;
+      }
+      if (m.joint_limited[j]) {
+        const Real* range = m.joint_range.At(world) + 2 * j;
+        for (int side = 0; side < 2; ++side) {
+          // lower: C = q - lo >= 0; upper: C = hi - q >= 0 (row direction flipped)
+          Real sign = side == 0 ? Real(1) : Real(-1);
+          Real c = side == 0 ? f.q - range[0] : range[1] - f.q;
+          Real bias = Real(0), mass_scale = Real(1), impulse_scale = Real(0);
+          if (c > Real(0)) {
+            bias = c / h;
+          } else if (use_bias) {
+            bias = soft.bias_rate * c;
+            mass_scale = soft.mass_scale;
+            impulse_scale = soft.impulse_scale;
+          }
+          Real& acc = impulse[side == 0 ? kSlotLowerLimit : kSlotUpperLimit];
+          Real imp = -mass_scale * (sign * cdot + bias) / w - impulse_scale * acc;
+          Real total = Max(acc + imp, Real(0));
+          imp = sign * (total - acc);
+          acc = total;
+          applied += imp;
+          cdot += w * imp;
+        }
+      }
+      if (applied != Real(0)) {
+        dv += applied * LoadVec3(prep + kPrepAxisDv);
+        dw += applied * LoadVec3(prep + kPrepAxisDw);
+      }
+    }
+  }
+
+  // lock rows last, as one block: the rows of a joint are strongly coupled (a point mass on a
+  // rod makes single-row Gauss-Seidel crawl), so they are solved together, K dlambda = -rhs
+  Vec3 linear{0, 0, 0}, angular{0, 0, 0};
+  if (type == kJointHinge) angular = applied * f.axis;
+  if (type == kJointSlide) linear = applied * f.axis;
+  if (prep[0] != Real(0)) {
+    int n = LockRowCount(type);
+    Row rows[kMaxLockRows];
+    Real rhs[kMaxLockRows];
+    int slots[kMaxLockRows];
+    Real mass_scale = use_bias ? soft.mass_scale : Real(1);
+    Real impulse_scale = use_bias ? soft.impulse_scale : Real(0);
+    for (int k = 0; k < n; ++k) {
+      Real c;
+      rows[k] = LockRow(type, f, k, &c, &slots[k]);
+      Real bias = use_bias ? soft.bias_rate * c : Real(0);
+      rhs[k] = Dot(rows[k].n, rows[k].angular ? dw : dv) + bias;
+    }
+    Real dl[kMaxLockRows];
+    CholeskySolve(prep, rhs, n, dl);
+    // all lock rows share the anchors: one linear and one angular impulse carry them all
+    for (int k = 0; k < n; ++k) {
+      Real imp = -mass_scale * dl[k] - impulse_scale * impulse[slots[k]];
+      impulse[slots[k]] += imp;
+      if (rows[k].angular) angular += imp * rows[k].n;
+      else linear += imp * rows[k].n;
+    }
+  }
+  ApplyLockImpulse(f, linear, angular, a, b);
 }
 
 }  // namespace s2r

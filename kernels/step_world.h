@@ -23,6 +23,8 @@ struct Workspace {
   Contact* contacts;               // (max_contacts) this step's points, copied to the state
   Transform* geom_xform;           // (ngeom) world pose of each geom at the step start
   Real* joint_qdot0;               // (njoint) joint velocity at the substep start
+  JointFrame* joint_frame;         // (njoint) joint geometry at the substep start
+  Real* joint_factor;              // (njoint, kJointFactorSize) lock-block Cholesky factors
 };
 
 S2R_HD void ResetWorld(const ModelView& m, const StateView& s, int world) {
@@ -120,8 +122,7 @@ S2R_HD void ApplyExplicitActuators(const ModelView& m, const StateView& s, int w
       s.actuator_force(world)[i] = force;
       SolverBody* a = &ws->bodies[m.joint_parent[j]];
       SolverBody* b = &ws->bodies[m.joint_body[j]];
-      JointFrame f = ComputeJointFrame(m, j, *a, *b);
-      RowApply(AxisRow(m, j, f), a, b, h * gear[0] * force);
+      RowApply(AxisRow(m, j, ws->joint_frame[j]), a, b, h * gear[0] * force);
       continue;
     }
     // site transmission: wrench gear (force, torque) in the site frame, scaled by the force
@@ -158,19 +159,21 @@ struct StepSoftness {
   Softness joint;
 };
 
+// One pass over every constraint: per joint its actuators and its own rows, then contacts. The
+// solve pass runs in the substep-start configuration (frames from the substep start); the relax
+// pass, after positions moved, recomputes the joint frames.
 S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspace* ws, int ncon,
                      const StepSoftness& soft, bool use_bias, Real h) {
   const Real* ctrl = s.ctrl(world);
   Real* act_impulse = s.actuator_impulse(world);
-  for (int i = 0; i < m.nactuator; ++i) {
-    if (!ActuatorIsImplicit(m, i)) continue;
-    int j = m.actuator_trnid[i];
-    SolveJointActuator(m, world, i, ctrl[i], &act_impulse[i], &ws->bodies[m.joint_parent[j]],
-                       &ws->bodies[m.joint_body[j]], h);
-  }
   for (int j = 0; j < m.njoint; ++j) {
-    SolveJoint(m, world, j, s.joint_impulse(world, j), &ws->bodies[m.joint_parent[j]],
-               &ws->bodies[m.joint_body[j]], soft.joint, use_bias, h, ws->joint_qdot0[j]);
+    if (m.joint_type[j] == kJointFree) continue;
+    SolverBody* a = &ws->bodies[m.joint_parent[j]];
+    SolverBody* b = &ws->bodies[m.joint_body[j]];
+    if (!use_bias) ws->joint_frame[j] = ComputeJointFrame(m, j, *a, *b);
+    SolveJoint(m, world, j, ws->joint_frame[j], s.joint_impulse(world, j), a, b, soft.joint,
+               use_bias, h, ws->joint_qdot0[j], ws->joint_factor + j * kJointFactorSize, ctrl,
+               act_impulse);
   }
   Real push = m.contact_push_velocity.At(world)[0];
   for (int c = 0; c < ncon; ++c) {
@@ -220,6 +223,7 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
   const Real* friction = m.geom_friction.At(world);
   const Real* restitution = m.geom_restitution.At(world);
   Real prev_h = h;  // forces are stored as impulse / h
+  Real match_radius = Real(2) * m.speculative_distance.At(world)[0];
   for (int c = 0; c < ncon; ++c) {
     const Contact& pt = ws->contacts[c];
     ContactConstraint* cc = &ws->constraints[c];
@@ -229,23 +233,45 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
                    pt.separation);
     cc->friction = Max(friction[pt.geom_a], friction[pt.geom_b]);
     cc->restitution = Max(restitution[pt.geom_a], restitution[pt.geom_b]);
+    // warm start from last step's point with the same feature pair; failing that (clipping can
+    // renumber the points of a face contact when the faces are exactly aligned), from the
+    // nearest point of the same geom pair within the match radius
     cc->normal_impulse = cc->tangent1_impulse = cc->tangent2_impulse = Real(0);
+    int match = -1;
+    Real best = match_radius * match_radius;
     for (int o = 0; o < nold; ++o) {
-      if (old[o].geom_a == pt.geom_a && old[o].geom_b == pt.geom_b && old[o].feature == pt.feature) {
-        cc->normal_impulse = old[o].normal_force * prev_h;
-        cc->tangent1_impulse = Dot(old[o].friction_force, cc->tangent1) * prev_h;
-        cc->tangent2_impulse = Dot(old[o].friction_force, cc->tangent2) * prev_h;
+      if (old[o].geom_a != pt.geom_a || old[o].geom_b != pt.geom_b) continue;
+      if (old[o].feature == pt.feature) {
+        match = o;
         break;
       }
+      Real d2 = LengthSq(old[o].point - pt.point);
+      if (d2 < best) {
+        best = d2;
+        match = o;
+      }
+    }
+    if (match >= 0) {
+      cc->normal_impulse = old[match].normal_force * prev_h;
+      cc->tangent1_impulse = Dot(old[match].friction_force, cc->tangent1) * prev_h;
+      cc->tangent2_impulse = Dot(old[match].friction_force, cc->tangent2) * prev_h;
     }
   }
 
   Vec3 gravity = LoadVec3(m.gravity.At(world));
   Real* act_impulse = s.actuator_impulse(world);
   for (int sub = 0; sub < m.substeps; ++sub) {
-    // joint velocities before this substep's forces (armature rows need them)
+    // joint frames at the substep start (lock-block factors once per step); joint velocities
+    // before this substep's forces (armature rows need them)
     for (int j = 0; j < m.njoint; ++j) {
-      ws->joint_qdot0[j] = JointVelocity(m, j, ws->bodies[m.joint_parent[j]], ws->bodies[m.joint_body[j]]);
+      if (m.joint_type[j] == kJointFree) continue;
+      const SolverBody& a = ws->bodies[m.joint_parent[j]];
+      const SolverBody& b = ws->bodies[m.joint_body[j]];
+      JointFrame f = ComputeJointFrame(m, j, a, b);
+      ws->joint_frame[j] = f;
+      bool axial = m.joint_type[j] == kJointHinge || m.joint_type[j] == kJointSlide;
+      ws->joint_qdot0[j] = axial ? RowVelocity(AxisRow(m, j, f), a, b) : Real(0);
+      if (sub == 0) PrepareJointBlock(m, j, f, a, b, ws->joint_factor + j * kJointFactorSize);
     }
     // external forces
     for (int b = 1; b < m.nbody; ++b) {
@@ -253,15 +279,15 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
     }
     ApplyExplicitActuators(m, s, world, ws, h);
     // warm start
-    for (int i = 0; i < m.nactuator; ++i) {
-      if (!ActuatorIsImplicit(m, i)) continue;
-      int j = m.actuator_trnid[i];
-      WarmStartJointActuator(m, i, act_impulse[i], &ws->bodies[m.joint_parent[j]],
-                             &ws->bodies[m.joint_body[j]]);
-    }
     for (int j = 0; j < m.njoint; ++j) {
-      WarmStartJoint(m, j, s.joint_impulse(world, j), &ws->bodies[m.joint_parent[j]],
-                     &ws->bodies[m.joint_body[j]]);
+      if (m.joint_type[j] == kJointFree) continue;
+      SolverBody* a = &ws->bodies[m.joint_parent[j]];
+      SolverBody* b = &ws->bodies[m.joint_body[j]];
+      const JointFrame& f = ws->joint_frame[j];
+      WarmStartJoint(m, j, f, s.joint_impulse(world, j), a, b);
+      for (int i = 0; i < m.nactuator; ++i) {
+        if (m.actuator_trnid[i] == j && ActuatorIsImplicit(m, i)) RowApply(AxisRow(m, j, f), a, b, act_impulse[i]);
+      }
     }
     for (int c = 0; c < ncon; ++c) {
       ContactConstraint* cc = &ws->constraints[c];

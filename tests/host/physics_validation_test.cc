@@ -373,5 +373,57 @@ TEST(PhysicsValidation, GripperHoldsWhenFrictionSufficesAndDropsWhenNot) {
   EXPECT_LT(Sample(e, 1, obj).pos[2], z0 - 0.2) << "2 mu F = 0.5 m g: the object must fall";
 }
 
+
+// --- the benchmark scenes pass validation at their own settings ------------------------------------
+
+namespace scenes {
+
+std::string ScenePath(const char* name) {
+  return std::string(S2R_SOURCE_DIR) + "/configs/scenes/" + name;
+}
+
+TEST(BenchSceneValidation, BoxPushCubeRestsAndIsPushed) {
+  Model m = LoadMjcfFile(ScenePath("box_push.xml"));
+  EngineOptions opt;
+  opt.nworld = 2;
+  Engine e(m, opt);
+  int box = m.BodyId("box");
+  BodySample s0 = Sample(e, 0, box);
+  // world 0 holds still for 10 s; world 1 pushes 0.3 m along x over 2 s, then holds
+  std::vector<Real> a(2 * m.nactuator(), 0);
+  double rest = 0;
+  for (int k = 0; k < 500; ++k) {
+    a[m.nactuator() + m.ActuatorId("act_x")] = Real(0.3 * std::min(1.0, k / 100.0));
+    e.Step(a.data());
+    BodySample s = Sample(e, 0, box);
+    for (int i = 0; i < 3; ++i) rest = std::max(rest, std::abs(s.pos[i] - s0.pos[i]));
+  }
+  EXPECT_LT(rest, 1e-3) << "the cube at rest stays within 1 mm over 10 s";
+  BodySample pushed = Sample(e, 1, box);
+  EXPECT_GT(pushed.pos[0] - s0.pos[0], 0.1) << "the pusher moves the cube along x";
+  EXPECT_NEAR(pushed.pos[2], s0.pos[2], 2e-3) << "the pushed cube slides, it does not jump or sink";
+  EXPECT_EQ(e.state().status[1], kWorldOk);
+}
+
+TEST(BenchSceneValidation, PickLiftGraspsAndLifts) {
+  Model m = LoadMjcfFile(ScenePath("pick_lift.xml"));
+  Engine e(m, EngineOptions{});
+  int obj = m.BodyId("object");
+  double z0 = Sample(e, 0, obj).pos[2];
+  std::vector<Real> a(m.nactuator(), 0);
+  for (int k = 0; k < 150; ++k) {  // close for 0.6 s, then lift 0.15 m over 1 s, hold
+    a[m.ActuatorId("act_finger_left")] = a[m.ActuatorId("act_finger_right")] = 0.05f;
+    if (k >= 30) a[m.ActuatorId("act_z")] = Real(0.15 * std::min(1.0, (k - 30) / 50.0));
+    e.Step(a.data());
+  }
+  BodySample s = Sample(e, 0, obj);
+  EXPECT_GT(s.pos[2] - z0, 0.13) << "the grasped object rises with the hand (lift 0.15 m)";
+  EXPECT_LT(std::abs(s.pos[0]), 5e-3);
+  EXPECT_LT(std::abs(s.pos[1]), 5e-3);
+  EXPECT_EQ(e.state().status[0], kWorldOk);
+}
+
+}  // namespace scenes
+
 }  // namespace
 }  // namespace s2r
