@@ -32,6 +32,7 @@ __global__ void ControlStepKernel(ModelView m, StateView s, DeviceWorkspaces dw,
   if (world >= s.nworld) return;
   Workspace ws{dw.bodies + static_cast<int64_t>(world) * m.nbody,
                dw.constraints + static_cast<int64_t>(world) * m.max_contacts,
+               dw.manifolds + static_cast<int64_t>(world) * m.max_contacts,
                dw.contacts + static_cast<int64_t>(world) * m.max_contacts,
                dw.geom_xform + static_cast<int64_t>(world) * m.ngeom,
                dw.joint_qdot0 + static_cast<int64_t>(world) * (m.njoint + 1),
@@ -173,7 +174,8 @@ class CudaBackend : public Backend {
   void Upload(const StateView& h) override { Copy(h, /*to_host=*/false); }
   int threads() const override { return 0; }
   int64_t ScratchBytesPerWorld() const override {
-    return sizeof(SolverBody) * model_.nbody + (sizeof(ContactConstraint) + sizeof(Contact)) * model_.max_contacts +
+    return sizeof(SolverBody) * model_.nbody +
+           (sizeof(ContactConstraint) + sizeof(ContactManifold) + sizeof(Contact)) * model_.max_contacts +
            sizeof(Transform) * model_.ngeom +
            (sizeof(Real) * (1 + kJointFactorSize) + sizeof(JointFrame)) * (model_.njoint + 1);
   }
@@ -216,12 +218,14 @@ class CudaBackend : public Backend {
     alloc(device_.time_, nw);
     ws_bodies_.Resize(sizeof(SolverBody) * nw * m.nbody);
     ws_constraints_.Resize(sizeof(ContactConstraint) * nw * m.max_contacts);
+    ws_manifolds_.Resize(sizeof(ContactManifold) * nw * m.max_contacts);
     ws_contacts_.Resize(sizeof(Contact) * nw * m.max_contacts);
     ws_xform_.Resize(sizeof(Transform) * nw * m.ngeom);
     ws_qdot0_.Resize(sizeof(Real) * nw * (m.njoint + 1));
     ws_frame_.Resize(sizeof(JointFrame) * nw * (m.njoint + 1));
     ws_factor_.Resize(sizeof(Real) * nw * (m.njoint + 1) * kJointFactorSize);
     workspaces_ = DeviceWorkspaces{ws_bodies_.get<SolverBody>(), ws_constraints_.get<ContactConstraint>(),
+                                   ws_manifolds_.get<ContactManifold>(),
                                    ws_contacts_.get<Contact>(),  ws_xform_.get<Transform>(),
                                    ws_qdot0_.get<Real>(),        ws_frame_.get<JointFrame>(),
                                    ws_factor_.get<Real>()};
@@ -249,7 +253,7 @@ class CudaBackend : public Backend {
   ModelView model_;
   std::vector<DeviceBuffer> model_buffers_;
   std::vector<StateArray> state_arrays_;
-  DeviceBuffer ws_bodies_, ws_constraints_, ws_contacts_, ws_xform_, ws_qdot0_, ws_frame_, ws_factor_,
+  DeviceBuffer ws_bodies_, ws_constraints_, ws_manifolds_, ws_contacts_, ws_xform_, ws_qdot0_, ws_frame_, ws_factor_,
       actions_;
   DeviceWorkspaces workspaces_{};
   Real* pinned_actions_ = nullptr;

@@ -10,6 +10,7 @@ namespace s2r {
 struct DeviceWorkspaces {
   SolverBody* bodies;
   ContactConstraint* constraints;
+  ContactManifold* manifolds;
   Contact* contacts;
   Transform* geom_xform;
   Real* joint_qdot0;

@@ -13,6 +13,7 @@ namespace {
 struct CpuScratch {
   std::vector<SolverBody> bodies;
   std::vector<ContactConstraint> constraints;
+  std::vector<ContactManifold> manifolds;
   std::vector<Contact> contacts;
   std::vector<Transform> geom_xform;
   std::vector<Real> joint_qdot0;
@@ -22,12 +23,13 @@ struct CpuScratch {
   void Allocate(const ModelView& m) {
     bodies.resize(m.nbody);
     constraints.resize(m.max_contacts);
+    manifolds.resize(m.max_contacts);
     contacts.resize(m.max_contacts);
     geom_xform.resize(m.ngeom);
     joint_qdot0.resize(m.njoint + 1);
     joint_frame.resize(m.njoint + 1);
     joint_factor.resize((m.njoint + 1) * kJointFactorSize);
-    ws = Workspace{bodies.data(),      constraints.data(), contacts.data(),     geom_xform.data(),
+    ws = Workspace{bodies.data(),      constraints.data(), manifolds.data(), contacts.data(), geom_xform.data(),
                    joint_qdot0.data(), joint_frame.data(), joint_factor.data()};
   }
 };

@@ -113,11 +113,16 @@ S2R_HD void IntegratePosition(SolverBody* b, Real h) {
 S2R_HD Vec3 PointVelocity(const SolverBody& b, Vec3 r) { return b.v + Cross(b.w, r); }
 
 // apply impulse p at offset r from the COM
+// (static bodies, inverse mass 0, are skipped: the world and fixed bodies take no impulse)
 S2R_HD void ApplyImpulse(SolverBody* b, Vec3 r, Vec3 p) {
+  if (b->inv_mass == Real(0)) return;
   b->v += b->inv_mass * p;
   b->w += b->inv_inertia * Cross(r, p);
 }
-S2R_HD void ApplyAngularImpulse(SolverBody* b, Vec3 t) { b->w += b->inv_inertia * t; }
+S2R_HD void ApplyAngularImpulse(SolverBody* b, Vec3 t) {
+  if (b->inv_mass == Real(0)) return;
+  b->w += b->inv_inertia * t;
+}
 
 // inverse effective mass of a scalar row with linear direction n through offsets ra, rb
 S2R_HD Real InvEffectiveMass(const SolverBody& a, Vec3 ra, const SolverBody& b, Vec3 rb, Vec3 n) {

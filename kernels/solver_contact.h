@@ -1,18 +1,24 @@
-// Contact constraints: soft non-penetration, Coulomb friction, restitution.
+// Contact constraints: soft non-penetration per point, Coulomb friction per manifold,
+// restitution.
 //
-// Per physics step: narrow phase makes points once; PrepareContact fixes anchors, tangent basis
-// and effective masses at the step's start configuration. Each substep then
-//   WarmStartContact  - re-applies the accumulated impulses,
-//   SolveContact(bias) - friction inside the Coulomb cone |f_t| <= mu f_n, then soft
-//                        non-penetration (separation updated from the bodies' motion since the
-//                        step began),
-//   SolveContact(relax) after position integration, rigid, without bias.
+// Per physics step narrow phase makes points once; the points of one geom pair form a manifold.
+// PrepareContactPoint / PrepareManifold fix anchors, directions and effective masses at the step
+// start. Each substep then warm-starts the accumulated impulses, runs a solve pass (with bias) and,
+// after position integration, a relax pass (rigid, no bias), each visiting every manifold:
+//   friction - a 2D tangential impulse at the manifold centre inside the cone
+//              |f_t| <= mu sum(f_n), and a torsional impulse about the normal inside
+//              |tau| <= mu sum(f_n r), r the point's distance from the centre ("patch friction");
+//   normals  - per point, soft non-penetration with the separation updated from the bodies'
+//              motion since the step began (speculative when separated).
 // After the last substep ApplyRestitution targets v_n' = -e v_n for points that approached faster
-// than the threshold (Box2D v3 contact_solver.c, in 3D with a circular friction cone).
+// than the threshold. This is Box2D v3's soft step (contact_solver.c) carried to 3D; friction at
+// the patch centre rather than at each point (as PhysX does) removes the internal friction forces
+// sequential per-point friction leaves in a resting manifold, which otherwise creep a stack.
 // Static friction holds because friction is a velocity constraint solved every substep: with the
 // cone not saturated the tangential velocity is driven to zero and nothing creeps.
 #pragma once
 
+#include "kernels/contact.h"
 #include "kernels/solver_body.h"
 #include "kernels/solver_soft.h"
 
@@ -22,23 +28,8 @@ namespace s2r {
 // its angular parts r x d and their inverse-inertia images I^-1 (r x d): a solve then costs dot
 // products and axpys, no matrix products.
 struct ContactRow {
-  Vec3 ang_a, ang_b;  // ra x d, rb x d
-  Vec3 dw_a, dw_b;    // Ia^-1 (ra x d), Ib^-1 (rb x d): angular velocity change per unit impulse
-};
-
-struct ContactConstraint {
-  int32_t body_a, body_b;
-  Vec3 normal;              // from A to B
-  Vec3 tangent1, tangent2;
-  ContactRow rows[3];       // normal, tangent1, tangent2
-  Vec3 anchor_a, anchor_b;  // contact point relative to each COM at the step start, world, m
-  Real base_separation;     // separation at the step start, m
-  Real normal_mass, tangent1_mass, tangent2_mass;  // effective masses, kg
-  Real friction;            // Coulomb coefficient
-  Real restitution;
-  Real relative_velocity;   // normal approach speed at the step start, m/s
-  Real max_normal_impulse;  // largest impulse applied in any substep, N s
-  Real normal_impulse, tangent1_impulse, tangent2_impulse;  // accumulated, N s per substep
+  Vec3 ang_a, ang_b;  // ra x d, rb x d (angular rows: d itself)
+  Vec3 dw_a, dw_b;    // Ia^-1 ang_a, Ib^-1 ang_b: angular velocity change per unit impulse
 };
 
 S2R_HD ContactRow MakeContactRow(const SolverBody& a, Vec3 ra, const SolverBody& b, Vec3 rb,
@@ -52,92 +43,216 @@ S2R_HD ContactRow MakeContactRow(const SolverBody& a, Vec3 ra, const SolverBody&
   *mass = k > Real(0) ? Real(1) / k : Real(0);
   return r;
 }
+S2R_HD ContactRow MakeAngularRow(const SolverBody& a, const SolverBody& b, Vec3 d, Real* mass) {
+  ContactRow r;
+  r.ang_a = d;
+  r.ang_b = d;
+  r.dw_a = a.inv_inertia * d;
+  r.dw_b = b.inv_inertia * d;
+  Real k = Dot(d, r.dw_a) + Dot(d, r.dw_b);
+  *mass = k > Real(0) ? Real(1) / k : Real(0);
+  return r;
+}
 
-// relative velocity of B against A along direction d of row r
+// relative velocity of B against A along direction d of a linear row
 S2R_HD Real RowSpeed(const ContactRow& r, Vec3 d, const SolverBody& a, const SolverBody& b) {
   return Dot(d, b.v - a.v) + Dot(r.ang_b, b.w) - Dot(r.ang_a, a.w);
 }
-
-// impulse p along d of row r: B gets +p, A gets -p
+// impulse p along d of a linear row: B gets +p, A gets -p
 S2R_HD void RowImpulse(const ContactRow& r, Vec3 d, Real p, SolverBody* a, SolverBody* b) {
-  a->v -= (p * a->inv_mass) * d;
-  a->w -= p * r.dw_a;
+  if (a->inv_mass != Real(0)) {
+    a->v -= (p * a->inv_mass) * d;
+    a->w -= p * r.dw_a;
+  }
   b->v += (p * b->inv_mass) * d;
   b->w += p * r.dw_b;
 }
+// relative angular velocity about an angular row, and an angular impulse along it
+S2R_HD Real AngularRowSpeed(const ContactRow& r, const SolverBody& a, const SolverBody& b) {
+  return Dot(r.ang_b, b.w) - Dot(r.ang_a, a.w);
+}
+S2R_HD void AngularRowImpulse(const ContactRow& r, Real p, SolverBody* a, SolverBody* b) {
+  a->w -= p * r.dw_a;
+  b->w += p * r.dw_b;
+}
 
-S2R_HD void PrepareContact(ContactConstraint* c, const SolverBody& a, const SolverBody& b,
-                           Vec3 point, Vec3 normal, Real separation) {
+// one contact point: the normal row
+struct ContactConstraint {
+  int32_t body_a, body_b;
+  Vec3 normal;              // from A to B
+  ContactRow row;
+  Vec3 anchor_a, anchor_b;  // contact point relative to each COM at the step start, world, m
+  Real base_separation;     // separation at the step start, m
+  Real normal_mass;         // kg
+  Real restitution;
+  Real relative_velocity;   // normal approach speed at the step start, m/s
+  Real max_normal_impulse;  // largest impulse applied in any substep, N s
+  Real normal_impulse;      // accumulated, N s per substep
+};
+
+// the points of one geom pair and their shared friction
+struct ContactManifold {
+  int32_t first, count;     // constraints [first, first + count)
+  int32_t body_a, body_b;
+  Vec3 normal, tangent1, tangent2;
+  Vec3 anchor_a, anchor_b;  // manifold centre relative to each COM, world, m
+  ContactRow rows[3];       // tangent1, tangent2 (linear at the centre), twist (about the normal)
+  Real tangent1_mass, tangent2_mass, twist_mass;
+  Real friction;            // Coulomb coefficient
+  Real tangent1_impulse, tangent2_impulse, twist_impulse;  // accumulated, N s / N m s per substep
+};
+
+S2R_HD void PrepareContactPoint(ContactConstraint* c, const SolverBody& a, const SolverBody& b,
+                                Vec3 point, Vec3 normal, Real separation) {
   c->normal = normal;
-  OrthonormalBasis(normal, &c->tangent1, &c->tangent2);
   c->anchor_a = point - a.com;
   c->anchor_b = point - b.com;
   c->base_separation = separation;
-  c->rows[0] = MakeContactRow(a, c->anchor_a, b, c->anchor_b, normal, &c->normal_mass);
-  c->rows[1] = MakeContactRow(a, c->anchor_a, b, c->anchor_b, c->tangent1, &c->tangent1_mass);
-  c->rows[2] = MakeContactRow(a, c->anchor_a, b, c->anchor_b, c->tangent2, &c->tangent2_mass);
-  c->relative_velocity = RowSpeed(c->rows[0], normal, a, b);
+  c->row = MakeContactRow(a, c->anchor_a, b, c->anchor_b, normal, &c->normal_mass);
+  c->relative_velocity = RowSpeed(c->row, normal, a, b);
   c->max_normal_impulse = Real(0);
 }
 
-S2R_HD void WarmStartContact(const ContactConstraint& c, SolverBody* a, SolverBody* b) {
-  RowImpulse(c.rows[0], c.normal, c.normal_impulse, a, b);
-  RowImpulse(c.rows[1], c.tangent1, c.tangent1_impulse, a, b);
-  RowImpulse(c.rows[2], c.tangent2, c.tangent2_impulse, a, b);
+// the manifold of points [first, first + count) (already prepared), with its centre
+S2R_HD void PrepareManifold(ContactManifold* mf, const ContactConstraint* points, int first,
+                            int count, const SolverBody& a, const SolverBody& b) {
+  mf->first = first;
+  mf->count = count;
+  mf->body_a = points[first].body_a;
+  mf->body_b = points[first].body_b;
+  Vec3 n{0, 0, 0}, ca{0, 0, 0};
+  for (int k = 0; k < count; ++k) {
+    n += points[first + k].normal;
+    ca += points[first + k].anchor_a;
+  }
+  mf->normal = Normalize(n);
+  OrthonormalBasis(mf->normal, &mf->tangent1, &mf->tangent2);
+  mf->anchor_a = (Real(1) / Real(count)) * ca;
+  mf->anchor_b = mf->anchor_a + (a.com - b.com);
+  mf->rows[0] = MakeContactRow(a, mf->anchor_a, b, mf->anchor_b, mf->tangent1, &mf->tangent1_mass);
+  mf->rows[1] = MakeContactRow(a, mf->anchor_a, b, mf->anchor_b, mf->tangent2, &mf->tangent2_mass);
+  mf->rows[2] = MakeAngularRow(a, b, mf->normal, &mf->twist_mass);
+}
+
+// point k's lever arm about the manifold centre, in the tangent plane, m
+S2R_HD Vec3 ManifoldArm(const ContactManifold& mf, const ContactConstraint& c) {
+  Vec3 d = c.anchor_a - mf.anchor_a;
+  return d - Dot(d, mf.normal) * mf.normal;
+}
+
+S2R_HD void WarmStartManifold(const ContactManifold& mf, const ContactConstraint* points,
+                              SolverBody* a, SolverBody* b) {
+  for (int k = 0; k < mf.count; ++k) {
+    const ContactConstraint& c = points[mf.first + k];
+    RowImpulse(c.row, c.normal, c.normal_impulse, a, b);
+  }
+  RowImpulse(mf.rows[0], mf.tangent1, mf.tangent1_impulse, a, b);
+  RowImpulse(mf.rows[1], mf.tangent2, mf.tangent2_impulse, a, b);
+  AngularRowImpulse(mf.rows[2], mf.twist_impulse, a, b);
 }
 
 // soft: the step's contact softness; use_bias false is the relax pass
-S2R_HD void SolveContact(ContactConstraint* c, SolverBody* a, SolverBody* b, Softness soft,
-                         bool use_bias, Real inv_h, Real push_velocity) {
-  // friction first, inside the cone of the current normal impulse: both tangent rows, then the
-  // accumulated pair is projected onto the cone
-  Real i1 = c->tangent1_impulse - c->tangent1_mass * RowSpeed(c->rows[1], c->tangent1, *a, *b);
-  Real i2 = c->tangent2_impulse - c->tangent2_mass * RowSpeed(c->rows[2], c->tangent2, *a, *b);
-  Real limit = c->friction * c->normal_impulse;
+S2R_HD void SolveManifold(ContactManifold* mf, ContactConstraint* points, SolverBody* a,
+                          SolverBody* b, Softness soft, bool use_bias, Real inv_h,
+                          Real push_velocity) {
+  // friction first, inside the cone of the current normal impulses
+  Real normal_sum = Real(0), twist_sum = Real(0);
+  for (int k = 0; k < mf->count; ++k) {
+    const ContactConstraint& c = points[mf->first + k];
+    normal_sum += c.normal_impulse;
+    twist_sum += c.normal_impulse * Length(ManifoldArm(*mf, c));
+  }
+  Real i1 = mf->tangent1_impulse - mf->tangent1_mass * RowSpeed(mf->rows[0], mf->tangent1, *a, *b);
+  Real i2 = mf->tangent2_impulse - mf->tangent2_mass * RowSpeed(mf->rows[1], mf->tangent2, *a, *b);
+  Real limit = mf->friction * normal_sum;
   Real mag2 = i1 * i1 + i2 * i2;
   if (mag2 > limit * limit) {
     Real scale = mag2 > Real(0) ? limit / Sqrt(mag2) : Real(0);
     i1 *= scale;
     i2 *= scale;
   }
-  RowImpulse(c->rows[1], c->tangent1, i1 - c->tangent1_impulse, a, b);
-  RowImpulse(c->rows[2], c->tangent2, i2 - c->tangent2_impulse, a, b);
-  c->tangent1_impulse = i1;
-  c->tangent2_impulse = i2;
-
-  // current separation from the motion since the step began (rotation to first order)
-  Vec3 d = (b->delta_pos - a->delta_pos) + Cross(b->delta_angle, c->anchor_b) -
-           Cross(a->delta_angle, c->anchor_a);
-  Real s = Dot(d, c->normal) + c->base_separation;
-
-  // non-penetration: speculative when separated, soft when penetrating
-  Real bias = Real(0), mass_scale = Real(1), impulse_scale = Real(0);
-  if (s > Real(0)) {
-    bias = s * inv_h;
-  } else if (use_bias) {
-    bias = Max(soft.bias_rate * s, -push_velocity);
-    mass_scale = soft.mass_scale;
-    impulse_scale = soft.impulse_scale;
+  RowImpulse(mf->rows[0], mf->tangent1, i1 - mf->tangent1_impulse, a, b);
+  RowImpulse(mf->rows[1], mf->tangent2, i2 - mf->tangent2_impulse, a, b);
+  mf->tangent1_impulse = i1;
+  mf->tangent2_impulse = i2;
+  if (mf->count > 1) {
+    Real twist_limit = mf->friction * twist_sum;
+    Real it = Clamp(mf->twist_impulse - mf->twist_mass * AngularRowSpeed(mf->rows[2], *a, *b),
+                    -twist_limit, twist_limit);
+    AngularRowImpulse(mf->rows[2], it - mf->twist_impulse, a, b);
+    mf->twist_impulse = it;
   }
-  Real vn = RowSpeed(c->rows[0], c->normal, *a, *b);
-  Real impulse = -c->normal_mass * mass_scale * (vn + bias) - impulse_scale * c->normal_impulse;
-  Real total = Max(c->normal_impulse + impulse, Real(0));
-  impulse = total - c->normal_impulse;
-  c->normal_impulse = total;
-  c->max_normal_impulse = Max(c->max_normal_impulse, impulse);
-  RowImpulse(c->rows[0], c->normal, impulse, a, b);
+
+  // non-penetration per point
+  for (int k = 0; k < mf->count; ++k) {
+    ContactConstraint* c = &points[mf->first + k];
+    // current separation from the motion since the step began (rotation to first order)
+    Vec3 d = (b->delta_pos - a->delta_pos) + Cross(b->delta_angle, c->anchor_b) -
+             Cross(a->delta_angle, c->anchor_a);
+    Real s = Dot(d, c->normal) + c->base_separation;
+    // speculative when separated, soft when penetrating
+    Real bias = Real(0), mass_scale = Real(1), impulse_scale = Real(0);
+    if (s > Real(0)) {
+      bias = s * inv_h;
+    } else if (use_bias) {
+      bias = Max(soft.bias_rate * s, -push_velocity);
+      mass_scale = soft.mass_scale;
+      impulse_scale = soft.impulse_scale;
+    }
+    Real vn = RowSpeed(c->row, c->normal, *a, *b);
+    Real impulse = -c->normal_mass * mass_scale * (vn + bias) - impulse_scale * c->normal_impulse;
+    Real total = Max(c->normal_impulse + impulse, Real(0));
+    impulse = total - c->normal_impulse;
+    c->normal_impulse = total;
+    c->max_normal_impulse = Max(c->max_normal_impulse, impulse);
+    RowImpulse(c->row, c->normal, impulse, a, b);
+  }
 }
 
 S2R_HD void ApplyRestitution(ContactConstraint* c, SolverBody* a, SolverBody* b, Real threshold) {
   if (c->restitution == Real(0)) return;
   if (c->relative_velocity > -threshold || c->max_normal_impulse == Real(0)) return;
-  Real vn = RowSpeed(c->rows[0], c->normal, *a, *b);
+  Real vn = RowSpeed(c->row, c->normal, *a, *b);
   Real impulse = -c->normal_mass * (vn + c->restitution * c->relative_velocity);
   Real total = Max(c->normal_impulse + impulse, Real(0));
   impulse = total - c->normal_impulse;
   c->normal_impulse = total;
   c->max_normal_impulse = Max(c->max_normal_impulse, impulse);
-  RowImpulse(c->rows[0], c->normal, impulse, a, b);
+  RowImpulse(c->row, c->normal, impulse, a, b);
+}
+
+// Per-point friction for the state (logging and next step's warm start): the manifold's
+// tangential force shared in proportion to the normal forces, plus the twist as a force couple
+// tau (n x d_i) / sum |d_i|^2, which sums to zero force and to torque tau n about the centre.
+S2R_HD Vec3 PointFrictionForce(const ContactManifold& mf, const ContactConstraint* points, int k,
+                               Real inv_h) {
+  const ContactConstraint& c = points[mf.first + k];
+  Real normal_sum = Real(0), arm2_sum = Real(0);
+  for (int i = 0; i < mf.count; ++i) {
+    normal_sum += points[mf.first + i].normal_impulse;
+    arm2_sum += LengthSq(ManifoldArm(mf, points[mf.first + i]));
+  }
+  Vec3 tangential = mf.tangent1_impulse * mf.tangent1 + mf.tangent2_impulse * mf.tangent2;
+  Real share = normal_sum > Real(0) ? c.normal_impulse / normal_sum : Real(1) / Real(mf.count);
+  Vec3 f = share * tangential;
+  if (arm2_sum > Real(0)) f += (mf.twist_impulse / arm2_sum) * Cross(mf.normal, ManifoldArm(mf, c));
+  return inv_h * f;
+}
+
+// Warm start of a new manifold from last step's points of the same geom pair: their friction
+// forces summed (tangential) and their moment about the new centre (twist), as impulses over h.
+S2R_HD void WarmStartManifoldFriction(ContactManifold* mf, const Contact* old, int nold, int geom_a,
+                                      int geom_b, Vec3 center_world, Real h) {
+  Vec3 force{0, 0, 0};
+  Real torque = Real(0);
+  for (int o = 0; o < nold; ++o) {
+    if (old[o].geom_a != geom_a || old[o].geom_b != geom_b) continue;
+    force += old[o].friction_force;
+    torque += Dot(Cross(old[o].point - center_world, old[o].friction_force), mf->normal);
+  }
+  mf->tangent1_impulse = h * Dot(force, mf->tangent1);
+  mf->tangent2_impulse = h * Dot(force, mf->tangent2);
+  mf->twist_impulse = mf->count > 1 ? h * torque : Real(0);
 }
 
 }  // namespace s2r

@@ -68,10 +68,15 @@ S2R_HD JointFrame ComputeJointFrame(const ModelView& m, int j, const SolverBody&
   f.axis = Rotate(a.rot, LoadVec3(m.joint_axis_parent + 3 * j));
   OrthonormalBasis(f.axis, &f.t1, &f.t2);
   Quat target = a.rot * LoadQuat(m.joint_qrel0 + 4 * j);
-  Quat err = b.rot * Conjugate(target);
-  if (err.w < Real(0)) err = Quat{-err.w, -err.x, -err.y, -err.z};
-  f.rot_err = Vec3{Real(2) * err.x, Real(2) * err.y, Real(2) * err.z};
-  f.hinge_err = Cross(f.axis, Rotate(b.rot, LoadVec3(m.joint_axis_child + 3 * j)));
+  if (m.joint_type[j] != kJointHinge) {
+    Quat err = b.rot * Conjugate(target);
+    if (err.w < Real(0)) err = Quat{-err.w, -err.x, -err.y, -err.z};
+    f.rot_err = Vec3{Real(2) * err.x, Real(2) * err.y, Real(2) * err.z};
+    f.hinge_err = Vec3{0, 0, 0};
+  } else {
+    f.rot_err = Vec3{0, 0, 0};
+    f.hinge_err = Cross(f.axis, Rotate(b.rot, LoadVec3(m.joint_axis_child + 3 * j)));
+  }
   if (m.joint_type[j] == kJointHinge) {
     // angle of the child's rotation about its own axis relative to the reference
     Quat rel = Conjugate(target) * b.rot;

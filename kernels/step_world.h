@@ -19,7 +19,8 @@ namespace s2r {
 // it across worlds; CUDA gives each world its own.
 struct Workspace {
   SolverBody* bodies;              // (nbody)
-  ContactConstraint* constraints;  // (max_contacts)
+  ContactConstraint* constraints;  // (max_contacts) one per point
+  ContactManifold* manifolds;      // (max_contacts) one per touching geom pair
   Contact* contacts;               // (max_contacts) this step's points, copied to the state
   Transform* geom_xform;           // (ngeom) world pose of each geom at the step start
   Real* joint_qdot0;               // (njoint) joint velocity at the substep start
@@ -162,7 +163,7 @@ struct StepSoftness {
 // One pass over every constraint: per joint its actuators and its own rows, then contacts. The
 // solve pass runs in the substep-start configuration (frames from the substep start); the relax
 // pass, after positions moved, recomputes the joint frames.
-S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspace* ws, int ncon,
+S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspace* ws, int nman,
                      const StepSoftness& soft, bool use_bias, Real h) {
   const Real* ctrl = s.ctrl(world);
   Real* act_impulse = s.actuator_impulse(world);
@@ -176,13 +177,13 @@ S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspac
                act_impulse);
   }
   Real push = m.contact_push_velocity.At(world)[0];
-  for (int c = 0; c < ncon; ++c) {
-    ContactConstraint* cc = &ws->constraints[c];
-    SolverBody* a = &ws->bodies[cc->body_a];
-    SolverBody* b = &ws->bodies[cc->body_b];
+  for (int k = 0; k < nman; ++k) {
+    ContactManifold* mf = &ws->manifolds[k];
+    SolverBody* a = &ws->bodies[mf->body_a];
+    SolverBody* b = &ws->bodies[mf->body_b];
     bool against_static = a->inv_mass == Real(0) || b->inv_mass == Real(0);
-    SolveContact(cc, a, b, against_static ? soft.contact_static : soft.contact, use_bias,
-                 Real(1) / h, push);
+    SolveManifold(mf, ws->constraints, a, b, against_static ? soft.contact_static : soft.contact,
+                  use_bias, Real(1) / h, push);
   }
 }
 
@@ -216,27 +217,25 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
   soft.joint = MakeSoft(Min(m.joint_hertz.At(world)[0], max_hertz),
                         m.joint_damping_ratio.At(world)[0], h);
 
-  // collide, then prepare constraints warm-started from last step's matching points
+  // collide, then prepare one normal row per point, warm-started from last step's point with the
+  // same feature pair; failing that (clipping can renumber the points of a face contact when the
+  // faces are exactly aligned), from the nearest point of the same geom pair within the match
+  // radius
   int ncon = CollideWorld(m, s, world, ws);
   const Contact* old = s.contacts(world);
   int nold = s.contact_count(world);
   const Real* friction = m.geom_friction.At(world);
   const Real* restitution = m.geom_restitution.At(world);
-  Real prev_h = h;  // forces are stored as impulse / h
   Real match_radius = Real(2) * m.speculative_distance.At(world)[0];
   for (int c = 0; c < ncon; ++c) {
     const Contact& pt = ws->contacts[c];
     ContactConstraint* cc = &ws->constraints[c];
     cc->body_a = m.geom_body[pt.geom_a];
     cc->body_b = m.geom_body[pt.geom_b];
-    PrepareContact(cc, ws->bodies[cc->body_a], ws->bodies[cc->body_b], pt.point, pt.normal,
-                   pt.separation);
-    cc->friction = Max(friction[pt.geom_a], friction[pt.geom_b]);
+    PrepareContactPoint(cc, ws->bodies[cc->body_a], ws->bodies[cc->body_b], pt.point, pt.normal,
+                        pt.separation);
     cc->restitution = Max(restitution[pt.geom_a], restitution[pt.geom_b]);
-    // warm start from last step's point with the same feature pair; failing that (clipping can
-    // renumber the points of a face contact when the faces are exactly aligned), from the
-    // nearest point of the same geom pair within the match radius
-    cc->normal_impulse = cc->tangent1_impulse = cc->tangent2_impulse = Real(0);
+    cc->normal_impulse = Real(0);
     int match = -1;
     Real best = match_radius * match_radius;
     for (int o = 0; o < nold; ++o) {
@@ -251,11 +250,23 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
         match = o;
       }
     }
-    if (match >= 0) {
-      cc->normal_impulse = old[match].normal_force * prev_h;
-      cc->tangent1_impulse = Dot(old[match].friction_force, cc->tangent1) * prev_h;
-      cc->tangent2_impulse = Dot(old[match].friction_force, cc->tangent2) * prev_h;
+    if (match >= 0) cc->normal_impulse = old[match].normal_force * h;
+  }
+  // manifolds: the points of one geom pair are contiguous in narrow-phase order
+  int nman = 0;
+  for (int c = 0; c < ncon;) {
+    int first = c;
+    while (c < ncon && ws->contacts[c].geom_a == ws->contacts[first].geom_a &&
+           ws->contacts[c].geom_b == ws->contacts[first].geom_b) {
+      ++c;
     }
+    ContactManifold* mf = &ws->manifolds[nman++];
+    const SolverBody& a = ws->bodies[ws->constraints[first].body_a];
+    const SolverBody& b = ws->bodies[ws->constraints[first].body_b];
+    PrepareManifold(mf, ws->constraints, first, c - first, a, b);
+    int ga = ws->contacts[first].geom_a, gb = ws->contacts[first].geom_b;
+    mf->friction = Max(friction[ga], friction[gb]);
+    WarmStartManifoldFriction(mf, old, nold, ga, gb, a.com + mf->anchor_a, h);
   }
 
   Vec3 gravity = LoadVec3(m.gravity.At(world));
@@ -289,14 +300,14 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
         if (m.actuator_trnid[i] == j && ActuatorIsImplicit(m, i)) RowApply(AxisRow(m, j, f), a, b, act_impulse[i]);
       }
     }
-    for (int c = 0; c < ncon; ++c) {
-      ContactConstraint* cc = &ws->constraints[c];
-      WarmStartContact(*cc, &ws->bodies[cc->body_a], &ws->bodies[cc->body_b]);
+    for (int k = 0; k < nman; ++k) {
+      const ContactManifold& mf = ws->manifolds[k];
+      WarmStartManifold(mf, ws->constraints, &ws->bodies[mf.body_a], &ws->bodies[mf.body_b]);
     }
     // solve, integrate, relax
-    SolveAll(m, s, world, ws, ncon, soft, true, h);
+    SolveAll(m, s, world, ws, nman, soft, true, h);
     for (int b = 1; b < m.nbody; ++b) IntegratePosition(&ws->bodies[b], h);
-    SolveAll(m, s, world, ws, ncon, soft, false, h);
+    SolveAll(m, s, world, ws, nman, soft, false, h);
   }
 
   // restitution once per step, against the approach speed at the step start
@@ -306,14 +317,17 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
     ApplyRestitution(cc, &ws->bodies[cc->body_a], &ws->bodies[cc->body_b], threshold);
   }
 
-  // store: contact forces (per last substep), actuator forces, bodies
+  // store: contact forces (of the last substep), actuator forces, bodies
   Contact* out = s.contacts(world);
-  for (int c = 0; c < ncon; ++c) {
-    const ContactConstraint& cc = ws->constraints[c];
-    Contact pt = ws->contacts[c];
-    pt.normal_force = cc.normal_impulse / h;
-    pt.friction_force = (cc.tangent1_impulse / h) * cc.tangent1 + (cc.tangent2_impulse / h) * cc.tangent2;
-    out[c] = pt;
+  for (int k = 0; k < nman; ++k) {
+    const ContactManifold& mf = ws->manifolds[k];
+    for (int i = 0; i < mf.count; ++i) {
+      int c = mf.first + i;
+      Contact pt = ws->contacts[c];
+      pt.normal_force = ws->constraints[c].normal_impulse / h;
+      pt.friction_force = PointFrictionForce(mf, ws->constraints, i, Real(1) / h);
+      out[c] = pt;
+    }
   }
   s.contact_count(world) = ncon;
   for (int i = 0; i < m.nactuator; ++i) {

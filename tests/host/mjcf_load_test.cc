@@ -662,10 +662,10 @@ TEST(MjcfLoad, FileLoadingSetsProvenance) {
 
 TEST(MjcfLoad, BoxPushScene) {
   Model m = LoadMjcfFile(ScenePath("box_push.xml"));
-  EXPECT_NEAR(m.timestep, 0.005, 1e-9);
+  EXPECT_NEAR(m.timestep, 0.01, 1e-9);
   EXPECT_EQ(m.substeps, 4);
   EXPECT_NEAR(m.control_hz, 50, kTol);
-  EXPECT_EQ(m.steps_per_control, 4);
+  EXPECT_EQ(m.steps_per_control, 2);
   int box = m.BodyId("box");
   ASSERT_GE(box, 0);
   EXPECT_NEAR(m.body_mass[box], 0.5, 1e-6);
@@ -698,8 +698,8 @@ TEST(MjcfLoad, BoxPushScene) {
 
 TEST(MjcfLoad, PickLiftScene) {
   Model m = LoadMjcfFile(ScenePath("pick_lift.xml"));
-  EXPECT_NEAR(m.timestep, 0.005, 1e-9);
-  EXPECT_EQ(m.steps_per_control, 4);
+  EXPECT_NEAR(m.timestep, 0.01, 1e-9);
+  EXPECT_EQ(m.steps_per_control, 2);
   int object = m.BodyId("object");
   ASSERT_GE(object, 0);
   EXPECT_NEAR(m.body_mass[object], 0.2, 1e-6);
@@ -734,7 +734,7 @@ TEST(MjcfLoad, PickLiftScene) {
 TEST(MjcfLoad, Stack5Scene) {
   Model m = LoadMjcfFile(ScenePath("stack5.xml"));
   EXPECT_EQ(m.nbody(), 6);
-  EXPECT_EQ(m.steps_per_control, 4);
+  EXPECT_EQ(m.steps_per_control, 2);
   for (int i = 0; i < 5; ++i) {
     int b = m.BodyId("cube" + std::to_string(i));
     ASSERT_GE(b, 0);
