@@ -195,6 +195,7 @@ void ComputeBodyInertiaFromGeoms(Model* m, int body, const std::vector<GeomMassS
       case kGeomBox: volume = 8.0 * s[0] * s[1] * s[2]; break;
       default: continue;  // planes have no mass
     }
+    if (!(volume > 0)) continue;  // a degenerate geom carries no mass
     double density = spec.mass >= 0 ? spec.mass / volume : spec.density;
     double mass = density * volume;
     Eigen::Vector3d d;  // principal moments in the geom frame
@@ -261,13 +262,60 @@ void Model::Finalize() {
   CheckSize(actuator_gear.size(), 6 * na, "actuator_gear");
   CheckSize(site_pos.size(), 3 * ns, "site_pos");
   CheckSize(gravity.size(), 3, "gravity");
-  for (const auto* f : {&body_mass, &body_inertia, &body_ipos, &body_iquat, &body_pos0,
-                        &body_quat0, &body_linvel0, &body_angvel0, &geom_size, &geom_pos,
-                        &geom_quat, &geom_friction, &geom_restitution, &joint_range,
-                        &joint_damping, &joint_frictionloss, &joint_armature, &actuator_gear,
-                        &actuator_kp, &actuator_kv, &actuator_ctrlrange, &actuator_forcerange,
-                        &gravity, &joint_pos_child, &joint_axis_child, &site_pos, &site_quat}) {
-    CheckFinite(*f, "parameter");
+  const std::pair<const std::vector<Real>*, const char*> fields[] = {
+      {&body_mass, "body_mass"}, {&body_inertia, "body_inertia"}, {&body_ipos, "body_ipos"},
+      {&body_iquat, "body_iquat"}, {&body_pos0, "body_pos0"}, {&body_quat0, "body_quat0"},
+      {&body_linvel0, "body_linvel0"}, {&body_angvel0, "body_angvel0"}, {&geom_size, "geom_size"},
+      {&geom_pos, "geom_pos"}, {&geom_quat, "geom_quat"}, {&geom_friction, "geom_friction"},
+      {&geom_restitution, "geom_restitution"}, {&joint_range, "joint_range"},
+      {&joint_damping, "joint_damping"}, {&joint_frictionloss, "joint_frictionloss"},
+      {&joint_armature, "joint_armature"}, {&actuator_gear, "actuator_gear"},
+      {&actuator_kp, "actuator_kp"}, {&actuator_kv, "actuator_kv"},
+      {&actuator_ctrlrange, "actuator_ctrlrange"}, {&actuator_forcerange, "actuator_forcerange"},
+      {&gravity, "gravity"}, {&joint_pos_child, "joint_pos_child"},
+      {&joint_axis_child, "joint_axis_child"}, {&site_pos, "site_pos"}, {&site_quat, "site_quat"}};
+  for (const auto& f : fields) CheckFinite(*f.first, f.second);
+  CheckSize(body_ipos.size(), 3 * nb, "body_ipos");
+  CheckSize(body_iquat.size(), 4 * nb, "body_iquat");
+  CheckSize(joint_pos_child.size(), 3 * nj, "joint_pos_child");
+  CheckSize(joint_axis_child.size(), 3 * nj, "joint_axis_child");
+  CheckSize(joint_damping.size(), nj, "joint_damping");
+  CheckSize(joint_frictionloss.size(), nj, "joint_frictionloss");
+  CheckSize(joint_armature.size(), nj, "joint_armature");
+  CheckSize(actuator_kp.size(), na, "actuator_kp");
+  CheckSize(actuator_kv.size(), na, "actuator_kv");
+  CheckSize(actuator_ctrlrange.size(), 2 * na, "actuator_ctrlrange");
+  CheckSize(actuator_forcerange.size(), 2 * na, "actuator_forcerange");
+  CheckSize(site_quat.size(), 4 * ns, "site_quat");
+
+  // --- indices and ranges ---
+  for (size_t i = 0; i < na; ++i) {
+    int id = actuator_trnid[i];
+    int limit = actuator_trntype[i] == kTransmissionJoint ? static_cast<int>(nj) : static_cast<int>(ns);
+    if (id < 0 || id >= limit) Fail("actuator '" + actuator_name[i] + "' refers to a missing joint or site");
+    if (actuator_trntype[i] == kTransmissionJoint) {
+      int jt = joint_type[id];
+      if (jt != kJointHinge && jt != kJointSlide) {
+        Fail("actuator '" + actuator_name[i] + "' drives joint '" + joint_name[id] + "', which is not a hinge or slide");
+      }
+    }
+    if (actuator_kp[i] < 0 || actuator_kv[i] < 0) Fail("actuator '" + actuator_name[i] + "' has negative kp or kv");
+    if (actuator_ctrllimited[i] && !(actuator_ctrlrange[2 * i] < actuator_ctrlrange[2 * i + 1])) {
+      Fail("actuator '" + actuator_name[i] + "' is ctrllimited but its ctrlrange is empty");
+    }
+    if (actuator_forcelimited[i] && !(actuator_forcerange[2 * i] < actuator_forcerange[2 * i + 1])) {
+      Fail("actuator '" + actuator_name[i] + "' is forcelimited but its forcerange is empty");
+    }
+  }
+  for (const auto& e : exclude_body_pairs) {
+    if (e.first < 0 || e.first >= static_cast<int>(nb) || e.second < 0 || e.second >= static_cast<int>(nb)) {
+      Fail("contact exclude refers to a missing body");
+    }
+  }
+  for (size_t j = 0; j < nj; ++j) {
+    if (joint_damping[j] < 0 || joint_frictionloss[j] < 0 || joint_armature[j] < 0) {
+      Fail("joint '" + joint_name[j] + "' has negative damping, frictionloss or armature");
+    }
   }
 
   // --- options ---

@@ -1,0 +1,142 @@
+// The s2r binary on good and bad input: exit codes, error messages that name file, line and
+// column or element, and no output file left behind when a run fails.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace s2r {
+namespace {
+
+struct RunResult {
+  int exit_code;
+  std::string output;  // stdout and stderr
+};
+
+RunResult RunS2r(const std::string& args) {
+  std::string cmd = std::string(S2R_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) out.append(buf, n);
+  int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::string TempPath(const std::string& name) {
+  return (::testing::TempDir().empty() ? std::string("/tmp/") : ::testing::TempDir()) + "s2r_cli_" + name;
+}
+
+std::string Write(const std::string& name, const std::string& text) {
+  std::string path = TempPath(name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+bool Exists(const std::string& path) { return std::ifstream(path).good(); }
+
+std::string Scene() { return std::string(S2R_SOURCE_DIR) + "/configs/scenes/box_push.xml"; }
+
+TEST(Cli, RolloutWritesTrajectoryWithNamedColumns) {
+  std::string out = TempPath("traj.csv");
+  std::remove(out.c_str());
+  std::string actions = Write("actions.csv", "act_x,act_y\n0.1,0\n0.2,0.05\n");
+  RunResult r = RunS2r("rollout " + Scene() + " --duration 0.2 --actions " + actions + " --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(out);
+  std::string header, line;
+  std::getline(in, header);
+  EXPECT_EQ(header.rfind("time,box.px,box.py,box.pz,box.qw,box.qx,box.qy,box.qz,box.vx", 0), 0u) << header;
+  EXPECT_NE(header.find(",act_x,act_y"), std::string::npos);
+  int rows = 0;
+  while (std::getline(in, line)) ++rows;
+  EXPECT_EQ(rows, 11) << "t = 0 plus 10 control steps at 50 Hz";
+  EXPECT_FALSE(Exists(out + ".tmp"));
+}
+
+TEST(Cli, BenchPrintsOneJsonObjectWithTheRequiredKeys) {
+  RunResult r = RunS2r("bench --scene builtin:stack5 --worlds 4 --control-steps 3 --repeats 1 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* key : {"\"scene\"", "\"backend\"", "\"worlds\"", "\"threads\"", "\"control_steps\"",
+                          "\"substeps\"", "\"dt\"", "\"control_hz\"", "\"env_steps_per_s\"",
+                          "\"contacts_per_step\"", "\"bytes_per_world\"", "\"state_hash\""}) {
+    EXPECT_NE(r.output.find(key), std::string::npos) << key << " missing from " << r.output;
+  }
+  EXPECT_EQ(r.output.front(), '{');
+}
+
+TEST(Cli, ActionsWithMissingColumnFailWithoutOutput) {
+  std::string out = TempPath("bad1.csv");
+  std::remove(out.c_str());
+  std::string actions = Write("missing.csv", "act_x\n0.1\n");
+  RunResult r = RunS2r("rollout " + Scene() + " --duration 0.1 --actions " + actions + " --out " + out);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find(actions + ":1:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("act_y"), std::string::npos) << r.output;
+  EXPECT_FALSE(Exists(out));
+}
+
+TEST(Cli, ActionsWithExtraColumnFailNamingIt) {
+  std::string out = TempPath("bad2.csv");
+  std::string actions = Write("extra.csv", "act_x,act_y,gripper\n0.1,0,1\n");
+  RunResult r = RunS2r("rollout " + Scene() + " --duration 0.1 --actions " + actions + " --out " + out);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("column 3 'gripper'"), std::string::npos) << r.output;
+  EXPECT_FALSE(Exists(out));
+}
+
+TEST(Cli, ActionsWithBadNumberFailNamingLineAndColumn) {
+  std::string out = TempPath("bad3.csv");
+  std::string actions = Write("nan.csv", "act_x,act_y\n0.1,0\n0.2,nan\n");
+  RunResult r = RunS2r("rollout " + Scene() + " --duration 0.1 --actions " + actions + " --out " + out);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find(actions + ":3: column 'act_y'"), std::string::npos) << r.output;
+  EXPECT_FALSE(Exists(out));
+}
+
+TEST(Cli, ActionsWithRaggedRowFail) {
+  std::string out = TempPath("bad4.csv");
+  std::string actions = Write("ragged.csv", "act_x,act_y\n0.1\n");
+  RunResult r = RunS2r("rollout " + Scene() + " --duration 0.1 --actions " + actions + " --out " + out);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find(actions + ":2: expected 2 columns, got 1"), std::string::npos) << r.output;
+}
+
+TEST(Cli, MalformedSceneFailsWithFileAndLine) {
+  std::string scene = Write("broken.xml", "<mujoco>\n  <worldbody>\n    <body name=\"a\">\n  </worldbody>\n</mujoco>\n");
+  std::string out = TempPath("bad5.csv");
+  std::remove(out.c_str());
+  RunResult r = RunS2r("rollout " + scene + " --duration 0.1 --out " + out);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find(scene + ":"), std::string::npos) << r.output;
+  EXPECT_FALSE(Exists(out));
+}
+
+TEST(Cli, UnknownElementFailsNamingIt) {
+  std::string scene = Write("tendon.xml", "<mujoco>\n  <worldbody/>\n  <tendon/>\n</mujoco>\n");
+  RunResult r = RunS2r("rollout " + scene + " --duration 0.1 --out " + TempPath("bad6.csv"));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find(scene + ":3:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("tendon"), std::string::npos) << r.output;
+}
+
+TEST(Cli, MissingSceneFileFailsCleanly) {
+  RunResult r = RunS2r("bench --scene /nonexistent/scene.xml --worlds 1 --control-steps 1");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("/nonexistent/scene.xml"), std::string::npos) << r.output;
+}
+
+TEST(Cli, BadBackendAndCountsAreRejected) {
+  EXPECT_NE(RunS2r("bench --worlds 0 --control-steps 1").exit_code, 0);
+  EXPECT_NE(RunS2r("bench --worlds 1 --backend tpu").exit_code, 0);
+  EXPECT_NE(RunS2r("rollout builtin:box_push --duration -1 --out " + TempPath("x.csv")).exit_code, 0);
+}
+
+}  // namespace
+}  // namespace s2r
