@@ -37,7 +37,10 @@ __global__ void ControlStepKernel(ModelView m, StateView s, DeviceWorkspaces dw,
                dw.geom_xform + static_cast<int64_t>(world) * m.ngeom,
                dw.joint_qdot0 + static_cast<int64_t>(world) * (m.njoint + 1),
                dw.joint_frame + static_cast<int64_t>(world) * (m.njoint + 1),
-               dw.joint_factor + static_cast<int64_t>(world) * (m.njoint + 1) * kJointFactorSize};
+               dw.joint_factor + static_cast<int64_t>(world) * (m.njoint + 1) * kJointFactorSize,
+               dw.lock_factor ? dw.lock_factor + static_cast<int64_t>(world) * dw.lock_rows * dw.lock_rows : nullptr,
+               dw.lock_scratch ? dw.lock_scratch + static_cast<int64_t>(world) * 2 * dw.lock_rows : nullptr,
+               0};
   ControlStep(m, s, world, &ws, actions + static_cast<int64_t>(world) * m.nactuator);
 }
 
@@ -177,7 +180,8 @@ class CudaBackend : public Backend {
     return sizeof(SolverBody) * model_.nbody +
            (sizeof(ContactConstraint) + sizeof(ContactManifold) + sizeof(Contact)) * model_.max_contacts +
            sizeof(Transform) * model_.ngeom +
-           (sizeof(Real) * (1 + kJointFactorSize) + sizeof(JointFrame)) * (model_.njoint + 1);
+           (sizeof(Real) * (1 + kJointFactorSize) + sizeof(JointFrame)) * (model_.njoint + 1) +
+           (lock_rows_ <= kMaxTreeLockRows ? sizeof(Real) * (lock_rows_ * lock_rows_ + 2 * lock_rows_) : 0);
   }
 
  private:
@@ -224,11 +228,17 @@ class CudaBackend : public Backend {
     ws_qdot0_.Resize(sizeof(Real) * nw * (m.njoint + 1));
     ws_frame_.Resize(sizeof(JointFrame) * nw * (m.njoint + 1));
     ws_factor_.Resize(sizeof(Real) * nw * (m.njoint + 1) * kJointFactorSize);
+    lock_rows_ = TotalLockRows(m);
+    bool together = lock_rows_ > 0 && lock_rows_ <= kMaxTreeLockRows;
+    ws_lock_factor_.Resize(together ? sizeof(Real) * nw * lock_rows_ * lock_rows_ : 0);
+    ws_lock_scratch_.Resize(together ? sizeof(Real) * nw * 2 * lock_rows_ : 0);
     workspaces_ = DeviceWorkspaces{ws_bodies_.get<SolverBody>(), ws_constraints_.get<ContactConstraint>(),
                                    ws_manifolds_.get<ContactManifold>(),
                                    ws_contacts_.get<Contact>(),  ws_xform_.get<Transform>(),
                                    ws_qdot0_.get<Real>(),        ws_frame_.get<JointFrame>(),
-                                   ws_factor_.get<Real>()};
+                                   ws_factor_.get<Real>(),
+                                   together ? ws_lock_factor_.get<Real>() : nullptr,
+                                   together ? ws_lock_scratch_.get<Real>() : nullptr, lock_rows_};
     size_t action_bytes = sizeof(Real) * nw * (m.nactuator > 0 ? m.nactuator : 1);
     S2R_CUDA_CHECK(cudaMallocHost(&pinned_actions_, action_bytes));
     actions_.Resize(action_bytes);
@@ -253,6 +263,8 @@ class CudaBackend : public Backend {
   ModelView model_;
   std::vector<DeviceBuffer> model_buffers_;
   std::vector<StateArray> state_arrays_;
+  int lock_rows_ = 0;
+  DeviceBuffer ws_lock_factor_, ws_lock_scratch_;
   DeviceBuffer ws_bodies_, ws_constraints_, ws_manifolds_, ws_contacts_, ws_xform_, ws_qdot0_, ws_frame_, ws_factor_,
       actions_;
   DeviceWorkspaces workspaces_{};

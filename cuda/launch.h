@@ -16,6 +16,9 @@ struct DeviceWorkspaces {
   Real* joint_qdot0;
   JointFrame* joint_frame;
   Real* joint_factor;
+  Real* lock_factor;   // (R * R) per world, or null when R > kMaxTreeLockRows
+  Real* lock_scratch;  // (2 R) per world
+  int32_t lock_rows;   // R
 };
 
 void LaunchResetWorlds(const ModelView& m, const StateView& s, void* stream);

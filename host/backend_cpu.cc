@@ -19,6 +19,7 @@ struct CpuScratch {
   std::vector<Real> joint_qdot0;
   std::vector<JointFrame> joint_frame;
   std::vector<Real> joint_factor;
+  std::vector<Real> lock_factor, lock_scratch;
   Workspace ws;
   void Allocate(const ModelView& m) {
     bodies.resize(m.nbody);
@@ -29,8 +30,13 @@ struct CpuScratch {
     joint_qdot0.resize(m.njoint + 1);
     joint_frame.resize(m.njoint + 1);
     joint_factor.resize((m.njoint + 1) * kJointFactorSize);
+    int rows = TotalLockRows(m);
+    bool together = rows > 0 && rows <= kMaxTreeLockRows;
+    lock_factor.assign(together ? rows * rows : 0, Real(0));
+    lock_scratch.assign(together ? 2 * rows : 0, Real(0));
     ws = Workspace{bodies.data(),      constraints.data(), manifolds.data(), contacts.data(), geom_xform.data(),
-                   joint_qdot0.data(), joint_frame.data(), joint_factor.data()};
+                   joint_qdot0.data(), joint_frame.data(), joint_factor.data(),
+                   together ? lock_factor.data() : nullptr, together ? lock_scratch.data() : nullptr, 0};
   }
 };
 

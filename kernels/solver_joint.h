@@ -202,13 +202,12 @@ S2R_HD void CholeskySolve(const Real* l, const Real* rhs, int n, Real* x) {
   }
 }
 
-// Once per physics step, in the step-start configuration: factors the joint's lock block
+// Once per substep, in the substep-start configuration: factors the joint's lock block
 // K = J M^-1 J^T, and records the axis row's inverse effective mass and unit-impulse response.
-// Every substep's solve and relax passes reuse them while the rows themselves follow the bodies
-// (Box2D v3 likewise fixes joint effective masses in its prepare stage). prep[0] = 0 marks an
-// unusable lock block.
+// The substep's solve and relax passes reuse them while the rows themselves follow the bodies.
+// prep[0] = 0 marks an unusable lock block.
 S2R_HD void PrepareJointBlock(const ModelView& m, int j, const JointFrame& f, const SolverBody& a,
-                              const SolverBody& b, Real* prep) {
+                              const SolverBody& b, Real* prep, bool lock_block = true) {
   int type = m.joint_type[j];
   int n = LockRowCount(type);
   prep[0] = Real(0);
@@ -221,6 +220,7 @@ S2R_HD void PrepareJointBlock(const ModelView& m, int j, const JointFrame& f, co
     StoreVec3(prep + kPrepAxisDv, (r.dvb + Cross(r.dwb, axis.rb)) - (r.dva + Cross(r.dwa, axis.ra)));
     StoreVec3(prep + kPrepAxisDw, r.dwb - r.dwa);
   }
+  if (!lock_block) return;
   Row rows[kMaxLockRows];
   for (int k = 0; k < n; ++k) {
     Real c;
@@ -309,10 +309,12 @@ S2R_HD Real JointActuatorImpulse(const ModelView& m, int world, int i, Real q, R
 
 // One Gauss-Seidel pass over a joint's rows in frame f (the bodies' current configuration).
 // qdot0: joint velocity at the substep start; prep: from PrepareJointBlock this step; ctrl and
-// act_impulse: the world's actuator controls and accumulated actuator impulses.
+// act_impulse: the world's actuator controls and accumulated actuator impulses. solve_locks
+// false leaves the lock rows to SolveLocksTogether (the whole world's locks as one block).
 S2R_HD void SolveJoint(const ModelView& m, int world, int j, const JointFrame& f, Real* impulse,
                        SolverBody* a, SolverBody* b, Softness soft, bool use_bias, Real h,
-                       Real qdot0, const Real* prep, const Real* ctrl, Real* act_impulse) {
+                       Real qdot0, const Real* prep, const Real* ctrl, Real* act_impulse,
+                       bool solve_locks) {
   int type = m.joint_type[j];
   if (type == kJointFree) return;
 
@@ -325,8 +327,13 @@ S2R_HD void SolveJoint(const ModelView& m, int world, int j, const JointFrame& f
   if (type != kJointWeld) {
     if (w > Real(0)) {
       Real cdot = Dot(f.axis, type == kJointHinge ? dw : dv);
+      // Force elements (actuators, armature, damping, friction loss) act in the solve pass only:
+      // they are physical forces integrated implicitly over the substep, and solving them again
+      // after the positions moved would look a further step ahead and over-damp them. The relax
+      // pass only removes the bias velocity of the constraints (limits and locks).
+      bool forces = use_bias;
       // actuators on this joint: implicit spring-dampers, clamped to their force range
-      for (int i = 0; i < m.nactuator; ++i) {
+      for (int i = 0; forces && i < m.nactuator; ++i) {
         if (m.actuator_trnid[i] != j || !ActuatorIsImplicit(m, i)) continue;
         Real imp = JointActuatorImpulse(m, world, i, f.q, cdot, w, ctrl[i], act_impulse[i], h);
         act_impulse[i] += imp;
@@ -334,7 +341,7 @@ S2R_HD void SolveJoint(const ModelView& m, int world, int j, const JointFrame& f
         cdot += w * imp;
       }
       Real armature = m.joint_armature.At(world)[j];
-      if (armature > Real(0)) {
+      if (forces && armature > Real(0)) {
         Real gamma = Real(1) / armature;
         Real& acc = impulse[kSlotArmature];
         Real imp = -(cdot - qdot0 + gamma * acc) / (w + gamma);
@@ -343,7 +350,7 @@ S2R_HD void SolveJoint(const ModelView& m, int world, int j, const JointFrame& f
         cdot += w * imp;
       }
       Real damping = m.joint_damping.At(world)[j];
-      if (damping > Real(0)) {
+      if (forces && damping > Real(0)) {
         Real gamma = Real(1) / (damping * h);
         Real& acc = impulse[kSlotDamping];
         Real imp = -(cdot + gamma * acc) / (w + gamma);
@@ -352,7 +359,7 @@ S2R_HD void SolveJoint(const ModelView& m, int world, int j, const JointFrame& f
         cdot += w * imp;
       }
       Real friction_loss = m.joint_frictionloss.At(world)[j];
-      if (friction_loss > Real(0)) {
+      if (forces && friction_loss > Real(0)) {
         Real& acc = impulse[kSlotFrictionLoss];
         Real limit = friction_loss * h;
         Real total = Clamp(acc - cdot / w, -limit, limit);
@@ -396,13 +403,15 @@ S2R_HD void SolveJoint(const ModelView& m, int world, int j, const JointFrame& f
   Vec3 linear{0, 0, 0}, angular{0, 0, 0};
   if (type == kJointHinge) angular = applied * f.axis;
   if (type == kJointSlide) linear = applied * f.axis;
-  if (prep[0] != Real(0)) {
+  if (solve_locks && prep[0] != Real(0)) {
     int n = LockRowCount(type);
     Row rows[kMaxLockRows];
     Real rhs[kMaxLockRows];
     int slots[kMaxLockRows];
-    Real mass_scale = use_bias ? soft.mass_scale : Real(1);
-    Real impulse_scale = use_bias ? soft.impulse_scale : Real(0);
+    // rigid at the velocity level (the block is solved exactly), soft only in how fast a position
+    // error is corrected: a soft lock would let a light link yield under a strong actuator
+    Real mass_scale = Real(1);
+    Real impulse_scale = Real(0);
     for (int k = 0; k < n; ++k) {
       Real c;
       rows[k] = LockRow(type, f, k, &c, &slots[k]);
@@ -420,6 +429,120 @@ S2R_HD void SolveJoint(const ModelView& m, int world, int j, const JointFrame& f
     }
   }
   ApplyLockImpulse(f, linear, angular, a, b);
+}
+
+// --- every lock row of a world as one block ------------------------------------------------------
+//
+// Per-joint blocks are exact within a joint but still Gauss-Seidel across joints, and a chain
+// with a large mass or inertia ratio (a light carriage carrying a heavy payload on a lever arm)
+// then converges too slowly in one pass: the light body is dragged off its joint. When a world has
+// at most kMaxTreeLockRows lock rows they are solved together: K = J M^-1 J^T over all of them
+// (dense, factored once per substep), one solve per pass. Cost per substep O(R^3 / 6), per pass
+// O(R^2). At the velocity level the locks are rigid (solved exactly); only the correction of a
+// position error is soft.
+constexpr int kMaxTreeLockRows = 48;
+
+// row r's velocity response to unit impulse `resp` of a row acting on bodies (qa, qb)
+S2R_HD Real CrossResponse(const Row& r, int pa, int pb, const RowResponse& resp, int qa, int qb) {
+  Vec3 dva{0, 0, 0}, dwa{0, 0, 0}, dvb{0, 0, 0}, dwb{0, 0, 0};
+  if (pa == qa) { dva = resp.dva; dwa = resp.dwa; }
+  if (pa == qb) { dva = resp.dvb; dwa = resp.dwb; }
+  if (pb == qa) { dvb = resp.dva; dwb = resp.dwa; }
+  if (pb == qb) { dvb = resp.dvb; dwb = resp.dwb; }
+  if (r.angular) return Dot(r.n, dwb - dwa);
+  return Dot(r.n, (dvb + Cross(dwb, r.rb)) - (dva + Cross(dwa, r.ra)));
+}
+
+// total lock rows of the model's joints
+S2R_HD int TotalLockRows(const ModelView& m) {
+  int n = 0;
+  for (int j = 0; j < m.njoint; ++j) n += LockRowCount(m.joint_type[j]);
+  return n;
+}
+
+// Assembles and factors the world's lock block from the joint frames (step start). factor holds
+// R x R. Returns false if it cannot be factored (then per-joint blocks are used).
+S2R_HD bool PrepareLocksTogether(const ModelView& m, const JointFrame* frames,
+                                 const SolverBody* bodies, Real* factor) {
+  int total = TotalLockRows(m);
+  // every lock row with its bodies and its response to a unit impulse
+  Row rows[kMaxTreeLockRows];
+  RowResponse resp[kMaxTreeLockRows];
+  int body_a[kMaxTreeLockRows], body_b[kMaxTreeLockRows];
+  int r = 0;
+  for (int j = 0; j < m.njoint; ++j) {
+    int type = m.joint_type[j];
+    int pa = m.joint_parent[j], pb = m.joint_body[j];
+    for (int k = 0; k < LockRowCount(type); ++k, ++r) {
+      Real c;
+      int slot;
+      rows[r] = LockRow(type, frames[j], k, &c, &slot);
+      resp[r] = UnitImpulseResponse(rows[r], bodies[pa], bodies[pb]);
+      body_a[r] = pa;
+      body_b[r] = pb;
+    }
+  }
+  // K: row r2's velocity response to row r's unit impulse, zero unless they share a body
+  for (int col = 0; col < total; ++col) {
+    for (int row = col; row < total; ++row) {
+      bool touches = body_a[row] == body_a[col] || body_a[row] == body_b[col] ||
+                     body_b[row] == body_a[col] || body_b[row] == body_b[col];
+      Real v = touches ? CrossResponse(rows[row], body_a[row], body_b[row], resp[col], body_a[col],
+                                       body_b[col])
+                       : Real(0);
+      factor[row * total + col] = v;
+      factor[col * total + row] = v;
+    }
+  }
+  return CholeskyFactor(factor, total);
+}
+
+// One pass over all lock rows at once. frames: the joints' current frames; scratch: 2 R reals.
+S2R_HD void SolveLocksTogether(const ModelView& m, const JointFrame* frames, SolverBody* bodies,
+                               Real* joint_impulse /* (njoint, kJointImpulseSlots) */,
+                               const Real* factor, Real* scratch, Softness soft, bool use_bias) {
+  int total = TotalLockRows(m);
+  Real* rhs = scratch;
+  Real* dl = scratch + total;
+  int r = 0;
+  for (int j = 0; j < m.njoint; ++j) {
+    int type = m.joint_type[j];
+    int n = LockRowCount(type);
+    if (n == 0) continue;
+    const SolverBody& a = bodies[m.joint_parent[j]];
+    const SolverBody& b = bodies[m.joint_body[j]];
+    const JointFrame& f = frames[j];
+    Vec3 dv = PointVelocity(b, f.rb) - PointVelocity(a, f.ra);
+    Vec3 dw = b.w - a.w;
+    for (int k = 0; k < n; ++k, ++r) {
+      Real c;
+      int slot;
+      Row row = LockRow(type, f, k, &c, &slot);
+      rhs[r] = Dot(row.n, row.angular ? dw : dv) + (use_bias ? soft.bias_rate * c : Real(0));
+    }
+  }
+  CholeskySolve(factor, rhs, total, dl);
+  // rigid at the velocity level, soft (bias_rate) only in the position correction
+  Real mass_scale = Real(1);
+  Real impulse_scale = Real(0);
+  r = 0;
+  for (int j = 0; j < m.njoint; ++j) {
+    int type = m.joint_type[j];
+    int n = LockRowCount(type);
+    if (n == 0) continue;
+    Real* impulse = joint_impulse + j * kJointImpulseSlots;
+    Vec3 linear{0, 0, 0}, angular{0, 0, 0};
+    for (int k = 0; k < n; ++k, ++r) {
+      Real c;
+      int slot;
+      Row row = LockRow(type, frames[j], k, &c, &slot);
+      Real imp = -mass_scale * dl[r] - impulse_scale * impulse[slot];
+      impulse[slot] += imp;
+      if (row.angular) angular += imp * row.n;
+      else linear += imp * row.n;
+    }
+    ApplyLockImpulse(frames[j], linear, angular, &bodies[m.joint_parent[j]], &bodies[m.joint_body[j]]);
+  }
 }
 
 }  // namespace s2r

@@ -33,16 +33,19 @@ S2R_HD Softness MakeSoft(Real hertz, Real zeta, Real h) {
   return Softness{omega / a1, a2 * a3, a3};
 }
 
-// Implicit spring-damper f = -k C - c Cdot over a step h, in "CFM/ERP" form: one update is
+// Implicit spring-damper f = -k C_mid - c Cdot' over a step h, where Cdot' is the velocity at the
+// step's end and C_mid = C + (h/2) Cdot' the position midway through the step (trapezoidal in
+// position: an undamped spring keeps its energy at any step, where backward Euler's C + h Cdot'
+// would add numerical damping of about omega h / 2). In "CFM/ERP" form one update is
 //   d_lambda = -(Cdot + bias_rate C + gamma lambda) / (w + gamma)
 // with w the constraint's inverse effective mass. gamma <= 0 marks an inactive row.
 struct SpringDamper {
-  Real bias_rate;  // k / (c + h k), 1/s
-  Real gamma;      // 1 / (h (c + h k)), compliance per step
+  Real bias_rate;  // k / (c + h k / 2), 1/s
+  Real gamma;      // 1 / (h (c + h k / 2)), compliance per step
 };
 
 S2R_HD SpringDamper MakeSpringDamper(Real stiffness, Real damping, Real h) {
-  Real d = damping + h * stiffness;
+  Real d = damping + Real(0.5) * h * stiffness;
   if (d <= Real(0)) return SpringDamper{Real(0), Real(-1)};
   return SpringDamper{stiffness / d, Real(1) / (h * d)};
 }

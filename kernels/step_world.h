@@ -26,6 +26,9 @@ struct Workspace {
   Real* joint_qdot0;               // (njoint) joint velocity at the substep start
   JointFrame* joint_frame;         // (njoint) joint geometry at the substep start
   Real* joint_factor;              // (njoint, kJointFactorSize) lock-block Cholesky factors
+  Real* lock_factor;               // (R, R) all lock rows' factor, R = TotalLockRows <= kMaxTreeLockRows
+  Real* lock_scratch;              // (2 R)
+  int32_t locks_together;          // set per step: the world's locks are solved as one block
 };
 
 S2R_HD void ResetWorld(const ModelView& m, const StateView& s, int world) {
@@ -160,22 +163,14 @@ struct StepSoftness {
   Softness joint;
 };
 
-// One pass over every constraint: per joint its actuators and its own rows, then contacts. The
+// One pass over every constraint: contacts, then per joint its actuators and axis rows, then the
+// joint locks last (they are solved exactly, so each pass ends with the joints holding). The
 // solve pass runs in the substep-start configuration (frames from the substep start); the relax
 // pass, after positions moved, recomputes the joint frames.
 S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspace* ws, int nman,
                      const StepSoftness& soft, bool use_bias, Real h) {
   const Real* ctrl = s.ctrl(world);
   Real* act_impulse = s.actuator_impulse(world);
-  for (int j = 0; j < m.njoint; ++j) {
-    if (m.joint_type[j] == kJointFree) continue;
-    SolverBody* a = &ws->bodies[m.joint_parent[j]];
-    SolverBody* b = &ws->bodies[m.joint_body[j]];
-    if (!use_bias) ws->joint_frame[j] = ComputeJointFrame(m, j, *a, *b);
-    SolveJoint(m, world, j, ws->joint_frame[j], s.joint_impulse(world, j), a, b, soft.joint,
-               use_bias, h, ws->joint_qdot0[j], ws->joint_factor + j * kJointFactorSize, ctrl,
-               act_impulse);
-  }
   Real push = m.contact_push_velocity.At(world)[0];
   for (int k = 0; k < nman; ++k) {
     ContactManifold* mf = &ws->manifolds[k];
@@ -184,6 +179,19 @@ S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspac
     bool against_static = a->inv_mass == Real(0) || b->inv_mass == Real(0);
     SolveManifold(mf, ws->constraints, a, b, against_static ? soft.contact_static : soft.contact,
                   use_bias, Real(1) / h, push);
+  }
+  for (int j = 0; j < m.njoint; ++j) {
+    if (m.joint_type[j] == kJointFree) continue;
+    SolverBody* a = &ws->bodies[m.joint_parent[j]];
+    SolverBody* b = &ws->bodies[m.joint_body[j]];
+    if (!use_bias) ws->joint_frame[j] = ComputeJointFrame(m, j, *a, *b);
+    SolveJoint(m, world, j, ws->joint_frame[j], s.joint_impulse(world, j), a, b, soft.joint,
+               use_bias, h, ws->joint_qdot0[j], ws->joint_factor + j * kJointFactorSize, ctrl,
+               act_impulse, !ws->locks_together);
+  }
+  if (ws->locks_together) {
+    SolveLocksTogether(m, ws->joint_frame, ws->bodies, s.joint_impulse(world, 0), ws->lock_factor,
+                       ws->lock_scratch, soft.joint, use_bias);
   }
 }
 
@@ -269,11 +277,14 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
     WarmStartManifoldFriction(mf, old, nold, ga, gb, a.com + mf->anchor_a, h);
   }
 
+  int lock_rows = TotalLockRows(m);
+  bool together = lock_rows > 0 && lock_rows <= kMaxTreeLockRows && ws->lock_factor != nullptr;
   Vec3 gravity = LoadVec3(m.gravity.At(world));
   Real* act_impulse = s.actuator_impulse(world);
   for (int sub = 0; sub < m.substeps; ++sub) {
-    // joint frames at the substep start (lock-block factors once per step); joint velocities
-    // before this substep's forces (armature rows need them)
+    // joint frames and lock-block factors at the substep start (a slide's lever arm changes as
+    // it extends, so the factors cannot be held for a whole step); joint velocities before this
+    // substep's forces (armature rows need them)
     for (int j = 0; j < m.njoint; ++j) {
       if (m.joint_type[j] == kJointFree) continue;
       const SolverBody& a = ws->bodies[m.joint_parent[j]];
@@ -282,7 +293,16 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
       ws->joint_frame[j] = f;
       bool axial = m.joint_type[j] == kJointHinge || m.joint_type[j] == kJointSlide;
       ws->joint_qdot0[j] = axial ? RowVelocity(AxisRow(m, j, f), a, b) : Real(0);
-      if (sub == 0) PrepareJointBlock(m, j, f, a, b, ws->joint_factor + j * kJointFactorSize);
+      PrepareJointBlock(m, j, f, a, b, ws->joint_factor + j * kJointFactorSize, !together);
+    }
+    ws->locks_together =
+        together && PrepareLocksTogether(m, ws->joint_frame, ws->bodies, ws->lock_factor);
+    if (together && !ws->locks_together) {  // singular: fall back to per-joint blocks
+      for (int j = 0; j < m.njoint; ++j) {
+        if (m.joint_type[j] == kJointFree) continue;
+        PrepareJointBlock(m, j, ws->joint_frame[j], ws->bodies[m.joint_parent[j]],
+                          ws->bodies[m.joint_body[j]], ws->joint_factor + j * kJointFactorSize);
+      }
     }
     // external forces
     for (int b = 1; b < m.nbody; ++b) {
