@@ -39,7 +39,7 @@ __global__ void ControlStepKernel(ModelView m, StateView s, DeviceWorkspaces dw,
                dw.joint_frame + static_cast<int64_t>(world) * (m.njoint + 1),
                dw.joint_factor + static_cast<int64_t>(world) * (m.njoint + 1) * kJointFactorSize,
                dw.lock_factor ? dw.lock_factor + static_cast<int64_t>(world) * dw.lock_rows * dw.lock_rows : nullptr,
-               dw.lock_scratch ? dw.lock_scratch + static_cast<int64_t>(world) * 2 * dw.lock_rows : nullptr,
+               dw.lock_scratch ? dw.lock_scratch + static_cast<int64_t>(world) * 3 * dw.lock_rows : nullptr,
                0};
   ControlStep(m, s, world, &ws, actions + static_cast<int64_t>(world) * m.nactuator);
 }
@@ -181,7 +181,7 @@ class CudaBackend : public Backend {
            (sizeof(ContactConstraint) + sizeof(ContactManifold) + sizeof(Contact)) * model_.max_contacts +
            sizeof(Transform) * model_.ngeom +
            (sizeof(Real) * (1 + kJointFactorSize) + sizeof(JointFrame)) * (model_.njoint + 1) +
-           (lock_rows_ <= kMaxTreeLockRows ? sizeof(Real) * (lock_rows_ * lock_rows_ + 2 * lock_rows_) : 0);
+           (lock_rows_ <= kMaxTreeLockRows ? sizeof(Real) * (lock_rows_ * lock_rows_ + 3 * lock_rows_) : 0);
   }
 
  private:
@@ -231,7 +231,7 @@ class CudaBackend : public Backend {
     lock_rows_ = TotalLockRows(m);
     bool together = lock_rows_ > 0 && lock_rows_ <= kMaxTreeLockRows;
     ws_lock_factor_.Resize(together ? sizeof(Real) * nw * lock_rows_ * lock_rows_ : 0);
-    ws_lock_scratch_.Resize(together ? sizeof(Real) * nw * 2 * lock_rows_ : 0);
+    ws_lock_scratch_.Resize(together ? sizeof(Real) * nw * 3 * lock_rows_ : 0);
     workspaces_ = DeviceWorkspaces{ws_bodies_.get<SolverBody>(), ws_constraints_.get<ContactConstraint>(),
                                    ws_manifolds_.get<ContactManifold>(),
                                    ws_contacts_.get<Contact>(),  ws_xform_.get<Transform>(),

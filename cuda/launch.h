@@ -17,7 +17,7 @@ struct DeviceWorkspaces {
   JointFrame* joint_frame;
   Real* joint_factor;
   Real* lock_factor;   // (R * R) per world, or null when R > kMaxTreeLockRows
-  Real* lock_scratch;  // (2 R) per world
+  Real* lock_scratch;  // (3 R) per world
   int32_t lock_rows;   // R
 };
 

@@ -33,7 +33,7 @@ struct CpuScratch {
     int rows = TotalLockRows(m);
     bool together = rows > 0 && rows <= kMaxTreeLockRows;
     lock_factor.assign(together ? rows * rows : 0, Real(0));
-    lock_scratch.assign(together ? 2 * rows : 0, Real(0));
+    lock_scratch.assign(together ? 3 * rows : 0, Real(0));
     ws = Workspace{bodies.data(),      constraints.data(), manifolds.data(), contacts.data(), geom_xform.data(),
                    joint_qdot0.data(), joint_frame.data(), joint_factor.data(),
                    together ? lock_factor.data() : nullptr, together ? lock_scratch.data() : nullptr, 0};

@@ -139,7 +139,8 @@ constexpr int kMaxLockRows = 6;
 constexpr int kPrepAxisInvMass = kMaxLockRows * kMaxLockRows;
 constexpr int kPrepAxisDv = kPrepAxisInvMass + 1;
 constexpr int kPrepAxisDw = kPrepAxisDv + 3;
-constexpr int kJointFactorSize = kPrepAxisDw + 3;
+constexpr int kPrepAxisInvMassLocked = kPrepAxisDw + 3;  // through the world's lock block
+constexpr int kJointFactorSize = kPrepAxisInvMassLocked + 1;
 
 // velocity change of both bodies per unit impulse along a row
 struct RowResponse {
@@ -198,6 +199,54 @@ S2R_HD void CholeskySolve(const Real* l, const Real* rhs, int n, Real* x) {
   for (int i = n - 1; i >= 0; --i) {
     Real v = x[i];
     for (int p = i + 1; p < n; ++p) v -= l[p * n + i] * x[p];
+    x[i] = v / l[i * n + i];
+  }
+}
+
+// Envelope (profile) Cholesky: row i of K is zero left of column first[i], and so is row i of its
+// factor, so the inner products start at max(first[i], first[j]). A chain of joints ordered from
+// the root has a narrow envelope; this turns the O(R^3) dense factor into about O(R b^2).
+S2R_HD bool EnvelopeCholeskyFactor(Real* k, int n, Real* first) {
+  Real trace = Real(0);
+  for (int i = 0; i < n; ++i) trace += k[i * n + i];
+  if (!(trace > Real(0))) return false;
+  Real eps = trace * Real(1e-6) / Real(n);
+  for (int i = 0; i < n; ++i) {
+    k[i * n + i] += eps;
+    int f = 0;
+    while (f < i && k[i * n + f] == Real(0)) ++f;
+    first[i] = Real(f);
+  }
+  for (int j = 0; j < n; ++j) {
+    int fj = static_cast<int>(first[j]);
+    Real d = k[j * n + j];
+    for (int p = fj; p < j; ++p) d -= k[j * n + p] * k[j * n + p];
+    if (!(d > Real(0))) return false;
+    d = Sqrt(d);
+    k[j * n + j] = d;
+    Real inv = Real(1) / d;
+    for (int i = j + 1; i < n; ++i) {
+      int fi = static_cast<int>(first[i]);
+      if (fi > j) continue;  // outside row i's envelope: stays zero
+      Real v = k[i * n + j];
+      for (int p = Max(fi, fj); p < j; ++p) v -= k[i * n + p] * k[j * n + p];
+      k[i * n + j] = v * inv;
+    }
+  }
+  return true;
+}
+S2R_HD void EnvelopeCholeskySolve(const Real* l, const Real* first, const Real* rhs, int n,
+                                  Real* x) {
+  for (int i = 0; i < n; ++i) {
+    Real v = rhs[i];
+    for (int p = static_cast<int>(first[i]); p < i; ++p) v -= l[i * n + p] * x[p];
+    x[i] = v / l[i * n + i];
+  }
+  for (int i = n - 1; i >= 0; --i) {
+    Real v = x[i];
+    for (int p = i + 1; p < n; ++p) {
+      if (static_cast<int>(first[p]) <= i) v -= l[p * n + i] * x[p];
+    }
     x[i] = v / l[i * n + i];
   }
 }
@@ -323,7 +372,7 @@ S2R_HD void SolveJoint(const ModelView& m, int world, int j, const JointFrame& f
   Vec3 dv = PointVelocity(*b, f.rb) - PointVelocity(*a, f.ra);
   Vec3 dw = b->w - a->w;
   Real applied = Real(0);
-  Real w = prep[kPrepAxisInvMass];
+  Real w = prep[solve_locks ? kPrepAxisInvMass : kPrepAxisInvMassLocked];
   if (type != kJointWeld) {
     if (w > Real(0)) {
       Real cdot = Dot(f.axis, type == kJointHinge ? dw : dv);
@@ -463,7 +512,7 @@ S2R_HD int TotalLockRows(const ModelView& m) {
 // Assembles and factors the world's lock block from the joint frames (step start). factor holds
 // R x R. Returns false if it cannot be factored (then per-joint blocks are used).
 S2R_HD bool PrepareLocksTogether(const ModelView& m, const JointFrame* frames,
-                                 const SolverBody* bodies, Real* factor) {
+                                 const SolverBody* bodies, Real* factor, Real* first) {
   int total = TotalLockRows(m);
   // every lock row with its bodies and its response to a unit impulse
   Row rows[kMaxTreeLockRows];
@@ -494,13 +543,14 @@ S2R_HD bool PrepareLocksTogether(const ModelView& m, const JointFrame* frames,
       factor[col * total + row] = v;
     }
   }
-  return CholeskyFactor(factor, total);
+  return EnvelopeCholeskyFactor(factor, total, first);
 }
 
 // One pass over all lock rows at once. frames: the joints' current frames; scratch: 2 R reals.
 S2R_HD void SolveLocksTogether(const ModelView& m, const JointFrame* frames, SolverBody* bodies,
                                Real* joint_impulse /* (njoint, kJointImpulseSlots) */,
-                               const Real* factor, Real* scratch, Softness soft, bool use_bias) {
+                               const Real* factor, const Real* first, Real* scratch, Softness soft,
+                               bool use_bias) {
   int total = TotalLockRows(m);
   Real* rhs = scratch;
   Real* dl = scratch + total;
@@ -521,7 +571,7 @@ S2R_HD void SolveLocksTogether(const ModelView& m, const JointFrame* frames, Sol
       rhs[r] = Dot(row.n, row.angular ? dw : dv) + (use_bias ? soft.bias_rate * c : Real(0));
     }
   }
-  CholeskySolve(factor, rhs, total, dl);
+  EnvelopeCholeskySolve(factor, first, rhs, total, dl);
   // rigid at the velocity level, soft (bias_rate) only in the position correction
   Real mass_scale = Real(1);
   Real impulse_scale = Real(0);
@@ -543,6 +593,43 @@ S2R_HD void SolveLocksTogether(const ModelView& m, const JointFrame* frames, Sol
     }
     ApplyLockImpulse(frames[j], linear, angular, &bodies[m.joint_parent[j]], &bodies[m.joint_body[j]]);
   }
+}
+
+// The axis row's inverse effective mass seen through the locks (a Schur complement):
+//   w_eff = J_axis M^-1 J_axis^T - u^T K^-1 u,  u = J_lock M^-1 J_axis^T.
+// The lock solve that follows an axis impulse in the same pass redistributes it, so the axis
+// velocity changes by w_eff per unit impulse, not by the bare w: for a pendulum on a hinge w_eff is
+// 1 / I_pivot where w is 1 / I_com, a factor m L^2 / I_com apart. Rows acting along the axis
+// (limits, servos, damping) use w_eff so that one pass gets their impulse right.
+S2R_HD Real AxisInvMassThroughLocks(const ModelView& m, int j, const JointFrame* frames,
+                                    const SolverBody* bodies, const Real* factor,
+                                    const Real* first, Real* scratch) {
+  int total = TotalLockRows(m);
+  int pa = m.joint_parent[j], pb = m.joint_body[j];
+  Row axis = AxisRow(m, j, frames[j]);
+  RowResponse resp = UnitImpulseResponse(axis, bodies[pa], bodies[pb]);
+  Real w = RowVelocityOfResponse(axis, resp);
+  Real* u = scratch;
+  Real* y = scratch + total;
+  int r = 0;
+  for (int j2 = 0; j2 < m.njoint; ++j2) {
+    int type2 = m.joint_type[j2];
+    int qa = m.joint_parent[j2], qb = m.joint_body[j2];
+    bool touches = qa == pa || qa == pb || qb == pa || qb == pb;
+    for (int k = 0; k < LockRowCount(type2); ++k, ++r) {
+      u[r] = Real(0);
+      if (!touches) continue;
+      Real c;
+      int slot;
+      Row row = LockRow(type2, frames[j2], k, &c, &slot);
+      u[r] = CrossResponse(row, qa, qb, resp, pa, pb);
+    }
+  }
+  EnvelopeCholeskySolve(factor, first, u, total, y);
+  Real reduced = w;
+  for (int i = 0; i < total; ++i) reduced -= u[i] * y[i];
+  // a row the locks fully determine has no inertia left along the axis: keep it well posed
+  return Max(reduced, Real(1e-6) * w);
 }
 
 }  // namespace s2r

@@ -27,7 +27,7 @@ struct Workspace {
   JointFrame* joint_frame;         // (njoint) joint geometry at the substep start
   Real* joint_factor;              // (njoint, kJointFactorSize) lock-block Cholesky factors
   Real* lock_factor;               // (R, R) all lock rows' factor, R = TotalLockRows <= kMaxTreeLockRows
-  Real* lock_scratch;              // (2 R)
+  Real* lock_scratch;              // (3 R): two vectors and the factor's envelope
   int32_t locks_together;          // set per step: the world's locks are solved as one block
 };
 
@@ -190,8 +190,9 @@ S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspac
                act_impulse, !ws->locks_together);
   }
   if (ws->locks_together) {
+    int rows = TotalLockRows(m);
     SolveLocksTogether(m, ws->joint_frame, ws->bodies, s.joint_impulse(world, 0), ws->lock_factor,
-                       ws->lock_scratch, soft.joint, use_bias);
+                       ws->lock_scratch + 2 * rows, ws->lock_scratch, soft.joint, use_bias);
   }
 }
 
@@ -296,7 +297,19 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
       PrepareJointBlock(m, j, f, a, b, ws->joint_factor + j * kJointFactorSize, !together);
     }
     ws->locks_together =
-        together && PrepareLocksTogether(m, ws->joint_frame, ws->bodies, ws->lock_factor);
+        together && PrepareLocksTogether(m, ws->joint_frame, ws->bodies, ws->lock_factor,
+                                          ws->lock_scratch + 2 * lock_rows);
+    // the axis rows' effective masses through the locks change slowly with the configuration:
+    // once per step (a stale value only slows convergence; the locks are solved exactly)
+    if (ws->locks_together && sub == 0) {
+      for (int j = 0; j < m.njoint; ++j) {
+        int type = m.joint_type[j];
+        if (type != kJointHinge && type != kJointSlide) continue;
+        ws->joint_factor[j * kJointFactorSize + kPrepAxisInvMassLocked] = AxisInvMassThroughLocks(
+            m, j, ws->joint_frame, ws->bodies, ws->lock_factor, ws->lock_scratch + 2 * lock_rows,
+            ws->lock_scratch);
+      }
+    }
     if (together && !ws->locks_together) {  // singular: fall back to per-joint blocks
       for (int j = 0; j < m.njoint; ++j) {
         if (m.joint_type[j] == kJointFree) continue;

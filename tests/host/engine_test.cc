@@ -55,8 +55,8 @@ struct PinnedHash {
   const char* hash;
 };
 const PinnedHash kPinned[] = {
-    {"builtin:box_push", "8b4a00295f5fc1b5"},
-    {"builtin:pick_lift", "0d755aa16e5500b1"},
+    {"builtin:box_push", "c01163329dd2f260"},
+    {"builtin:pick_lift", "6be025121e476574"},
     {"builtin:stack5", "96a9191e26fb5283"},
 };
 

@@ -425,5 +425,99 @@ TEST(BenchSceneValidation, PickLiftGraspsAndLifts) {
 
 }  // namespace scenes
 
+
+// --- joint limits, friction loss, damping; velocity and motor actuators ------------------------------
+
+TEST(PhysicsValidation, HingeLimitStopsThePendulum) {
+  // released at 0.25 rad with the limit at 0.3 rad: the swing back to -0.25 is free, the limit
+  // at -0.2 rad stops it (soft limit: within 0.01 rad)
+  Model m = LoadText(Scene(R"(
+  <worldbody>
+    <body name="pendulum" pos="0 0 1">
+      <joint name="hinge" type="hinge" axis="0 1 0" range="-0.2 0.3"/>
+      <geom type="sphere" pos="0 0 -0.5" size="0.02" mass="1" contype="0" conaffinity="0"/>
+    </body>
+  </worldbody>)", 0.002, 4, 500));
+  Engine e(m, EngineOptions{});
+  Real c = Real(std::cos(0.25 / 2)), s = Real(std::sin(0.25 / 2));
+  e.SetParam("body_quat0", {1, 0, 0, 0, c, 0, s, 0});
+  e.Reset();
+  double lowest = 1;
+  for (int k = 0; k < 1000; ++k) {  // 2 s
+    e.Step(nullptr);
+    BodySample b = Sample(e, 0, 1);
+    lowest = std::min(lowest, 2 * std::atan2(b.quat[2], b.quat[0]));
+  }
+  EXPECT_GT(lowest, -0.2 - 0.01) << "the lower limit holds";
+  EXPECT_LT(lowest, -0.2 + 0.01) << "the pendulum reached the limit (it would swing to -0.25 without)";
+}
+
+const char* kSlideWithMotor = R"(
+  <option gravity="0 0 0"/>
+  <worldbody>
+    <body name="cart">
+      <joint name="slide" type="slide" axis="1 0 0" frictionloss="2"/>
+      <geom type="box" size="0.05 0.05 0.05" mass="2" contype="0" conaffinity="0"/>
+    </body>
+  </worldbody>
+  <actuator><motor name="push" joint="slide"/></actuator>)";
+
+TEST(PhysicsValidation, FrictionLossHoldsBelowItsForceAndSubtractsAbove) {
+  Model m = LoadText(Scene(kSlideWithMotor, 0.005, 4));
+  EngineOptions opt;
+  opt.nworld = 2;
+  Engine e(m, opt);
+  std::vector<Real> action{1.5f, 3.0f};  // world 0 below the 2 N friction loss, world 1 above
+  for (int k = 0; k < 50; ++k) e.Step(action.data());  // 1 s
+  EXPECT_LT(std::abs(Sample(e, 0, 1).pos[0]), 1e-6) << "1.5 N against 2 N of friction loss: no motion";
+  // 3 N - 2 N on 2 kg: a = 0.5 m/s^2, v(1 s) = 0.5 m/s (2 %)
+  EXPECT_NEAR(Sample(e, 1, 1).linvel[0], 0.5, 0.01);
+}
+
+TEST(PhysicsValidation, JointDampingDecaysExponentially) {
+  Model m = LoadText(Scene(R"(
+  <option gravity="0 0 0"/>
+  <worldbody>
+    <body name="cart">
+      <joint name="slide" type="slide" axis="1 0 0" damping="4"/>
+      <geom type="box" size="0.05 0.05 0.05" mass="2" contype="0" conaffinity="0"/>
+    </body>
+  </worldbody>)", 0.005, 4));
+  Engine e(m, EngineOptions{});
+  e.SetParam("body_linvel0", {0, 0, 0, 1, 0, 0});
+  e.Reset();
+  for (int k = 0; k < 25; ++k) e.Step(nullptr);  // 0.5 s
+  // m v' = -c v: v = exp(-c t / m) = exp(-1); implicit damping at h = 1.25 ms is within 0.2 %
+  EXPECT_NEAR(Sample(e, 0, 1).linvel[0], std::exp(-1.0), 0.01 * std::exp(-1.0));
+}
+
+TEST(PhysicsValidation, VelocityActuatorApproachesItsTarget) {
+  Model m = LoadText(Scene(R"(
+  <option gravity="0 0 0"/>
+  <worldbody>
+    <body name="cart">
+      <joint name="slide" type="slide" axis="1 0 0"/>
+      <geom type="box" size="0.05 0.05 0.05" mass="2" contype="0" conaffinity="0"/>
+    </body>
+  </worldbody>
+  <actuator><velocity name="vel" joint="slide" kv="8"/></actuator>)", 0.005, 4));
+  Engine e(m, EngineOptions{});
+  std::vector<Real> action{0.5f};
+  for (int k = 0; k < 10; ++k) e.Step(action.data());  // 0.2 s
+  // m v' = kv (u - v): v = u (1 - exp(-kv t / m)) at t = 0.2 s, 1 %
+  double expected = 0.5 * (1 - std::exp(-8 * 0.2 / 2));
+  EXPECT_NEAR(Sample(e, 0, 1).linvel[0], expected, 0.01 * expected);
+}
+
+TEST(PhysicsValidation, MotorAppliesItsForce) {
+  Model m = LoadText(Scene(kSlideWithMotor, 0.005, 4));
+  Engine e(m, EngineOptions{});
+  e.SetParam("joint_frictionloss", {0});
+  std::vector<Real> action{4.0f};
+  for (int k = 0; k < 50; ++k) e.Step(action.data());  // 1 s: a = 2 m/s^2
+  EXPECT_NEAR(Sample(e, 0, 1).linvel[0], 2.0, 1e-3);
+  EXPECT_NEAR(Sample(e, 0, 1).pos[0], 1.0, 0.5 * 2.0 * 0.00125 + 1e-3) << "x = a t^2 / 2 (first-order integration)";
+}
+
 }  // namespace
 }  // namespace s2r
