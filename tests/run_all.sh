@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh machine: install, build (CUDA backend compiled when nvcc exists),
-# run the GoogleTest suite through CTest, then the Python interop / cross-engine tests.
+# run the GoogleTest suite through CTest, again for the float64 CPU build, then the Python
+# cross-engine tests against MuJoCo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash docker/install_deps.sh
@@ -8,4 +9,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
+# the float64 reference build of the CPU engine passes the same suite (pinned hashes skip)
+cmake -S . -B build-f64 -DCMAKE_BUILD_TYPE=Release -DS2R_DOUBLE=ON -DS2R_CUDA=OFF -DS2R_BUILD_BENCH=OFF
+cmake --build build-f64 -j"$jobs"
+ctest --test-dir build-f64 --output-on-failure -j"$jobs"
 S2R_BIN="$PWD/build/s2r" .venv/bin/python -m pytest tests/python -q
