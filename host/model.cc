@@ -128,6 +128,7 @@ int AddJoint(Model* m, const std::string& name, int body, JointType type,
   m->joint_damping.push_back(0);
   m->joint_frictionloss.push_back(0);
   m->joint_armature.push_back(0);
+  m->joint_qpos0.push_back(0);
   m->body_joint[body] = id;
   m->body_dynamic[body] = 1;
   return id;
@@ -269,7 +270,8 @@ void Model::Finalize() {
       {&geom_pos, "geom_pos"}, {&geom_quat, "geom_quat"}, {&geom_friction, "geom_friction"},
       {&geom_restitution, "geom_restitution"}, {&joint_range, "joint_range"},
       {&joint_damping, "joint_damping"}, {&joint_frictionloss, "joint_frictionloss"},
-      {&joint_armature, "joint_armature"}, {&actuator_gear, "actuator_gear"},
+      {&joint_armature, "joint_armature"}, {&joint_qpos0, "joint_qpos0"},
+      {&actuator_gear, "actuator_gear"},
       {&actuator_kp, "actuator_kp"}, {&actuator_kv, "actuator_kv"},
       {&actuator_ctrlrange, "actuator_ctrlrange"}, {&actuator_forcerange, "actuator_forcerange"},
       {&gravity, "gravity"}, {&joint_pos_child, "joint_pos_child"},
@@ -282,6 +284,7 @@ void Model::Finalize() {
   CheckSize(joint_damping.size(), nj, "joint_damping");
   CheckSize(joint_frictionloss.size(), nj, "joint_frictionloss");
   CheckSize(joint_armature.size(), nj, "joint_armature");
+  CheckSize(joint_qpos0.size(), nj, "joint_qpos0");
   CheckSize(actuator_kp.size(), na, "actuator_kp");
   CheckSize(actuator_kv.size(), na, "actuator_kv");
   CheckSize(actuator_ctrlrange.size(), 2 * na, "actuator_ctrlrange");
@@ -450,6 +453,7 @@ ModelView Model::View() const {
   v.joint_damping = b(joint_damping);
   v.joint_frictionloss = b(joint_frictionloss);
   v.joint_armature = b(joint_armature);
+  v.joint_qpos0 = b(joint_qpos0);
   v.actuator_gear = b(actuator_gear);
   v.actuator_kp = b(actuator_kp);
   v.actuator_kv = b(actuator_kv);

@@ -78,14 +78,6 @@ S2R_HD Vec3 Rotate(Quat q, Vec3 v) {
 }
 S2R_HD Vec3 InvRotate(Quat q, Vec3 v) { return Rotate(Conjugate(q), v); }
 
-// rotation of angle |theta| about theta/|theta| (exponential map), exact for any angle
-S2R_HD Quat QuatFromRotationVector(Vec3 theta) {
-  Real angle = Length(theta);
-  Real half = Real(0.5) * angle;
-  // sin(half)/angle, with its Taylor series near zero
-  Real s = angle > Real(1e-4) ? Sin(half) / angle : Real(0.5) - angle * angle / Real(48);
-  return Quat{Cos(half), s * theta.x, s * theta.y, s * theta.z};
-}
 S2R_HD Quat QuatFromAxisAngle(Vec3 unit_axis, Real angle) {
   Real s = Sin(Real(0.5) * angle);
   return Quat{Cos(Real(0.5) * angle), s * unit_axis.x, s * unit_axis.y, s * unit_axis.z};
@@ -109,11 +101,6 @@ S2R_HD Mat3 QuatToMat3(Quat q) {
   return r;
 }
 S2R_HD Vec3 Column(const Mat3& a, int c) { return Vec3{a.m[0][c], a.m[1][c], a.m[2][c]}; }
-S2R_HD Vec3 TransposeMul(const Mat3& a, Vec3 v) {
-  return Vec3{a.m[0][0] * v.x + a.m[1][0] * v.y + a.m[2][0] * v.z,
-              a.m[0][1] * v.x + a.m[1][1] * v.y + a.m[2][1] * v.z,
-              a.m[0][2] * v.x + a.m[1][2] * v.y + a.m[2][2] * v.z};
-}
 // R diag(d) R^T: a principal-axis tensor expressed in the world frame
 S2R_HD Mat3 RotateDiagonal(const Mat3& r, Vec3 d) {
   Mat3 out;

@@ -96,6 +96,8 @@ struct ModelView {
   Batched<Real> body_inertia;       // (nbody, 3) principal moments about the COM, kg m^2
   Batched<Real> body_ipos;          // (nbody, 3) COM in the body frame, m
   Batched<Real> body_iquat;         // (nbody, 4) principal-axis frame in the body frame
+  // initial pose of free and static bodies; bodies below a hinge, slide or weld are placed from
+  // their parent by the joint (joint_qpos0), see ResetWorld
   Batched<Real> body_pos0;          // (nbody, 3) initial body-frame origin, world frame, m
   Batched<Real> body_quat0;         // (nbody, 4) initial body orientation, world frame
   Batched<Real> body_linvel0;       // (nbody, 3) initial COM velocity, world frame, m/s
@@ -109,6 +111,7 @@ struct ModelView {
   Batched<Real> joint_damping;      // (njoint) N s/m or N m s/rad
   Batched<Real> joint_frictionloss; // (njoint) N or N m
   Batched<Real> joint_armature;     // (njoint) kg or kg m^2, added inertia on the joint axis
+  Batched<Real> joint_qpos0;        // (njoint) initial joint coordinate, rad or m (hinge, slide)
   Batched<Real> actuator_gear;      // (nactuator, 6)
   Batched<Real> actuator_kp;        // (nactuator) N/m or N m/rad
   Batched<Real> actuator_kv;        // (nactuator) N s/m or N m s/rad

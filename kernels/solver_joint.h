@@ -31,10 +31,6 @@ S2R_HD Real RowVelocity(const Row& r, const SolverBody& a, const SolverBody& b) 
   if (r.angular) return Dot(r.n, b.w - a.w);
   return Dot(r.n, PointVelocity(b, r.rb) - PointVelocity(a, r.ra));
 }
-S2R_HD Real RowInvMass(const Row& r, const SolverBody& a, const SolverBody& b) {
-  if (r.angular) return InvEffectiveMassAngular(a, b, r.n);
-  return InvEffectiveMass(a, r.ra, b, r.rb, r.n);
-}
 S2R_HD void RowApply(const Row& r, SolverBody* a, SolverBody* b, Real impulse) {
   if (r.angular) {
     ApplyAngularImpulse(a, -impulse * r.n);
@@ -242,12 +238,11 @@ S2R_HD void EnvelopeCholeskySolve(const Real* l, const Real* first, const Real* 
     for (int p = static_cast<int>(first[i]); p < i; ++p) v -= l[i * n + p] * x[p];
     x[i] = v / l[i * n + i];
   }
+  // L^T x = y column by column: once x_i is known, its terms leave the rows inside i's envelope
   for (int i = n - 1; i >= 0; --i) {
-    Real v = x[i];
-    for (int p = i + 1; p < n; ++p) {
-      if (static_cast<int>(first[p]) <= i) v -= l[p * n + i] * x[p];
-    }
-    x[i] = v / l[i * n + i];
+    Real xi = x[i] / l[i * n + i];
+    x[i] = xi;
+    for (int p = static_cast<int>(first[i]); p < i; ++p) x[p] -= l[i * n + p] * xi;
   }
 }
 

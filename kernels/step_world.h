@@ -31,14 +31,35 @@ struct Workspace {
   int32_t locks_together;          // set per step: the world's locks are solved as one block
 };
 
+// Initial state. Free and static bodies take body_pos0 / body_quat0; a body below a hinge, slide
+// or weld is placed from its parent (bodies come after their parents) by the joint at
+// joint_qpos0: its anchor on the parent's anchor, rotated about (hinge) or moved along (slide)
+// the axis from the reference configuration. So randomizing an arm's start is one joint_qpos0
+// array, and no world starts with a violated joint.
 S2R_HD void ResetWorld(const ModelView& m, const StateView& s, int world) {
   for (int b = 0; b < m.nbody; ++b) {
+    int j = m.body_joint[b];
+    int type = j >= 0 ? m.joint_type[j] : kJointFree;
+    if (type == kJointFree) {
+      for (int k = 0; k < 3; ++k) s.body_pos(world, b)[k] = m.body_pos0.At(world)[3 * b + k];
+      StoreQuat(s.body_quat(world, b), NormalizeQuat(LoadQuat(m.body_quat0.At(world) + 4 * b)));
+    } else {
+      int p = m.body_parent[b];
+      Quat parent_rot = LoadQuat(s.body_quat(world, p));
+      Vec3 anchor = LoadVec3(s.body_pos(world, p)) +
+                    Rotate(parent_rot, LoadVec3(m.joint_pos_parent + 3 * j));
+      Quat rot = parent_rot * LoadQuat(m.joint_qrel0 + 4 * j);
+      Real q = m.joint_qpos0.At(world)[j];
+      if (type == kJointHinge) rot = rot * QuatFromAxisAngle(LoadVec3(m.joint_axis_child + 3 * j), q);
+      if (type == kJointSlide) anchor += q * Rotate(parent_rot, LoadVec3(m.joint_axis_parent + 3 * j));
+      rot = NormalizeQuat(rot);
+      StoreQuat(s.body_quat(world, b), rot);
+      StoreVec3(s.body_pos(world, b), anchor - Rotate(rot, LoadVec3(m.joint_pos_child + 3 * j)));
+    }
     for (int k = 0; k < 3; ++k) {
-      s.body_pos(world, b)[k] = m.body_pos0.At(world)[3 * b + k];
       s.body_linvel(world, b)[k] = m.body_linvel0.At(world)[3 * b + k];
       s.body_angvel(world, b)[k] = m.body_angvel0.At(world)[3 * b + k];
     }
-    StoreQuat(s.body_quat(world, b), NormalizeQuat(LoadQuat(m.body_quat0.At(world) + 4 * b)));
   }
   for (int j = 0; j < m.njoint; ++j) {
     for (int k = 0; k < kJointImpulseSlots; ++k) s.joint_impulse(world, j)[k] = Real(0);

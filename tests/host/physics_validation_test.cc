@@ -226,8 +226,7 @@ TEST(PhysicsValidation, PendulumSmallAnglePeriod) {
     </body>
   </worldbody>)", 0.002, 4, 500));
   Engine e(m, EngineOptions{});
-  Real c = Real(std::cos(theta0 / 2)), s = Real(std::sin(theta0 / 2));
-  e.SetParam("body_quat0", {1, 0, 0, 0, c, 0, s, 0});
+  e.SetParam("joint_qpos0", {Real(theta0)});
   e.Reset();
   std::vector<double> crossings;
   double prev = theta0, t = 0, dt = 0.002;
@@ -441,8 +440,7 @@ TEST(PhysicsValidation, HingeLimitStopsThePendulum) {
     </body>
   </worldbody>)", 0.002, 4, 500));
   Engine e(m, EngineOptions{});
-  Real c = Real(std::cos(0.25 / 2)), s = Real(std::sin(0.25 / 2));
-  e.SetParam("body_quat0", {1, 0, 0, 0, c, 0, s, 0});
+  e.SetParam("joint_qpos0", {0.25f});
   e.Reset();
   double lowest = 1;
   for (int k = 0; k < 1000; ++k) {  // 2 s
