@@ -133,6 +133,7 @@ class CudaBackend : public Backend {
     batched(model_.joint_frictionloss, "joint_frictionloss", nj);
     batched(model_.joint_armature, "joint_armature", nj);
     batched(model_.joint_qpos0, "joint_qpos0", nj);
+    batched(model_.joint_qvel0, "joint_qvel0", nj);
     batched(model_.actuator_gear, "actuator_gear", 6 * na);
     batched(model_.actuator_kp, "actuator_kp", na);
     batched(model_.actuator_kv, "actuator_kv", na);

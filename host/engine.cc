@@ -41,6 +41,7 @@ const RealField kRealFields[] = {
     {"joint_frictionloss", &ModelView::joint_frictionloss, &Model::joint_frictionloss, 1, 'j', false, true},
     {"joint_armature", &ModelView::joint_armature, &Model::joint_armature, 1, 'j', false, true},
     {"joint_qpos0", &ModelView::joint_qpos0, &Model::joint_qpos0, 1, 'j', false, false},
+    {"joint_qvel0", &ModelView::joint_qvel0, &Model::joint_qvel0, 1, 'j', false, false},
     {"actuator_gear", &ModelView::actuator_gear, &Model::actuator_gear, 6, 'a', false, false},
     {"actuator_kp", &ModelView::actuator_kp, &Model::actuator_kp, 1, 'a', false, true},
     {"actuator_kv", &ModelView::actuator_kv, &Model::actuator_kv, 1, 'a', false, true},

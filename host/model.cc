@@ -129,6 +129,7 @@ int AddJoint(Model* m, const std::string& name, int body, JointType type,
   m->joint_frictionloss.push_back(0);
   m->joint_armature.push_back(0);
   m->joint_qpos0.push_back(0);
+  m->joint_qvel0.push_back(0);
   m->body_joint[body] = id;
   m->body_dynamic[body] = 1;
   return id;
@@ -271,6 +272,7 @@ void Model::Finalize() {
       {&geom_restitution, "geom_restitution"}, {&joint_range, "joint_range"},
       {&joint_damping, "joint_damping"}, {&joint_frictionloss, "joint_frictionloss"},
       {&joint_armature, "joint_armature"}, {&joint_qpos0, "joint_qpos0"},
+      {&joint_qvel0, "joint_qvel0"},
       {&actuator_gear, "actuator_gear"},
       {&actuator_kp, "actuator_kp"}, {&actuator_kv, "actuator_kv"},
       {&actuator_ctrlrange, "actuator_ctrlrange"}, {&actuator_forcerange, "actuator_forcerange"},
@@ -285,6 +287,7 @@ void Model::Finalize() {
   CheckSize(joint_frictionloss.size(), nj, "joint_frictionloss");
   CheckSize(joint_armature.size(), nj, "joint_armature");
   CheckSize(joint_qpos0.size(), nj, "joint_qpos0");
+  CheckSize(joint_qvel0.size(), nj, "joint_qvel0");
   CheckSize(actuator_kp.size(), na, "actuator_kp");
   CheckSize(actuator_kv.size(), na, "actuator_kv");
   CheckSize(actuator_ctrlrange.size(), 2 * na, "actuator_ctrlrange");
@@ -454,6 +457,7 @@ ModelView Model::View() const {
   v.joint_frictionloss = b(joint_frictionloss);
   v.joint_armature = b(joint_armature);
   v.joint_qpos0 = b(joint_qpos0);
+  v.joint_qvel0 = b(joint_qvel0);
   v.actuator_gear = b(actuator_gear);
   v.actuator_kp = b(actuator_kp);
   v.actuator_kv = b(actuator_kv);

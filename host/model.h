@@ -52,7 +52,8 @@ struct Model {
   std::vector<Real> body_mass, body_inertia, body_ipos, body_iquat;
   std::vector<Real> body_pos0, body_quat0, body_linvel0, body_angvel0;
   std::vector<Real> geom_size, geom_pos, geom_quat, geom_friction, geom_restitution;
-  std::vector<Real> joint_range, joint_damping, joint_frictionloss, joint_armature, joint_qpos0;
+  std::vector<Real> joint_range, joint_damping, joint_frictionloss, joint_armature, joint_qpos0,
+      joint_qvel0;
   std::vector<Real> actuator_gear, actuator_kp, actuator_kv, actuator_ctrlrange,
       actuator_forcerange;
   std::vector<int32_t> latency_steps{0};

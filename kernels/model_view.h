@@ -112,6 +112,7 @@ struct ModelView {
   Batched<Real> joint_frictionloss; // (njoint) N or N m
   Batched<Real> joint_armature;     // (njoint) kg or kg m^2, added inertia on the joint axis
   Batched<Real> joint_qpos0;        // (njoint) initial joint coordinate, rad or m (hinge, slide)
+  Batched<Real> joint_qvel0;        // (njoint) initial joint velocity, rad/s or m/s (hinge, slide)
   Batched<Real> actuator_gear;      // (nactuator, 6)
   Batched<Real> actuator_kp;        // (nactuator) N/m or N m/rad
   Batched<Real> actuator_kv;        // (nactuator) N s/m or N m s/rad

@@ -31,11 +31,12 @@ struct Workspace {
   int32_t locks_together;          // set per step: the world's locks are solved as one block
 };
 
-// Initial state. Free and static bodies take body_pos0 / body_quat0; a body below a hinge, slide
-// or weld is placed from its parent (bodies come after their parents) by the joint at
-// joint_qpos0: its anchor on the parent's anchor, rotated about (hinge) or moved along (slide)
-// the axis from the reference configuration. So randomizing an arm's start is one joint_qpos0
-// array, and no world starts with a violated joint.
+// Initial state. Free and static bodies take body_pos0 / body_quat0 and body_linvel0 /
+// body_angvel0; a body below a hinge, slide or weld is placed from its parent (bodies come after
+// their parents) by the joint at joint_qpos0 -- its anchor on the parent's anchor, rotated about
+// (hinge) or moved along (slide) the axis from the reference configuration -- and moves with its
+// parent plus joint_qvel0 along the axis. So randomizing an arm's start is one joint_qpos0 (and
+// joint_qvel0) array, and no world starts with a violated joint.
 S2R_HD void ResetWorld(const ModelView& m, const StateView& s, int world) {
   for (int b = 0; b < m.nbody; ++b) {
     int j = m.body_joint[b];
@@ -55,6 +56,22 @@ S2R_HD void ResetWorld(const ModelView& m, const StateView& s, int world) {
       rot = NormalizeQuat(rot);
       StoreQuat(s.body_quat(world, b), rot);
       StoreVec3(s.body_pos(world, b), anchor - Rotate(rot, LoadVec3(m.joint_pos_child + 3 * j)));
+      // velocity: the parent's motion at the child's COM plus the joint's own rate
+      Vec3 com = LoadVec3(s.body_pos(world, b)) + Rotate(rot, LoadVec3(m.body_ipos.At(world) + 3 * b));
+      Vec3 parent_com = LoadVec3(s.body_pos(world, p)) +
+                        Rotate(parent_rot, LoadVec3(m.body_ipos.At(world) + 3 * p));
+      Vec3 w = LoadVec3(s.body_angvel(world, p));
+      Vec3 v = LoadVec3(s.body_linvel(world, p)) + Cross(w, com - parent_com);
+      Real qdot = m.joint_qvel0.At(world)[j];
+      Vec3 axis = Rotate(parent_rot, LoadVec3(m.joint_axis_parent + 3 * j));
+      if (type == kJointHinge) {
+        w += qdot * axis;
+        v += Cross(qdot * axis, com - anchor);
+      }
+      if (type == kJointSlide) v += qdot * axis;
+      StoreVec3(s.body_linvel(world, b), v);
+      StoreVec3(s.body_angvel(world, b), w);
+      continue;
     }
     for (int k = 0; k < 3; ++k) {
       s.body_linvel(world, b)[k] = m.body_linvel0.At(world)[3 * b + k];

@@ -168,6 +168,14 @@ TEST(EngineParams, JointQpos0PlacesBodiesByForwardKinematics) {
   EXPECT_NEAR(Sample(e, 1, 2).pos[1], 0.6, 1e-6);
   EXPECT_NEAR(Sample(e, 1, 2).pos[2], 1.0, 1e-6);
   EXPECT_NEAR(std::abs(Sample(e, 1, 1).quat[3]), std::sqrt(0.5), 1e-6);
+  // initial joint velocity: the shoulder turning at 2 rad/s moves the extended tip at 1.2 m/s
+  e.SetParam("joint_qvel0", {0, 0, 2, 0});
+  e.Reset();
+  EXPECT_NEAR(Sample(e, 1, 1).angvel[2], 2.0, 1e-6);
+  EXPECT_NEAR(Sample(e, 1, 2).linvel[0], -2.0 * 0.6, 1e-5);
+  EXPECT_NEAR(Sample(e, 1, 2).linvel[1], 0.0, 1e-5);
+  e.ClearParam("joint_qvel0");
+  e.Reset();
   // consistent with the joints: nothing moves when stepped without forces
   for (int k = 0; k < 10; ++k) e.Step(nullptr);
   for (int b = 1; b <= 2; ++b) {
