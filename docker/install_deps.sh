@@ -2,13 +2,15 @@
 # Installs everything s2r needs on a fresh Debian machine (as root, or with sudo):
 #   C++: Debian packages (compilers, CMake, Eigen, pugixml, CLI11, nlohmann-json, GoogleTest,
 #        Google Benchmark, ccache); the CUDA toolkit is used when present, never installed here.
-#   Python: a virtual environment in .venv with the test oracles (MuJoCo, numpy, pytest).
+#   Python: a virtual environment in .venv with the test oracles (MuJoCo, numpy, pytest; zarr,
+#           tensorstore and numcodecs for the Zarr store interop test).
 # Safe to run again: it installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake git pkg-config ccache libeigen3-dev libpugixml-dev libcli11-dev
-          nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev python3 python3-venv)
+          nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev python3 python3-venv
+          libblosc-dev libzstd-dev zlib1g-dev)  # the last line: Zarr v3 store codecs (host/store)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -25,7 +27,7 @@ fi
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c "import mujoco, numpy, pytest" 2>/dev/null; then
+if ! .venv/bin/python -c "import mujoco, numpy, pytest, zarr, tensorstore, numcodecs" 2>/dev/null; then
   .venv/bin/pip install -q --disable-pip-version-check -r tests/python/requirements.txt
 fi
 echo "install_deps: done"

@@ -12,5 +12,6 @@ namespace s2r {
 
 void AddRolloutCommand(CLI::App* app);
 void AddBenchCommand(CLI::App* app);
+void AddInspectCommand(CLI::App* app);
 
 }  // namespace s2r

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "s2r " S2R_VERSION " " S2R_GIT_REVISION);
   s2r::AddRolloutCommand(&app);
   s2r::AddBenchCommand(&app);
+  s2r::AddInspectCommand(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

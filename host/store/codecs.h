@@ -1,0 +1,36 @@
+// Encoding and decoding of one stored chunk through a Zarr v3 codec chain: bytes (byte order),
+// sharding_indexed (inner chunks plus an offset/size index), and the bytes->bytes codecs blosc
+// (c-blosc 1.x), zstd, gzip and crc32c. Decoding never trusts its input: every size, offset and
+// checksum is checked and a failure is a StoreError naming the file, never a crash.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "host/store/dtype.h"
+#include "host/store/metadata.h"
+
+namespace s2r {
+
+// Whether the linked c-blosc knows the internal compressor `cname` (lz4, zstd, blosclz, ...).
+bool BloscHasCompressor(const std::string& cname);
+
+// Encodes one chunk of `chunk_shape` whose elements (C order, native representation) are at
+// `data`. With sharding, inner chunks equal to `fill` everywhere are left out of the shard.
+std::vector<uint8_t> EncodeChunk(const std::vector<CodecConfig>& codecs, DataType type,
+                                 const std::vector<int64_t>& chunk_shape, const FillValue& fill, const uint8_t* data,
+                                 const std::string& path);
+
+// Decodes `n` stored bytes into `out` (Product(chunk_shape) elements, C order, native). Missing
+// inner chunks of a shard become `fill`. Throws StoreError naming `path` on any inconsistency.
+void DecodeChunk(const std::vector<CodecConfig>& codecs, DataType type, const std::vector<int64_t>& chunk_shape,
+                 const FillValue& fill, const uint8_t* encoded, size_t n, uint8_t* out, const std::string& path);
+
+// One bytes->bytes codec, for tests and tools.
+std::vector<uint8_t> EncodeBytesToBytes(const CodecConfig& codec, const std::vector<uint8_t>& in,
+                                        const std::string& path);
+std::vector<uint8_t> DecodeBytesToBytes(const CodecConfig& codec, const std::vector<uint8_t>& in,
+                                        const std::string& path);
+
+}  // namespace s2r

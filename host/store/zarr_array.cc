@@ -1,0 +1,272 @@
+// Arrays and groups on top of the codec chain and the atomic file primitives.
+#include "host/store/zarr_array.h"
+
+#include <algorithm>
+
+#include "host/store/codecs.h"
+#include "host/store/file_io.h"
+#include "host/store/nd_box.h"
+
+namespace s2r {
+namespace {
+
+using json = nlohmann::json;
+
+std::string MetadataPath(const std::string& node) { return JoinPath(node, "zarr.json"); }
+
+void WriteJsonAtomic(const std::string& file, const json& doc) {
+  const std::string text = doc.dump(2) + "\n";
+  WriteFileAtomic(file, text.data(), text.size());
+}
+
+std::string ShapeText(const std::vector<int64_t>& v) { return json(v).dump(); }
+
+void CheckIndex(const std::vector<int64_t>& idx, const ArrayMetadata& meta, const std::string& path) {
+  if (idx.size() != meta.shape.size()) {
+    throw StoreError(path, "chunk index " + ShapeText(idx) + " has the wrong rank for shape " + ShapeText(meta.shape));
+  }
+  for (int64_t i : idx) {
+    if (i < 0) throw StoreError(path, "chunk index " + ShapeText(idx) + " is negative");
+  }
+}
+
+}  // namespace
+
+// --- ZarrArray -----------------------------------------------------------------------------------
+
+ZarrArray ZarrArray::Create(const std::string& path, ArrayMetadata meta) {
+  const std::string file = MetadataPath(path);
+  if (FileExists(file)) throw StoreError(file, "a Zarr node already exists here");
+  meta.Validate(file);
+  MakeDirs(path);
+  ZarrArray array(path, std::move(meta));
+  array.WriteMetadata();
+  return array;
+}
+
+ZarrArray ZarrArray::Open(const std::string& path) {
+  json doc = ReadZarrJson(path);
+  return ZarrArray(path, ParseArrayMetadata(doc, MetadataPath(path)));
+}
+
+void ZarrArray::WriteMetadata() const { WriteJsonAtomic(MetadataPath(path_), ArrayMetadataToJson(meta_)); }
+
+void ZarrArray::CheckType(DataType t) const {
+  if (t != meta_.data_type) {
+    throw StoreError(path_, std::string("array holds ") + DataTypeName(meta_.data_type) + ", not " + DataTypeName(t));
+  }
+}
+
+int64_t ZarrArray::NumElements() const { return Product(meta_.shape); }
+
+std::string ZarrArray::ChunkPath(const std::vector<int64_t>& idx) const { return JoinPath(path_, meta_.ChunkKey(idx)); }
+
+void ZarrArray::WriteChunkBytes(const std::vector<int64_t>& idx, const void* data, size_t nbytes) {
+  CheckIndex(idx, meta_, path_);
+  if (nbytes != chunk_bytes()) {
+    throw StoreError(path_, "WriteChunkBytes: got " + std::to_string(nbytes) + " bytes, a chunk of " +
+                                ShapeText(meta_.chunk_shape) + " x " + DataTypeName(meta_.data_type) + " has " +
+                                std::to_string(chunk_bytes()));
+  }
+  const std::string file = ChunkPath(idx);
+  std::vector<uint8_t> encoded = EncodeChunk(meta_.codecs, meta_.data_type, meta_.chunk_shape, meta_.fill_value,
+                                             static_cast<const uint8_t*>(data), file);
+  MakeDirs(file.substr(0, file.find_last_of('/')));
+  WriteFileAtomic(file, encoded.data(), encoded.size());
+}
+
+void ZarrArray::ReadChunkBytes(const std::vector<int64_t>& idx, void* out, size_t nbytes) const {
+  CheckIndex(idx, meta_, path_);
+  if (nbytes != chunk_bytes()) {
+    throw StoreError(path_, "ReadChunkBytes: buffer of " + std::to_string(nbytes) + " bytes, a chunk has " +
+                                std::to_string(chunk_bytes()));
+  }
+  const std::string file = ChunkPath(idx);
+  auto bytes = ReadFileIfExists(file);
+  auto* dst = static_cast<uint8_t*>(out);
+  if (!bytes) {
+    FillElements(dst, meta_.ChunkElements(), meta_.fill_value);
+    return;
+  }
+  DecodeChunk(meta_.codecs, meta_.data_type, meta_.chunk_shape, meta_.fill_value, bytes->data(), bytes->size(), dst,
+              file);
+}
+
+void ZarrArray::ReadRegionBytes(const std::vector<int64_t>& start, const std::vector<int64_t>& count, void* out,
+                                size_t nbytes) const {
+  const size_t rank = meta_.shape.size();
+  if (start.size() != rank || count.size() != rank)
+    throw StoreError(path_, "ReadRegionBytes: start/count rank mismatch");
+  for (size_t d = 0; d < rank; ++d) {
+    if (start[d] < 0 || count[d] < 0 || start[d] + count[d] > meta_.shape[d]) {
+      throw StoreError(path_, "ReadRegionBytes: box at " + ShapeText(start) + " of size " + ShapeText(count) +
+                                  " is outside the shape " + ShapeText(meta_.shape));
+    }
+  }
+  const size_t elem = element_size();
+  if (nbytes != size_t(Product(count)) * elem) {
+    throw StoreError(path_, "ReadRegionBytes: buffer of " + std::to_string(nbytes) + " bytes, the box needs " +
+                                std::to_string(size_t(Product(count)) * elem));
+  }
+  if (Product(count) == 0) return;
+  // Visit every chunk the box touches; copy the overlap of each into place.
+  std::vector<int64_t> first(rank), extent(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    first[d] = start[d] / meta_.chunk_shape[d];
+    extent[d] = (start[d] + count[d] - 1) / meta_.chunk_shape[d] - first[d] + 1;
+  }
+  std::vector<uint8_t> chunk(chunk_bytes());
+  std::vector<int64_t> rel(rank, 0), idx(rank), in_chunk(rank), in_out(rank), overlap(rank);
+  do {
+    for (size_t d = 0; d < rank; ++d) {
+      idx[d] = first[d] + rel[d];
+      int64_t lo = std::max(start[d], idx[d] * meta_.chunk_shape[d]);
+      int64_t hi = std::min(start[d] + count[d], (idx[d] + 1) * meta_.chunk_shape[d]);
+      in_chunk[d] = lo - idx[d] * meta_.chunk_shape[d];
+      in_out[d] = lo - start[d];
+      overlap[d] = hi - lo;
+    }
+    ReadChunkBytes(idx, chunk.data(), chunk.size());
+    CopyBox(chunk.data(), meta_.chunk_shape, in_chunk, static_cast<uint8_t*>(out), count, in_out, overlap, elem);
+  } while (NextIndex(&rel, extent));
+}
+
+void ZarrArray::WriteAllBytes(const void* data, size_t nbytes) {
+  const size_t rank = meta_.shape.size();
+  const size_t elem = element_size();
+  if (nbytes != size_t(NumElements()) * elem) {
+    throw StoreError(path_, "WriteAllBytes: got " + std::to_string(nbytes) + " bytes, the array of " +
+                                ShapeText(meta_.shape) + " needs " + std::to_string(size_t(NumElements()) * elem));
+  }
+  if (NumElements() == 0) return;
+  const std::vector<int64_t> grid = meta_.GridShape();
+  std::vector<uint8_t> chunk(chunk_bytes());
+  std::vector<int64_t> idx(rank, 0), origin(rank), zeros(rank, 0), overlap(rank);
+  do {
+    // The chunk at full shape: the array's values where it overlaps, the fill value elsewhere.
+    FillElements(chunk.data(), meta_.ChunkElements(), meta_.fill_value);
+    for (size_t d = 0; d < rank; ++d) {
+      origin[d] = idx[d] * meta_.chunk_shape[d];
+      overlap[d] = std::min(meta_.chunk_shape[d], meta_.shape[d] - origin[d]);
+    }
+    CopyBox(static_cast<const uint8_t*>(data), meta_.shape, origin, chunk.data(), meta_.chunk_shape, zeros, overlap,
+            elem);
+    if (AllEqualFill(chunk.data(), meta_.ChunkElements(), meta_.fill_value)) {
+      RemoveFileIfExists(ChunkPath(idx));
+    } else {
+      WriteChunkBytes(idx, chunk.data(), chunk.size());
+    }
+  } while (NextIndex(&idx, grid));
+}
+
+std::vector<uint8_t> ZarrArray::ReadAllBytes() const {
+  std::vector<uint8_t> out(size_t(NumElements()) * element_size());
+  ReadRegionBytes(std::vector<int64_t>(meta_.shape.size(), 0), meta_.shape, out.data(), out.size());
+  return out;
+}
+
+void ZarrArray::Resize(const std::vector<int64_t>& new_shape) {
+  if (new_shape.size() != meta_.shape.size()) {
+    throw StoreError(
+        path_, "Resize: new shape " + ShapeText(new_shape) + " must keep rank " + std::to_string(meta_.shape.size()));
+  }
+  for (int64_t s : new_shape) {
+    if (s < 0) throw StoreError(path_, "Resize: negative extent in " + ShapeText(new_shape));
+  }
+  ArrayMetadata next = meta_;
+  next.shape = new_shape;
+  ZarrArray resized(path_, std::move(next));
+  resized.WriteMetadata();
+  meta_ = std::move(resized.meta_);
+}
+
+// --- ZarrGroup -----------------------------------------------------------------------------------
+
+ZarrGroup ZarrGroup::Create(const std::string& path, const json& attributes) {
+  const std::string file = MetadataPath(path);
+  if (FileExists(file)) throw StoreError(file, "a Zarr node already exists here");
+  if (!attributes.is_object()) throw StoreError(file, "group attributes must be a JSON object");
+  GroupMetadata meta;
+  meta.attributes = attributes;
+  MakeDirs(path);
+  WriteJsonAtomic(file, GroupMetadataToJson(meta));
+  return ZarrGroup(path, std::move(meta));
+}
+
+ZarrGroup ZarrGroup::Open(const std::string& path) {
+  json doc = ReadZarrJson(path);
+  return ZarrGroup(path, ParseGroupMetadata(doc, MetadataPath(path)));
+}
+
+std::vector<std::string> ZarrGroup::ListChildren() const {
+  std::vector<std::string> out;
+  for (const std::string& name : ListSubdirectories(path_)) {
+    if (FileExists(MetadataPath(JoinPath(path_, name)))) out.push_back(name);
+  }
+  return out;
+}
+
+ZarrGroup ZarrGroup::CreateGroup(const std::string& name, const json& attributes) const {
+  CheckNodeName(name, path_);
+  return Create(JoinPath(path_, name), attributes);
+}
+
+ZarrArray ZarrGroup::CreateArray(const std::string& name, ArrayMetadata meta) const {
+  CheckNodeName(name, path_);
+  return ZarrArray::Create(JoinPath(path_, name), std::move(meta));
+}
+
+ZarrGroup ZarrGroup::OpenGroup(const std::string& name) const { return Open(JoinPath(path_, name)); }
+
+ZarrArray ZarrGroup::OpenArray(const std::string& name) const { return ZarrArray::Open(JoinPath(path_, name)); }
+
+// --- hierarchy -----------------------------------------------------------------------------------
+
+json ReadZarrJson(const std::string& node_path) {
+  const std::string file = MetadataPath(node_path);
+  auto bytes = ReadFileIfExists(file);
+  if (!bytes) {
+    if (FileExists(JoinPath(node_path, ".zarray")) || FileExists(JoinPath(node_path, ".zgroup"))) {
+      throw StoreError(file, "missing: this is a Zarr v2 node, s2r reads Zarr v3 only");
+    }
+    throw StoreError(file, "missing: not a Zarr v3 node");
+  }
+  try {
+    return json::parse(bytes->begin(), bytes->end());
+  } catch (const json::parse_error& e) {
+    throw StoreError(file, std::string("malformed JSON: ") + e.what());
+  }
+}
+
+void CheckNodeName(const std::string& name, const std::string& parent) {
+  bool only_periods = !name.empty() && name.find_first_not_of('.') == std::string::npos;
+  if (name.empty() || name.find('/') != std::string::npos || only_periods || name.rfind("__", 0) == 0) {
+    throw StoreError(JoinPath(parent, name), "invalid node name \"" + name +
+                                                 "\" (must be non-empty, without '/', not only periods, "
+                                                 "not starting with \"__\")");
+  }
+}
+
+namespace {
+
+void Walk(const std::string& root, const std::string& rel, std::vector<ZarrNode>* out) {
+  const std::string dir = rel.empty() ? root : JoinPath(root, rel);
+  if (FileExists(MetadataPath(dir))) {
+    json doc = ReadZarrJson(dir);
+    bool is_array = NodeTypeOf(doc, MetadataPath(dir)) == "array";
+    out->push_back({rel, is_array});
+    if (is_array) return;
+  }
+  for (const std::string& sub : ListSubdirectories(dir)) Walk(root, rel.empty() ? sub : rel + "/" + sub, out);
+}
+
+}  // namespace
+
+std::vector<ZarrNode> ListNodes(const std::string& root) {
+  if (!IsDirectory(root)) throw StoreError(root, "not a directory");
+  std::vector<ZarrNode> out;
+  Walk(root, "", &out);
+  return out;
+}
+
+}  // namespace s2r
