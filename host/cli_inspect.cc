@@ -1,18 +1,20 @@
 // s2r inspect STORE [--arrays] [--json]
 // Looks inside a Zarr v3 directory store. With --arrays, every array under STORE is decoded and
 // fingerprinted (SHA-256 of its contents as C-order little-endian bytes), so that a store written
-// by s2r can be checked against numpy, zarr-python or tensorstore without moving the data. The
-// summary of s2r datasets (without --arrays) comes with the dataset schema; for now it lists the
-// nodes.
+// by s2r can be checked against numpy, zarr-python or tensorstore without moving the data.
+// Without --arrays, an s2r dataset is summarised (episodes, steps, success rate, failure counts,
+// features with units, parameter ranges: docs/dataset.md); any other store is listed.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "host/cli.h"
+#include "host/store/dataset.h"
 #include "host/store/metadata.h"
 #include "host/store/sha256.h"
 #include "host/store/zarr_array.h"
@@ -70,15 +72,175 @@ std::string HashArray(const ZarrArray& array) {
   return hash.HexFinal();
 }
 
+// The summary of an s2r dataset: what is in it (episodes, steps, features with units), how it
+// went (success rate, failure labels, episode lengths) and what was randomized (ranges seen).
+nlohmann::json DatasetSummary(const std::string& store) {
+  using nlohmann::json;
+  DatasetReader r(store);
+  const DatasetSpec& spec = r.spec();
+  json out;
+  out["store"] = store;
+  out["dataset"] = true;
+  out["format"] = kDatasetFormat;
+  out["format_version"] = kDatasetFormatVersion;
+  out["episodes"] = r.episodes();
+  out["steps"] = r.steps();
+  out["control_hz"] = spec.control_hz;
+  out["duration_s"] = double(r.steps()) / spec.control_hz;
+  const json& gen = r.root_attributes()["s2r"]["generator"];
+  out["generator"] = {{"s2r_version", gen.value("s2r_version", "")}, {"git_revision", gen.value("git_revision", "")}};
+  out["embodiment"] = spec.embodiment;
+
+  const std::vector<uint8_t> success = r.EpisodeSuccess();
+  const std::vector<int32_t> labels = r.EpisodeFailureLabels();
+  const std::vector<int32_t> tasks = r.EpisodeTaskIndices();
+  const std::vector<int64_t> lengths = r.EpisodeLengths();
+  int64_t successes = 0;
+  for (uint8_t v : success) successes += v ? 1 : 0;
+  out["success_rate"] = r.episodes() > 0 ? json(double(successes) / double(r.episodes())) : json(nullptr);
+  std::map<int32_t, std::string> names;
+  json failures = json::object();
+  for (const LabelSpec& l : spec.labels) {
+    names[l.code] = l.name;
+    if (l.code != 0) failures[l.name] = 0;
+  }
+  int64_t unknown = 0;
+  for (int32_t code : labels) {
+    auto it = names.find(code);
+    if (it == names.end()) {
+      ++unknown;
+    } else if (code != 0) {
+      failures[it->second] = failures[it->second].get<int64_t>() + 1;
+    }
+  }
+  if (unknown > 0) failures["<not in taxonomy>"] = unknown;
+  out["failure_counts"] = failures;
+  if (!lengths.empty()) {
+    int64_t lo = lengths[0], hi = lengths[0], sum = 0;
+    for (int64_t v : lengths) {
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+      sum += v;
+    }
+    out["episode_length"] = {{"min", lo}, {"max", hi}, {"mean", double(sum) / double(lengths.size())}};
+  }
+  json task_list = json::array();
+  for (size_t t = 0; t < spec.tasks.size(); ++t) {
+    int64_t n = 0;
+    for (int32_t v : tasks) n += v == int32_t(t) ? 1 : 0;
+    task_list.push_back({{"name", spec.tasks[t].name}, {"instruction", spec.tasks[t].instruction}, {"episodes", n}});
+  }
+  out["tasks"] = task_list;
+  json feats = json::array();
+  for (const FeatureSpec& f : spec.features) {
+    feats.push_back({{"name", f.name},
+                     {"dtype", DataTypeName(f.dtype)},
+                     {"shape", f.shape},
+                     {"units", f.units},
+                     {"names", f.names},
+                     {"frame", f.frame},
+                     {"rotation", f.rotation}});
+  }
+  out["features"] = feats;
+  json params = json::array();
+  for (const ParamSpec& p : spec.params) {
+    json entry = {{"name", p.name}, {"distribution", p.distribution}, {"low", p.low}, {"high", p.high},
+                  {"units", p.units}};
+    const std::vector<double> v = r.EpisodeParam(p.name);
+    if (!v.empty()) {
+      double lo = v[0], hi = v[0], sum = 0;
+      for (double x : v) {
+        lo = std::min(lo, x);
+        hi = std::max(hi, x);
+        sum += x;
+      }
+      entry["observed"] = {{"min", lo}, {"max", hi}, {"mean", sum / double(v.size())}};
+    }
+    params.push_back(entry);
+  }
+  out["params"] = params;
+  return out;
+}
+
+std::string UnitsText(const nlohmann::json& units) {
+  std::vector<std::string> u = units.get<std::vector<std::string>>();
+  bool same = std::all_of(u.begin(), u.end(), [&](const std::string& x) { return x == u[0]; });
+  return u.empty() ? "" : same ? u[0] : Join(u, ",");
+}
+
+void PrintDatasetSummary(const nlohmann::json& s) {
+  std::printf("s2r dataset %s (format %d, written by s2r %s, %s)\n", s["store"].get<std::string>().c_str(),
+              s["format_version"].get<int>(), s["generator"]["s2r_version"].get<std::string>().c_str(),
+              s["generator"]["git_revision"].get<std::string>().c_str());
+  std::printf("  episodes %lld, steps %lld (%.1f s at %g Hz)\n", (long long)s["episodes"].get<int64_t>(),
+              (long long)s["steps"].get<int64_t>(), s["duration_s"].get<double>(), s["control_hz"].get<double>());
+  if (s.contains("episode_length")) {
+    std::printf("  episode length: min %lld, mean %.1f, max %lld steps\n",
+                (long long)s["episode_length"]["min"].get<int64_t>(), s["episode_length"]["mean"].get<double>(),
+                (long long)s["episode_length"]["max"].get<int64_t>());
+  }
+  if (s["success_rate"].is_null()) {
+    std::printf("  success rate: - (no episodes)\n");
+  } else {
+    std::printf("  success rate: %.4f\n", s["success_rate"].get<double>());
+  }
+  std::printf("  failures:");
+  if (s["failure_counts"].empty()) std::printf(" (no labels)");
+  for (auto it = s["failure_counts"].begin(); it != s["failure_counts"].end(); ++it) {
+    std::printf(" %s=%lld", it.key().c_str(), (long long)it.value().get<int64_t>());
+  }
+  std::printf("\n  tasks:\n");
+  for (const auto& t : s["tasks"]) {
+    std::printf("    %-16s %8lld episodes  \"%s\"\n", t["name"].get<std::string>().c_str(),
+                (long long)t["episodes"].get<int64_t>(), t["instruction"].get<std::string>().c_str());
+  }
+  std::printf("  features (per step):\n");
+  for (const auto& f : s["features"]) {
+    std::printf("    %-16s %-8s %-10s [%s] frame=%s rotation=%s\n", f["name"].get<std::string>().c_str(),
+                f["dtype"].get<std::string>().c_str(), f["shape"].dump().c_str(), UnitsText(f["units"]).c_str(),
+                f["frame"].get<std::string>().c_str(), f["rotation"].get<std::string>().c_str());
+  }
+  std::printf("  randomized parameters:\n");
+  if (s["params"].empty()) std::printf("    (none)\n");
+  for (const auto& p : s["params"]) {
+    std::printf("    %-16s %s [%g, %g] %s", p["name"].get<std::string>().c_str(),
+                p["distribution"].get<std::string>().c_str(), p["low"].get<double>(), p["high"].get<double>(),
+                p["units"].get<std::string>().c_str());
+    if (p.contains("observed")) {
+      std::printf("  observed [%g, %g] mean %g", p["observed"]["min"].get<double>(), p["observed"]["max"].get<double>(),
+                  p["observed"]["mean"].get<double>());
+    }
+    std::printf("\n");
+  }
+}
+
 void RunInspect(const InspectArgs& args) {
-  std::vector<ZarrNode> nodes = ListNodes(args.store);
   if (!args.arrays) {
-    // Short listing of the hierarchy until the dataset summary exists.
-    for (const ZarrNode& n : nodes) {
-      std::printf("%-5s  %s\n", n.is_array ? "array" : "group", n.path.empty() ? "/" : n.path.c_str());
+    if (DatasetReader::IsDataset(args.store)) {
+      nlohmann::json s = DatasetSummary(args.store);
+      if (args.json) {
+        std::printf("%s\n", s.dump(2).c_str());
+      } else {
+        PrintDatasetSummary(s);
+      }
+      std::fflush(stdout);
+      return;
+    }
+    // Any other Zarr v3 store: the hierarchy.
+    std::vector<ZarrNode> nodes = ListNodes(args.store);
+    if (args.json) {
+      nlohmann::json out = {{"store", args.store}, {"dataset", false}, {"nodes", nlohmann::json::array()}};
+      for (const ZarrNode& n : nodes) out["nodes"].push_back({{"path", n.path}, {"array", n.is_array}});
+      std::printf("%s\n", out.dump(2).c_str());
+    } else {
+      std::printf("not an s2r dataset; its nodes (use --arrays for contents):\n");
+      for (const ZarrNode& n : nodes) {
+        std::printf("%-5s  %s\n", n.is_array ? "array" : "group", n.path.empty() ? "/" : n.path.c_str());
+      }
     }
     return;
   }
+  std::vector<ZarrNode> nodes = ListNodes(args.store);
   nlohmann::json report = {{"store", args.store}, {"arrays", nlohmann::json::array()}};
   int failures = 0;
   for (const ZarrNode& n : nodes) {
@@ -121,10 +283,10 @@ void RunInspect(const InspectArgs& args) {
 
 void AddInspectCommand(CLI::App* app) {
   auto args = std::make_shared<InspectArgs>();
-  CLI::App* cmd = app->add_subcommand("inspect", "Inspect a Zarr v3 store (arrays, codecs, content hashes)");
+  CLI::App* cmd = app->add_subcommand("inspect", "Summarise an s2r dataset, or list any Zarr v3 store's arrays with content hashes");
   cmd->add_option("store", args->store, "store directory")->required();
   cmd->add_flag("--arrays", args->arrays, "decode every array and print shape, dtype, codecs and sha256");
-  cmd->add_flag("--json", args->json, "with --arrays: print one JSON object");
+  cmd->add_flag("--json", args->json, "print one JSON object");
   cmd->callback([args] { RunInspect(*args); });
 }
 

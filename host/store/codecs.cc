@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include "host/store/crc32c.h"
 #include "host/store/nd_box.h"
@@ -226,38 +227,25 @@ Bytes ShardEncode(const CodecConfig& c, DataType type, const std::vector<int64_t
   const size_t elem = DataTypeSize(type);
   const std::vector<int64_t> cps = ChunksPerShard(c, shard_shape);
   const int64_t entries = Product(cps);
-  const size_t index_size = IndexEncodedSize(c, entries);
-  const uint64_t base = c.index_at_end ? 0 : index_size;
-  std::vector<uint64_t> index(size_t(entries) * 2, kMissing);
-  Bytes body;
+  std::vector<std::optional<Bytes>> encoded(static_cast<size_t>(entries));
   Bytes inner(size_t(Product(c.chunk_shape)) * elem);
   std::vector<int64_t> idx(cps.size(), 0), start(cps.size()), zeros(cps.size(), 0);
   int64_t k = 0;
-  // Inner chunks in C order, each encoded with the inner codecs and appended; all-fill inner
-  // chunks are left out (index entry 2^64-1, read back as fill).
+  // Inner chunks in C order, each encoded with the inner codecs; all-fill inner chunks are left
+  // out (index entry 2^64-1, read back as fill).
   if (entries > 0) {
     do {
       for (size_t d = 0; d < cps.size(); ++d) start[d] = idx[d] * c.chunk_shape[d];
       CopyBox(data, shard_shape, start, inner.data(), c.chunk_shape, zeros, c.chunk_shape, elem);
       if (!AllEqualFill(inner.data(), Product(c.chunk_shape), fill)) {
-        Bytes enc = EncodeChunk(c.codecs, type, c.chunk_shape, fill, inner.data(), path);
-        index[2 * k] = base + body.size();
-        index[2 * k + 1] = enc.size();
-        body.insert(body.end(), enc.begin(), enc.end());
+        encoded[size_t(k)] = EncodeChunk(c.codecs, type, c.chunk_shape, fill, inner.data(), path);
       }
       ++k;
     } while (NextIndex(&idx, cps));
   }
-  std::vector<int64_t> index_shape = cps;
-  index_shape.push_back(2);
-  Bytes index_enc = EncodeChunk(c.index_codecs, DataType::kUint64, index_shape, FillValueOf<uint64_t>(0),
-                                reinterpret_cast<const uint8_t*>(index.data()), path);
-  if (c.index_at_end) {
-    body.insert(body.end(), index_enc.begin(), index_enc.end());
-    return body;
-  }
-  index_enc.insert(index_enc.end(), body.begin(), body.end());
-  return index_enc;
+  std::vector<const Bytes*> parts(encoded.size(), nullptr);
+  for (size_t i = 0; i < encoded.size(); ++i) parts[i] = encoded[i] ? &*encoded[i] : nullptr;
+  return AssembleShard(c, shard_shape, parts, path);
 }
 
 void ShardDecode(const CodecConfig& c, DataType type, const std::vector<int64_t>& shard_shape, const FillValue& fill,
@@ -303,6 +291,40 @@ void ShardDecode(const CodecConfig& c, DataType type, const std::vector<int64_t>
 }
 
 }  // namespace
+
+std::vector<uint8_t> AssembleShard(const CodecConfig& c, const std::vector<int64_t>& shard_shape,
+                                   const std::vector<const std::vector<uint8_t>*>& inner, const std::string& path) {
+  const std::vector<int64_t> cps = ChunksPerShard(c, shard_shape);
+  const int64_t entries = Product(cps);
+  if (int64_t(inner.size()) != entries) {
+    throw StoreError(path, "shard assembly: " + std::to_string(inner.size()) + " inner chunks given, the shard has " +
+                               std::to_string(entries));
+  }
+  const size_t index_size = IndexEncodedSize(c, entries);
+  const uint64_t base = c.index_at_end ? 0 : index_size;
+  std::vector<uint64_t> index(size_t(entries) * 2, kMissing);
+  size_t body_size = 0;
+  for (const Bytes* b : inner) body_size += b ? b->size() : 0;
+  Bytes out;
+  out.reserve(body_size + index_size);
+  for (int64_t k = 0; k < entries; ++k) {
+    const Bytes* b = inner[size_t(k)];
+    if (!b) continue;
+    index[2 * k] = base + out.size();
+    index[2 * k + 1] = b->size();
+    out.insert(out.end(), b->begin(), b->end());
+  }
+  std::vector<int64_t> index_shape = cps;
+  index_shape.push_back(2);
+  Bytes index_enc = EncodeChunk(c.index_codecs, DataType::kUint64, index_shape, FillValueOf<uint64_t>(0),
+                                reinterpret_cast<const uint8_t*>(index.data()), path);
+  if (c.index_at_end) {
+    out.insert(out.end(), index_enc.begin(), index_enc.end());
+    return out;
+  }
+  index_enc.insert(index_enc.end(), out.begin(), out.end());
+  return index_enc;
+}
 
 bool BloscHasCompressor(const std::string& cname) { return blosc_compname_to_compcode(cname.c_str()) >= 0; }
 

@@ -27,6 +27,13 @@ std::vector<uint8_t> EncodeChunk(const std::vector<CodecConfig>& codecs, DataTyp
 void DecodeChunk(const std::vector<CodecConfig>& codecs, DataType type, const std::vector<int64_t>& chunk_shape,
                  const FillValue& fill, const uint8_t* encoded, size_t n, uint8_t* out, const std::string& path);
 
+// Builds a sharding_indexed shard of `shard_shape` from inner chunks already encoded with the
+// sharding codec's inner codecs (C order of the inner grid; null: absent, reads as fill) and
+// appends or prepends the encoded index. Lets a streaming writer compress inner chunks as they
+// fill and assemble each shard once.
+std::vector<uint8_t> AssembleShard(const CodecConfig& sharding, const std::vector<int64_t>& shard_shape,
+                                   const std::vector<const std::vector<uint8_t>*>& inner, const std::string& path);
+
 // One bytes->bytes codec, for tests and tools.
 std::vector<uint8_t> EncodeBytesToBytes(const CodecConfig& codec, const std::vector<uint8_t>& in,
                                         const std::string& path);

@@ -2,6 +2,8 @@
 #include "host/store/zarr_array.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <system_error>
 
 #include "host/store/codecs.h"
 #include "host/store/file_io.h"
@@ -173,11 +175,91 @@ void ZarrArray::Resize(const std::vector<int64_t>& new_shape) {
   for (int64_t s : new_shape) {
     if (s < 0) throw StoreError(path_, "Resize: negative extent in " + ShapeText(new_shape));
   }
+  bool shrinks = false;
+  for (size_t d = 0; d < new_shape.size(); ++d) shrinks |= new_shape[d] < meta_.shape[d];
   ArrayMetadata next = meta_;
   next.shape = new_shape;
   ZarrArray resized(path_, std::move(next));
   resized.WriteMetadata();
   meta_ = std::move(resized.meta_);
+  // Metadata first: a crash between the two steps leaves unreachable chunks, never missing ones.
+  if (shrinks) RemoveChunksOutsideShape();
+}
+
+int64_t ZarrArray::RemoveChunksOutsideShape() {
+  namespace fs = std::filesystem;
+  const std::vector<int64_t> grid = meta_.GridShape();
+  const size_t rank = grid.size();
+  int64_t removed = 0;
+  // Chunk keys are c<sep>i<sep>j...; parse each file's key back into a grid index.
+  const fs::path root(path_);
+  const std::string prefix = rank == 0 ? "c" : std::string("c") + meta_.separator;
+  std::vector<std::string> doomed;
+  std::error_code ec;
+  if (meta_.separator == '/') {
+    if (!fs::is_directory(root / "c", ec)) return 0;
+    for (auto it = fs::recursive_directory_iterator(root / "c", ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec)) {
+      if (!it->is_regular_file(ec)) continue;
+      std::string rel = fs::relative(it->path(), root, ec).generic_string();
+      if (rel.size() > 4 && rel.compare(rel.size() - 4, 4, ".tmp") == 0) {
+        doomed.push_back(it->path().string());  // a write that never completed
+        continue;
+      }
+      std::vector<int64_t> idx;
+      size_t pos = 2;
+      bool ok = rel.size() > 2;
+      while (ok && pos <= rel.size()) {
+        size_t next = rel.find('/', pos);
+        if (next == std::string::npos) next = rel.size();
+        const std::string part = rel.substr(pos, next - pos);
+        ok = !part.empty() && part.size() < 19 && part.find_first_not_of("0123456789") == std::string::npos;
+        if (ok) idx.push_back(std::stoll(part));
+        pos = next + 1;
+      }
+      if (!ok || idx.size() != rank) continue;  // not a chunk of this array: leave it alone
+      for (size_t d = 0; d < rank; ++d) {
+        if (idx[d] >= grid[d]) {
+          doomed.push_back(it->path().string());
+          break;
+        }
+      }
+    }
+  } else {
+    for (auto it = fs::directory_iterator(root, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+      if (!it->is_regular_file(ec)) continue;
+      const std::string name = it->path().filename().string();
+      if (name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0 && name.rfind(prefix, 0) == 0) {
+        doomed.push_back(it->path().string());
+        continue;
+      }
+      if (name.rfind(prefix, 0) != 0 || rank == 0) continue;
+      std::vector<int64_t> idx;
+      size_t pos = prefix.size();
+      bool ok = true;
+      while (ok && pos <= name.size()) {
+        size_t next = name.find(meta_.separator, pos);
+        if (next == std::string::npos) next = name.size();
+        const std::string part = name.substr(pos, next - pos);
+        ok = !part.empty() && part.size() < 19 && part.find_first_not_of("0123456789") == std::string::npos;
+        if (ok) idx.push_back(std::stoll(part));
+        pos = next + 1;
+      }
+      if (!ok || idx.size() != rank) continue;
+      for (size_t d = 0; d < rank; ++d) {
+        if (idx[d] >= grid[d]) {
+          doomed.push_back(it->path().string());
+          break;
+        }
+      }
+    }
+  }
+  if (ec) throw StoreError(path_, "cannot list chunks: " + ec.message());
+  for (const std::string& f : doomed) {
+    RemoveFileIfExists(f);
+    ++removed;
+  }
+  return removed;
 }
 
 // --- ZarrGroup -----------------------------------------------------------------------------------

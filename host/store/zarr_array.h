@@ -82,9 +82,13 @@ class ZarrArray {
     return out;
   }
 
-  // Changes the shape (rank fixed) by rewriting zarr.json atomically; chunks are not touched, so
-  // shrinking and re-growing exposes the old chunks again.
+  // Changes the shape (rank fixed) by rewriting zarr.json atomically. Growing never touches
+  // chunks (chunks written past the old shape become visible); shrinking then removes the chunks
+  // that lie wholly outside the new shape, so re-growing exposes fill, not stale data.
   void Resize(const std::vector<int64_t>& new_shape);
+  // Removes chunk files whose grid index lies outside the current shape, and leftover temporary
+  // files of interrupted chunk writes. Returns how many files were removed.
+  int64_t RemoveChunksOutsideShape();
 
   int64_t NumElements() const;
 
