@@ -9,8 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "host/store/dataset.h"
 #include "host/store/sha256.h"
 #include "host/store/zarr_array.h"
+#include "tests/host/dataset_fixture.h"
 #include "tests/host/store_test_util.h"
 
 namespace s2r {
@@ -95,6 +97,73 @@ TEST(StoreInspectCli, DamagedChunkExitsOneNamingTheFile) {
   InspectRun missing = Inspect(dir + "/nowhere --arrays", true);
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.out.find(dir + "/nowhere"), std::string::npos) << missing.out;
+}
+
+// Writes fixture episodes [0, n) into a fresh dataset at `dir`.
+void WriteDataset(const std::string& dir, int64_t n) {
+  StorageSpec storage;
+  storage.chunk_steps = 16;
+  storage.shard_steps = 64;
+  storage.chunk_episodes = 8;
+  DatasetWriter w(dir, FixtureDatasetSpec(storage), OpenMode::kCreate);
+  FixtureEpisode ep;
+  for (int64_t e = 0; e < n; ++e) {
+    MakeFixtureEpisode(e, &ep);
+    w.Append(ep.view);
+  }
+  w.Close();
+}
+
+TEST(StoreInspectCli, SummarisesADataset) {
+  const std::string dir = FreshDir() + "/ds";
+  WriteDataset(dir, 30);
+  InspectRun run = Inspect(dir + " --json", false);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  nlohmann::json s = nlohmann::json::parse(run.out);
+  int64_t steps = 0, successes = 0, dropped = 0, timeout = 0;
+  for (int64_t e = 0; e < 30; ++e) {
+    steps += FixtureLength(e);
+    FixtureEpisode ep;
+    MakeFixtureEpisode(e, &ep);
+    successes += ep.view.success ? 1 : 0;
+    dropped += ep.view.failure_label == 1 ? 1 : 0;
+    timeout += ep.view.failure_label == 2 ? 1 : 0;
+  }
+  EXPECT_EQ(s["episodes"], 30);
+  EXPECT_EQ(s["steps"], steps);
+  EXPECT_DOUBLE_EQ(s["success_rate"].get<double>(), double(successes) / 30.0);
+  EXPECT_EQ(s["failure_counts"], nlohmann::json({{"dropped", dropped}, {"timeout", timeout}}));
+  ASSERT_EQ(s["params"].size(), 2u);
+  EXPECT_EQ(s["params"][0]["name"], "friction");
+  EXPECT_DOUBLE_EQ(s["params"][0]["observed"]["min"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(s["params"][0]["observed"]["max"].get<double>(), 0.95);
+  // The text form names the same numbers.
+  InspectRun text = Inspect(dir, false);
+  ASSERT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.out.find("episodes 30, steps " + std::to_string(steps)), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("dropped=" + std::to_string(dropped)), std::string::npos) << text.out;
+}
+
+TEST(StoreInspectCli, DamagedDatasetExitsOneNamingTheFile) {
+  const std::string dir = FreshDir() + "/ds";
+  WriteDataset(dir, 12);
+  const std::string chunk = dir + "/episodes/success/c/0";
+  std::vector<uint8_t> bytes = ReadAll(chunk);
+  ASSERT_FALSE(bytes.empty());
+  bytes[bytes.size() / 2] ^= 0x5a;
+  WriteAllTo(chunk, bytes);
+  InspectRun run = Inspect(dir, true);
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("episodes/success/c/0"), std::string::npos) << run.out;
+  // A missing commit record is named too.
+  const std::string dir2 = FreshDir("_nocommit") + "/ds";
+  WriteDataset(dir2, 3);
+  nlohmann::json doc = nlohmann::json::parse(ReadAll(dir2 + "/zarr.json"));
+  doc["attributes"]["s2r"].erase("commit");
+  WriteText(dir2 + "/zarr.json", doc.dump());
+  run = Inspect(dir2, true);
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("commit"), std::string::npos) << run.out;
 }
 
 }  // namespace
