@@ -2,32 +2,20 @@
 // column or element, and no output file left behind when a run fails.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
 
+#include "tests/host/run_command.h"
+
 namespace s2r {
 namespace {
 
-struct RunResult {
-  int exit_code;
-  std::string output;  // stdout and stderr
-};
+using RunResult = CommandResult;
 
-RunResult RunS2r(const std::string& args) {
-  std::string cmd = std::string(S2R_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) out.append(buf, n);
-  int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+RunResult RunS2r(const std::string& args) { return RunCommand(std::string(S2R_BINARY) + " " + args); }
 
 std::string TempPath(const std::string& name) {
   return (::testing::TempDir().empty() ? std::string("/tmp/") : ::testing::TempDir()) + "s2r_cli_" + name;

@@ -2,7 +2,6 @@
 // little-endian bytes, the plain listing exits 0, and a damaged chunk makes it exit 1 naming the
 // file.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -13,6 +12,7 @@
 #include "host/store/sha256.h"
 #include "host/store/zarr_array.h"
 #include "tests/host/dataset_fixture.h"
+#include "tests/host/run_command.h"
 #include "tests/host/store_test_util.h"
 
 namespace s2r {
@@ -24,14 +24,8 @@ struct InspectRun {
 };
 
 InspectRun Inspect(const std::string& args, bool merge_stderr) {
-  std::string cmd = std::string(S2R_BINARY) + " inspect " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) out.append(buf, n);
-  int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  CommandResult r = RunCommand(std::string(S2R_BINARY) + " inspect " + args, merge_stderr);
+  return {r.exit_code, r.output};
 }
 
 ArrayMetadata Meta(DataType type, std::vector<int64_t> shape, std::vector<int64_t> chunks,
