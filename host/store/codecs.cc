@@ -292,6 +292,30 @@ void ShardDecode(const CodecConfig& c, DataType type, const std::vector<int64_t>
 
 }  // namespace
 
+size_t ShardIndexSize(const CodecConfig& sharding, const std::vector<int64_t>& shard_shape) {
+  return IndexEncodedSize(sharding, Product(ChunksPerShard(sharding, shard_shape)));
+}
+
+std::vector<uint64_t> DecodeShardIndex(const CodecConfig& c, const std::vector<int64_t>& shard_shape,
+                                       const uint8_t* bytes, size_t n, const std::string& path) {
+  const std::vector<int64_t> cps = ChunksPerShard(c, shard_shape);
+  const int64_t entries = Product(cps);
+  if (n != IndexEncodedSize(c, entries)) {
+    throw StoreError(path, "shard index: " + std::to_string(n) + " bytes, expected " +
+                               std::to_string(IndexEncodedSize(c, entries)) + " (truncated or corrupt shard)");
+  }
+  std::vector<uint64_t> index(size_t(entries) * 2);
+  std::vector<int64_t> index_shape = cps;
+  index_shape.push_back(2);
+  try {
+    DecodeChunk(c.index_codecs, DataType::kUint64, index_shape, FillValueOf<uint64_t>(0), bytes, n,
+                reinterpret_cast<uint8_t*>(index.data()), path);
+  } catch (const StoreError& e) {
+    throw StoreError(path, "shard index: " + e.message() + " (truncated or corrupt shard)");
+  }
+  return index;
+}
+
 std::vector<uint8_t> AssembleShard(const CodecConfig& c, const std::vector<int64_t>& shard_shape,
                                    const std::vector<const std::vector<uint8_t>*>& inner, const std::string& path) {
   const std::vector<int64_t> cps = ChunksPerShard(c, shard_shape);

@@ -34,6 +34,12 @@ void DecodeChunk(const std::vector<CodecConfig>& codecs, DataType type, const st
 std::vector<uint8_t> AssembleShard(const CodecConfig& sharding, const std::vector<int64_t>& shard_shape,
                                    const std::vector<const std::vector<uint8_t>*>& inner, const std::string& path);
 
+// The encoded size of a shard's index, and the index decoded (2 x inner chunks: offset, nbytes;
+// 2^64-1 twice for an absent inner chunk) with its checksum verified. For partial shard reads.
+size_t ShardIndexSize(const CodecConfig& sharding, const std::vector<int64_t>& shard_shape);
+std::vector<uint64_t> DecodeShardIndex(const CodecConfig& sharding, const std::vector<int64_t>& shard_shape,
+                                       const uint8_t* bytes, size_t n, const std::string& path);
+
 // One bytes->bytes codec, for tests and tools.
 std::vector<uint8_t> EncodeBytesToBytes(const CodecConfig& codec, const std::vector<uint8_t>& in,
                                         const std::string& path);

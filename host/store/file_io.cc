@@ -71,6 +71,44 @@ std::optional<std::vector<uint8_t>> ReadFileIfExists(const std::string& path) {
   return data;
 }
 
+std::optional<RandomAccessFile> RandomAccessFile::Open(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::nullopt;
+    throw StoreError(path, "cannot open: " + ErrnoText());
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    std::string why = ErrnoText();
+    ::close(fd);
+    throw StoreError(path, "cannot stat: " + why);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw StoreError(path, "is not a regular file");
+  }
+  return RandomAccessFile(path, fd, uint64_t(st.st_size));
+}
+
+RandomAccessFile::~RandomAccessFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void RandomAccessFile::ReadAt(uint64_t offset, size_t n, uint8_t* out) const {
+  if (offset > size_ || n > size_ - offset) {
+    throw StoreError(path_, "bytes " + std::to_string(offset) + "+" + std::to_string(n) + " lie outside the file of " +
+                                std::to_string(size_) + " bytes (truncated or corrupt)");
+  }
+  size_t done = 0;
+  while (done < n) {
+    ssize_t r = ::pread(fd_, out + done, n - done, off_t(offset + done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) throw StoreError(path_, "read failed: " + ErrnoText());
+    if (r == 0) throw StoreError(path_, "file shrank while being read");
+    done += size_t(r);
+  }
+}
+
 void WriteFileAtomic(const std::string& path, const void* data, size_t n) {
   const std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -14,6 +14,26 @@ namespace s2r {
 // The whole file, or nullopt if it does not exist. Other failures throw StoreError(path).
 std::optional<std::vector<uint8_t>> ReadFileIfExists(const std::string& path);
 
+// A file opened for reads at offsets (shard index, then single inner chunks).
+class RandomAccessFile {
+ public:
+  // nullopt if the file does not exist; other failures throw StoreError(path).
+  static std::optional<RandomAccessFile> Open(const std::string& path);
+  RandomAccessFile(RandomAccessFile&& o) noexcept : path_(std::move(o.path_)), fd_(o.fd_), size_(o.size_) { o.fd_ = -1; }
+  RandomAccessFile& operator=(RandomAccessFile&&) = delete;
+  RandomAccessFile(const RandomAccessFile&) = delete;
+  ~RandomAccessFile();
+  uint64_t size() const { return size_; }
+  // Exactly `n` bytes at `offset` (StoreError naming the file if the file is shorter).
+  void ReadAt(uint64_t offset, size_t n, uint8_t* out) const;
+
+ private:
+  RandomAccessFile(std::string path, int fd, uint64_t size) : path_(std::move(path)), fd_(fd), size_(size) {}
+  std::string path_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+};
+
 // Atomically replaces `path` with `n` bytes (temp file + fsync + rename + directory fsync).
 void WriteFileAtomic(const std::string& path, const void* data, size_t n);
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <system_error>
 
 #include "host/store/codecs.h"
@@ -111,6 +112,10 @@ void ZarrArray::ReadRegionBytes(const std::vector<int64_t>& start, const std::ve
                                 std::to_string(size_t(Product(count)) * elem));
   }
   if (Product(count) == 0) return;
+  if (meta_.IsSharded() && meta_.codecs.size() == 1) {
+    ReadShardedRegion(start, count, static_cast<uint8_t*>(out));
+    return;
+  }
   // Visit every chunk the box touches; copy the overlap of each into place.
   std::vector<int64_t> first(rank), extent(rank);
   for (size_t d = 0; d < rank; ++d) {
@@ -130,6 +135,84 @@ void ZarrArray::ReadRegionBytes(const std::vector<int64_t>& start, const std::ve
     }
     ReadChunkBytes(idx, chunk.data(), chunk.size());
     CopyBox(chunk.data(), meta_.chunk_shape, in_chunk, static_cast<uint8_t*>(out), count, in_out, overlap, elem);
+  } while (NextIndex(&rel, extent));
+}
+
+// Sharded arrays without bytes->bytes codecs after the sharding codec: read each touched shard's
+// index, then only the inner chunks the box touches (a few hundred bytes of a large shard for one
+// episode's rows), each with its own checksum.
+void ZarrArray::ReadShardedRegion(const std::vector<int64_t>& start, const std::vector<int64_t>& count,
+                                  uint8_t* out) const {
+  const size_t rank = meta_.shape.size();
+  const size_t elem = element_size();
+  const CodecConfig& sh = meta_.codecs[0];
+  const std::vector<int64_t>& inner = sh.chunk_shape;
+  const size_t index_size = ShardIndexSize(sh, meta_.chunk_shape);
+  std::vector<int64_t> cps(rank);
+  for (size_t d = 0; d < rank; ++d) cps[d] = meta_.chunk_shape[d] / inner[d];
+  std::vector<uint8_t> chunk(size_t(Product(inner)) * elem), fill_chunk, index_bytes(index_size), encoded;
+  std::vector<int64_t> first(rank), extent(rank), rel(rank, 0), shard(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    first[d] = start[d] / meta_.chunk_shape[d];
+    extent[d] = (start[d] + count[d] - 1) / meta_.chunk_shape[d] - first[d] + 1;
+  }
+  std::vector<int64_t> ifirst(rank), iextent(rank), irel(rank), iidx(rank), in_chunk(rank), in_out(rank),
+      overlap(rank);
+  do {
+    for (size_t d = 0; d < rank; ++d) shard[d] = first[d] + rel[d];
+    const std::string file = ChunkPath(shard);
+    std::optional<RandomAccessFile> f = RandomAccessFile::Open(file);
+    std::vector<uint64_t> index;
+    if (f) {
+      if (f->size() < index_size) {
+        throw StoreError(file, "shard is truncated: " + std::to_string(f->size()) + " bytes, its index alone needs " +
+                                   std::to_string(index_size));
+      }
+      f->ReadAt(sh.index_at_end ? f->size() - index_size : 0, index_size, index_bytes.data());
+      index = DecodeShardIndex(sh, meta_.chunk_shape, index_bytes.data(), index_size, file);
+    }
+    // Inner chunks of this shard that the box touches (absolute inner-grid coordinates).
+    for (size_t d = 0; d < rank; ++d) {
+      const int64_t lo = std::max(start[d], shard[d] * meta_.chunk_shape[d]);
+      const int64_t hi = std::min(start[d] + count[d], (shard[d] + 1) * meta_.chunk_shape[d]);
+      ifirst[d] = lo / inner[d];
+      iextent[d] = (hi - 1) / inner[d] - ifirst[d] + 1;
+      irel[d] = 0;
+    }
+    do {
+      int64_t k = 0;
+      for (size_t d = 0; d < rank; ++d) {
+        iidx[d] = ifirst[d] + irel[d];
+        k = k * cps[d] + (iidx[d] - shard[d] * cps[d]);
+        const int64_t lo = std::max(start[d], iidx[d] * inner[d]);
+        const int64_t hi = std::min(start[d] + count[d], (iidx[d] + 1) * inner[d]);
+        in_chunk[d] = lo - iidx[d] * inner[d];
+        in_out[d] = lo - start[d];
+        overlap[d] = hi - lo;
+      }
+      const uint8_t* src = nullptr;
+      const uint64_t kMissingEntry = ~uint64_t(0);
+      if (!f || (index[size_t(2 * k)] == kMissingEntry && index[size_t(2 * k + 1)] == kMissingEntry)) {
+        if (fill_chunk.empty()) {
+          fill_chunk.resize(chunk.size());
+          FillElements(fill_chunk.data(), Product(inner), meta_.fill_value);
+        }
+        src = fill_chunk.data();
+      } else {
+        const uint64_t offset = index[size_t(2 * k)], nbytes = index[size_t(2 * k + 1)];
+        if (offset > f->size() || nbytes > f->size() - offset) {
+          throw StoreError(file, "shard inner chunk " + std::to_string(k) + " (bytes " + std::to_string(offset) + "+" +
+                                     std::to_string(nbytes) + ") lies outside the shard of " +
+                                     std::to_string(f->size()) + " bytes (truncated or corrupt shard)");
+        }
+        encoded.resize(size_t(nbytes));
+        f->ReadAt(offset, size_t(nbytes), encoded.data());
+        DecodeChunk(sh.codecs, meta_.data_type, inner, meta_.fill_value, encoded.data(), encoded.size(), chunk.data(),
+                    file);
+        src = chunk.data();
+      }
+      CopyBox(src, inner, in_chunk, out, count, in_out, overlap, elem);
+    } while (NextIndex(&irel, iextent));
   } while (NextIndex(&rel, extent));
 }
 

@@ -43,7 +43,8 @@ class ZarrArray {
   // Reads one stored chunk at full chunk shape; a missing chunk reads as the fill value.
   void ReadChunkBytes(const std::vector<int64_t>& idx, void* out, size_t nbytes) const;
 
-  // Reads the box [start, start + count) into `out` (C order, Product(count) elements).
+  // Reads the box [start, start + count) into `out` (C order, Product(count) elements). Sharded
+  // arrays read only the shard indexes and the inner chunks the box touches.
   void ReadRegionBytes(const std::vector<int64_t>& start, const std::vector<int64_t>& count, void* out,
                        size_t nbytes) const;
   // Writes the whole array from `data` (C order, all elements): every chunk is written, except
@@ -95,6 +96,7 @@ class ZarrArray {
  private:
   ZarrArray(std::string path, ArrayMetadata meta) : path_(std::move(path)), meta_(std::move(meta)) {}
   void CheckType(DataType t) const;
+  void ReadShardedRegion(const std::vector<int64_t>& start, const std::vector<int64_t>& count, uint8_t* out) const;
   void WriteMetadata() const;
 
   std::string path_;

@@ -129,6 +129,66 @@ TEST(StoreArray, ResizeAndAppendDataFirst) {
   EXPECT_EQ(ZarrArray::Open(dir + "/a").ReadAll<int64_t>().size(), 15u);
   EXPECT_THROW(a.Resize({5}), StoreError);
   EXPECT_FALSE(AnyTempFiles(dir));
+  // Shrinking removes the chunks wholly outside the new shape: growing again shows the fill value,
+  // not the old rows; the chunk that still overlaps the shape keeps its data.
+  EXPECT_TRUE(FileExists(a.ChunkPath({2, 0})));
+  a.Resize({3, 3});
+  EXPECT_TRUE(FileExists(a.ChunkPath({1, 0})));
+  EXPECT_FALSE(FileExists(a.ChunkPath({2, 0})));
+  a.Resize({6, 3});
+  std::vector<int64_t> regrown = ZarrArray::Open(dir + "/a").ReadAll<int64_t>();
+  EXPECT_EQ(std::vector<int64_t>(regrown.begin(), regrown.begin() + 12), first);
+  EXPECT_EQ(std::vector<int64_t>(regrown.begin() + 12, regrown.end()), std::vector<int64_t>(6, 7));
+}
+
+// A region read of a sharded array decodes only the inner chunks it touches: a corrupt inner
+// chunk elsewhere in the shard does not stop it, and reading across the corrupt one names the file.
+TEST(StoreArray, ShardedRegionReadsTouchOnlyTheirInnerChunks) {
+  const std::string dir = FreshDir();
+  ZarrArray a = ZarrArray::Create(dir + "/a", Meta(DataType::kInt32, {64, 2}, {32, 2},
+                                                   {ShardingCodec({4, 2}, {BytesCodec(), Crc32cCodec()})},
+                                                   FillValueOf<int32_t>(-1)));
+  std::vector<int32_t> v = Iota(128, 1);
+  for (size_t i = 40; i < 48; ++i) v[i] = -1;  // rows 20..23: inner chunk 5 of shard 0 is all fill
+  a.WriteAll(v);
+  // Region reads of every shape agree with the whole array.
+  for (int64_t r0 : {0, 3, 17, 31, 33}) {
+    for (int64_t n : {1, 2, 9, 30}) {
+      if (r0 + n > 64) continue;
+      std::vector<int32_t> got(size_t(n) * 2);
+      a.ReadRegion<int32_t>({r0, 0}, {n, 2}, got.data(), got.size());
+      EXPECT_EQ(got, std::vector<int32_t>(v.begin() + r0 * 2, v.begin() + (r0 + n) * 2)) << r0 << " " << n;
+    }
+  }
+  std::vector<int32_t> col(10);
+  a.ReadRegion<int32_t>({30, 1}, {10, 1}, col.data(), col.size());
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(col[size_t(i)], v[size_t((30 + i) * 2 + 1)]);
+  // Corrupt the second inner chunk of shard 0 (rows 4..7): each stored inner chunk is 8 data
+  // bytes x 4 + 4 checksum bytes = 36 bytes, in order, all-fill chunk 5 left out.
+  const std::string shard = a.ChunkPath({0, 0});
+  std::vector<uint8_t> bytes = ReadAll(shard);
+  bytes[36 + 5] ^= 0x40;
+  WriteAllTo(shard, bytes);
+  std::vector<int32_t> rows(8);
+  a.ReadRegion<int32_t>({0, 0}, {4, 2}, rows.data(), rows.size());  // inner chunk 0: fine
+  EXPECT_EQ(rows, std::vector<int32_t>(v.begin(), v.begin() + 8));
+  a.ReadRegion<int32_t>({20, 0}, {4, 2}, rows.data(), rows.size());  // the absent one: fill
+  EXPECT_EQ(rows, std::vector<int32_t>(8, -1));
+  try {
+    a.ReadRegion<int32_t>({2, 0}, {4, 2}, rows.data(), rows.size());
+    ADD_FAILURE() << "a corrupt inner chunk was read";
+  } catch (const StoreError& e) {
+    EXPECT_EQ(e.path(), shard);
+    EXPECT_NE(std::string(e.what()).find("crc32c"), std::string::npos) << e.what();
+  }
+  // A shard cut short loses its index: named as truncated.
+  bytes.resize(bytes.size() - 3);
+  WriteAllTo(shard, bytes);
+  EXPECT_THROW(a.ReadRegion<int32_t>({0, 0}, {4, 2}, rows.data(), rows.size()), StoreError);
+  // A missing shard reads as fill.
+  RemoveFileIfExists(a.ChunkPath({1, 0}));
+  a.ReadRegion<int32_t>({40, 0}, {4, 2}, rows.data(), rows.size());
+  EXPECT_EQ(rows, std::vector<int32_t>(8, -1));
 }
 
 TEST(StoreArray, ScalarAndBoolArrays) {
