@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake git pkg-config ccache libeigen3-dev libpugixml-dev libcli11-dev
           nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev python3 python3-venv
-          libblosc-dev libzstd-dev zlib1g-dev)  # the last line: Zarr v3 store codecs (host/store)
+          libblosc-dev libzstd-dev zlib1g-dev   # Zarr v3 store codecs (host/store)
+          clang libclang-rt-14-dev)             # libFuzzer for tests/fuzz/run_fuzz.sh
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -52,6 +52,11 @@ std::string Join(const std::vector<std::string>& parts, const char* sep) {
 // SHA-256 of the decoded array, read one row of chunks at a time to bound memory.
 std::string HashArray(const ZarrArray& array) {
   const ArrayMetadata& m = array.metadata();
+  // Hashing reads every element: refuse what cannot finish (a sparse array of 2^60 elements).
+  constexpr double kMaxHashBytes = double(uint64_t(1) << 40);
+  if (double(array.NumElements()) * double(array.element_size()) > kMaxHashBytes) {
+    throw StoreError(array.path(), "holds more than 1 TiB when decoded; too large to hash");
+  }
   Sha256 hash;
   if (m.shape.empty()) {
     std::vector<uint8_t> all = array.ReadAllBytes();

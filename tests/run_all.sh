@@ -13,4 +13,6 @@ ctest --test-dir build --output-on-failure -j"$jobs"
 cmake -S . -B build-f64 -DCMAKE_BUILD_TYPE=Release -DS2R_DOUBLE=ON -DS2R_CUDA=OFF -DS2R_BUILD_BENCH=OFF
 cmake --build build-f64 -j"$jobs"
 ctest --test-dir build-f64 --output-on-failure -j"$jobs"
+# bounded libFuzzer run of the store's metadata parser and chunk decoder (skips without clang)
+bash tests/fuzz/run_fuzz.sh 20
 S2R_BIN="$PWD/build/s2r" .venv/bin/python -m pytest tests/python -q

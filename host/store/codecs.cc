@@ -26,7 +26,6 @@ namespace {
 using Bytes = std::vector<uint8_t>;
 
 // Decoded data larger than this is treated as corrupt rather than allocated.
-constexpr size_t kMaxDecodedBytes = size_t(1) << 36;
 
 constexpr uint64_t kMissing = ~uint64_t(0);
 
@@ -51,7 +50,7 @@ Bytes BloscEncode(const CodecConfig& c, const Bytes& in, const std::string& path
   return out;
 }
 
-Bytes BloscDecode(const Bytes& in, const std::string& path) {
+Bytes BloscDecode(const Bytes& in, size_t limit, const std::string& path) {
   size_t nbytes = 0, cbytes = 0, blocksize = 0;
   if (in.size() < BLOSC_MIN_HEADER_LENGTH || blosc_cbuffer_validate(in.data(), in.size(), &nbytes) != 0) {
     throw StoreError(path, "blosc: not a valid blosc buffer (" + std::to_string(in.size()) + " bytes)");
@@ -60,6 +59,10 @@ Bytes BloscDecode(const Bytes& in, const std::string& path) {
   if (cbytes > in.size()) {
     throw StoreError(path, "blosc: header says " + std::to_string(cbytes) + " compressed bytes, only " +
                                std::to_string(in.size()) + " present (truncated)");
+  }
+  if (nbytes > limit) {
+    throw StoreError(path, "blosc: header claims " + std::to_string(nbytes) + " decoded bytes, more than the chunk can hold (" +
+                               std::to_string(limit) + ")");
   }
   Bytes out(nbytes);
   if (nbytes == 0) return out;
@@ -82,22 +85,29 @@ Bytes ZstdEncode(const CodecConfig& c, const Bytes& in, const std::string& path)
   return out;
 }
 
-Bytes ZstdDecode(const Bytes& in, const std::string& path) {
+Bytes ZstdDecode(const Bytes& in, size_t limit, const std::string& path) {
   // Streaming decode: works whether or not the frame records its content size, and for several
   // concatenated frames.
   std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> ctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
   if (!ctx) throw StoreError(path, "zstd: out of memory");
+  // The frame's claimed size is only a hint, never trusted beyond what the chunk can hold.
   unsigned long long hint = ZSTD_getFrameContentSize(in.data(), in.size());
-  size_t capacity = (hint != ZSTD_CONTENTSIZE_UNKNOWN && hint != ZSTD_CONTENTSIZE_ERROR && hint <= kMaxDecodedBytes)
+  if (hint != ZSTD_CONTENTSIZE_UNKNOWN && hint != ZSTD_CONTENTSIZE_ERROR && hint > limit) {
+    throw StoreError(path, "zstd: frame claims " + std::to_string(hint) + " decoded bytes, more than the chunk can hold (" +
+                               std::to_string(limit) + ")");
+  }
+  size_t capacity = (hint != ZSTD_CONTENTSIZE_UNKNOWN && hint != ZSTD_CONTENTSIZE_ERROR)
                         ? size_t(hint) + 1
-                        : std::max<size_t>(ZSTD_DStreamOutSize(), in.size() * 4);
+                        : std::min<size_t>(std::max<size_t>(ZSTD_DStreamOutSize(), in.size() * 4), limit + 1);
   Bytes out(capacity);
   ZSTD_inBuffer src{in.data(), in.size(), 0};
   ZSTD_outBuffer dst{out.data(), out.size(), 0};
   while (true) {
     if (dst.pos == dst.size) {
-      if (out.size() >= kMaxDecodedBytes) throw StoreError(path, "zstd: decoded data too large");
-      out.resize(out.size() * 2);
+      if (out.size() > limit) {
+        throw StoreError(path, "zstd: decodes to more than the chunk can hold (" + std::to_string(limit) + " bytes)");
+      }
+      out.resize(std::min(out.size() * 2, limit + 1));
       dst.dst = out.data();
       dst.size = out.size();
     }
@@ -138,20 +148,20 @@ Bytes GzipEncode(const CodecConfig& c, const Bytes& in, const std::string& path)
   return out;
 }
 
-Bytes GzipDecode(const Bytes& in, const std::string& path) {
+Bytes GzipDecode(const Bytes& in, size_t limit, const std::string& path) {
   z_stream s{};
   // windowBits 15 + 32: gzip or zlib header, detected automatically.
   if (inflateInit2(&s, 15 + 32) != Z_OK) throw StoreError(path, "gzip: inflateInit2 failed");
-  Bytes out(std::max<size_t>(in.size() * 4, 4096));
+  Bytes out(std::min<size_t>(std::max<size_t>(in.size() * 4, 4096), limit + 1));
   size_t in_pos = 0, out_pos = 0;
   int ret = Z_OK;
   while (true) {
     if (out_pos == out.size()) {
-      if (out.size() >= kMaxDecodedBytes) {
+      if (out.size() > limit) {
         inflateEnd(&s);
-        throw StoreError(path, "gzip: decoded data too large");
+        throw StoreError(path, "gzip: decodes to more than the chunk can hold (" + std::to_string(limit) + " bytes)");
       }
-      out.resize(out.size() * 2);
+      out.resize(std::min(out.size() * 2, limit + 1));
     }
     s.next_in = const_cast<Bytef*>(in.data() + in_pos);
     s.avail_in = uInt(std::min<size_t>(in.size() - in_pos, 1u << 30));
@@ -369,14 +379,14 @@ std::vector<uint8_t> EncodeBytesToBytes(const CodecConfig& codec, const std::vec
 }
 
 std::vector<uint8_t> DecodeBytesToBytes(const CodecConfig& codec, const std::vector<uint8_t>& in,
-                                        const std::string& path) {
+                                        const std::string& path, size_t limit) {
   switch (codec.kind) {
     case CodecKind::kBlosc:
-      return BloscDecode(in, path);
+      return BloscDecode(in, limit, path);
     case CodecKind::kZstd:
-      return ZstdDecode(in, path);
+      return ZstdDecode(in, limit, path);
     case CodecKind::kGzip:
-      return GzipDecode(in, path);
+      return GzipDecode(in, limit, path);
     case CodecKind::kCrc32c:
       return Crc32cDecode(in, path);
     default:
@@ -413,7 +423,13 @@ void DecodeChunk(const std::vector<CodecConfig>& codecs, DataType type, const st
   size_t size = n;
   if (codecs.size() > 1) {
     bytes.assign(encoded, encoded + n);
-    for (size_t i = codecs.size(); i-- > 1;) bytes = DecodeBytesToBytes(codecs[i], bytes, path);
+    // No stage may decode to more than the chunk can hold: twice its raw size (a shard adds its
+    // index and per-chunk overhead) plus 1 MiB. A header claiming more is corrupt or hostile.
+    size_t limit = 2 * expected + (size_t(1) << 20);
+    if (codecs[0].kind == CodecKind::kShardingIndexed) {
+      limit += ShardIndexSize(codecs[0], chunk_shape) * 4;
+    }
+    for (size_t i = codecs.size(); i-- > 1;) bytes = DecodeBytesToBytes(codecs[i], bytes, path, limit);
     p = bytes.data();
     size = bytes.size();
   }

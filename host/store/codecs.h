@@ -40,10 +40,11 @@ size_t ShardIndexSize(const CodecConfig& sharding, const std::vector<int64_t>& s
 std::vector<uint64_t> DecodeShardIndex(const CodecConfig& sharding, const std::vector<int64_t>& shard_shape,
                                        const uint8_t* bytes, size_t n, const std::string& path);
 
-// One bytes->bytes codec, for tests and tools.
+// One bytes->bytes codec, for tests and tools. Decoding refuses to produce more than `limit`
+// bytes (a compressed header's claimed size is never trusted beyond it).
 std::vector<uint8_t> EncodeBytesToBytes(const CodecConfig& codec, const std::vector<uint8_t>& in,
                                         const std::string& path);
 std::vector<uint8_t> DecodeBytesToBytes(const CodecConfig& codec, const std::vector<uint8_t>& in,
-                                        const std::string& path);
+                                        const std::string& path, size_t limit = size_t(1) << 36);
 
 }  // namespace s2r

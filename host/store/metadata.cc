@@ -345,6 +345,27 @@ void ArrayMetadata::Validate(const std::string& path) {
   for (int64_t c : chunk_shape) {
     if (c <= 0) Fail(path, "chunk_grid.configuration.chunk_shape", "entries must be positive");
   }
+  // Sizes s2r can index and hold: every extent, element and byte count fits in int64 with room
+  // for the grid arithmetic, and one stored chunk decodes to at most 16 GiB.
+  constexpr int64_t kMaxExtent = int64_t(1) << 62;
+  constexpr int64_t kMaxChunkBytes = int64_t(1) << 34;
+  const int64_t elem = int64_t(DataTypeSize(data_type));
+  int64_t elements = 1, chunk_elements = 1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] > kMaxExtent) Fail(path, "shape", "extent " + std::to_string(shape[d]) + " is too large");
+    if (chunk_shape[d] > kMaxExtent) {
+      Fail(path, "chunk_grid.configuration.chunk_shape", "extent " + std::to_string(chunk_shape[d]) + " is too large");
+    }
+    int64_t bytes = 0;
+    if (__builtin_mul_overflow(elements, shape[d], &elements) || __builtin_mul_overflow(elements, elem, &bytes)) {
+      Fail(path, "shape", "the array's size in bytes overflows 64 bits");
+    }
+    if (__builtin_mul_overflow(chunk_elements, chunk_shape[d], &chunk_elements) ||
+        chunk_elements > kMaxChunkBytes / elem) {
+      Fail(path, "chunk_grid.configuration.chunk_shape",
+           "a chunk of more than " + std::to_string(kMaxChunkBytes) + " bytes is not supported");
+    }
+  }
   if (separator != '/' && separator != '.')
     Fail(path, "chunk_key_encoding.configuration.separator", "must be \"/\" or \".\"");
   if (fill_value.empty()) fill_value.assign(DataTypeSize(data_type), 0);

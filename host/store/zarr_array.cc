@@ -396,9 +396,13 @@ json ReadZarrJson(const std::string& node_path) {
     }
     throw StoreError(file, "missing: not a Zarr v3 node");
   }
+  return ParseZarrJsonText(bytes->data(), bytes->size(), file);
+}
+
+json ParseZarrJsonText(const uint8_t* data, size_t n, const std::string& file) {
   try {
-    return json::parse(bytes->begin(), bytes->end());
-  } catch (const json::parse_error& e) {
+    return json::parse(data, data + n);
+  } catch (const json::exception& e) {  // parse errors, and numbers out of range (1e400)
     throw StoreError(file, std::string("malformed JSON: ") + e.what());
   }
 }

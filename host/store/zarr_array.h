@@ -140,6 +140,8 @@ std::vector<ZarrNode> ListNodes(const std::string& root);
 
 // Reads PATH/zarr.json as JSON (StoreError naming the file when missing or malformed).
 nlohmann::json ReadZarrJson(const std::string& node_path);
+// The JSON text of a zarr.json; every failure is a StoreError naming `file`.
+nlohmann::json ParseZarrJsonText(const uint8_t* data, size_t n, const std::string& file);
 
 // Checks a node name against the spec's rules (non-empty, no '/', not only periods, no "__" prefix).
 void CheckNodeName(const std::string& name, const std::string& parent);
