@@ -37,13 +37,17 @@ std::string Hex32(uint32_t v) {
 
 // --- bytes->bytes codecs ------------------------------------------------------------------------
 
-Bytes BloscEncode(const CodecConfig& c, const Bytes& in, const std::string& path) {
-  if (in.size() > size_t(BLOSC_MAX_BUFFERSIZE)) {
-    throw StoreError(path, "blosc: chunk of " + std::to_string(in.size()) + " bytes exceeds c-blosc's 2 GB limit");
+// The encoders read `size` bytes at `in` and reserve `spare` more bytes of capacity in their
+// output, so that a crc32c that follows appends in place.
+Bytes BloscEncode(const CodecConfig& c, const uint8_t* in, size_t size, size_t spare, const std::string& path) {
+  if (size > size_t(BLOSC_MAX_BUFFERSIZE)) {
+    throw StoreError(path, "blosc: chunk of " + std::to_string(size) + " bytes exceeds c-blosc's 2 GB limit");
   }
-  Bytes out(in.size() + BLOSC_MAX_OVERHEAD);
+  Bytes out;
+  out.reserve(size + BLOSC_MAX_OVERHEAD + spare);
+  out.resize(size + BLOSC_MAX_OVERHEAD);
   size_t typesize = c.typesize > 0 ? size_t(c.typesize) : 1;
-  int n = blosc_compress_ctx(c.clevel, c.shuffle, typesize, in.size(), in.data(), out.data(), out.size(),
+  int n = blosc_compress_ctx(c.clevel, c.shuffle, typesize, size, in, out.data(), out.size(),
                              c.cname.c_str(), size_t(c.blocksize), 1);
   if (n <= 0) throw StoreError(path, "blosc compression failed (code " + std::to_string(n) + ")");
   out.resize(size_t(n));
@@ -73,13 +77,18 @@ Bytes BloscDecode(const Bytes& in, size_t limit, const std::string& path) {
   return out;
 }
 
-Bytes ZstdEncode(const CodecConfig& c, const Bytes& in, const std::string& path) {
-  std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> ctx(ZSTD_createCCtx(), ZSTD_freeCCtx);
+Bytes ZstdEncode(const CodecConfig& c, const uint8_t* in, size_t size, size_t spare, const std::string& path) {
+  // One compression context per thread, reset for each chunk (creating one costs more than
+  // compressing a small chunk).
+  thread_local std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> ctx(ZSTD_createCCtx(), ZSTD_freeCCtx);
   if (!ctx) throw StoreError(path, "zstd: out of memory");
+  ZSTD_CCtx_reset(ctx.get(), ZSTD_reset_session_and_parameters);
   ZSTD_CCtx_setParameter(ctx.get(), ZSTD_c_compressionLevel, c.level);
   ZSTD_CCtx_setParameter(ctx.get(), ZSTD_c_checksumFlag, c.checksum ? 1 : 0);
-  Bytes out(ZSTD_compressBound(in.size()));
-  size_t n = ZSTD_compress2(ctx.get(), out.data(), out.size(), in.data(), in.size());
+  Bytes out;
+  out.reserve(ZSTD_compressBound(size) + spare);
+  out.resize(ZSTD_compressBound(size));
+  size_t n = ZSTD_compress2(ctx.get(), out.data(), out.size(), in, size);
   if (ZSTD_isError(n)) throw StoreError(path, std::string("zstd compression failed: ") + ZSTD_getErrorName(n));
   out.resize(n);
   return out;
@@ -122,16 +131,18 @@ Bytes ZstdDecode(const Bytes& in, size_t limit, const std::string& path) {
   return out;
 }
 
-Bytes GzipEncode(const CodecConfig& c, const Bytes& in, const std::string& path) {
+Bytes GzipEncode(const CodecConfig& c, const uint8_t* in, size_t size, size_t spare, const std::string& path) {
   z_stream s{};
   // windowBits 15 + 16: a gzip (RFC 1952) member, as the spec requires.
   if (deflateInit2(&s, c.level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
     throw StoreError(path, "gzip: deflateInit2 failed");
   }
-  Bytes out(deflateBound(&s, in.size()) + 64);
-  s.next_in = const_cast<Bytef*>(in.data());
+  Bytes out;
+  out.reserve(deflateBound(&s, size) + 64 + spare);
+  out.resize(deflateBound(&s, size) + 64);
+  s.next_in = const_cast<Bytef*>(in);
   s.next_out = out.data();
-  size_t in_left = in.size(), out_left = out.size();
+  size_t in_left = size, out_left = out.size();
   int ret;
   do {
     // zlib counts in 32-bit units: feed at most 1 GiB per call.
@@ -192,10 +203,17 @@ Bytes GzipDecode(const Bytes& in, size_t limit, const std::string& path) {
   return out;
 }
 
+// Appends the CRC-32C of `*buf` to it, little-endian.
+void Crc32cAppend(Bytes* buf) {
+  uint32_t crc = Crc32c(buf->data(), buf->size());
+  for (int i = 0; i < 4; ++i) buf->push_back(uint8_t(crc >> (8 * i)));
+}
+
 Bytes Crc32cEncode(const Bytes& in) {
-  Bytes out(in);
-  uint32_t crc = Crc32c(in.data(), in.size());
-  for (int i = 0; i < 4; ++i) out.push_back(uint8_t(crc >> (8 * i)));
+  Bytes out;
+  out.reserve(in.size() + 4);
+  out.assign(in.begin(), in.end());
+  Crc32cAppend(&out);
   return out;
 }
 
@@ -326,38 +344,44 @@ std::vector<uint64_t> DecodeShardIndex(const CodecConfig& c, const std::vector<i
   return index;
 }
 
-std::vector<uint8_t> AssembleShard(const CodecConfig& c, const std::vector<int64_t>& shard_shape,
-                                   const std::vector<const std::vector<uint8_t>*>& inner, const std::string& path) {
+std::vector<uint8_t> EncodeShardIndex(const CodecConfig& c, const std::vector<int64_t>& shard_shape,
+                                      const std::vector<const std::vector<uint8_t>*>& inner,
+                                      const std::string& path) {
   const std::vector<int64_t> cps = ChunksPerShard(c, shard_shape);
   const int64_t entries = Product(cps);
   if (int64_t(inner.size()) != entries) {
     throw StoreError(path, "shard assembly: " + std::to_string(inner.size()) + " inner chunks given, the shard has " +
                                std::to_string(entries));
   }
-  const size_t index_size = IndexEncodedSize(c, entries);
-  const uint64_t base = c.index_at_end ? 0 : index_size;
+  // Inner chunks follow each other in index order, after the index when it comes first.
+  uint64_t offset = c.index_at_end ? 0 : IndexEncodedSize(c, entries);
   std::vector<uint64_t> index(size_t(entries) * 2, kMissing);
-  size_t body_size = 0;
-  for (const Bytes* b : inner) body_size += b ? b->size() : 0;
-  Bytes out;
-  out.reserve(body_size + index_size);
   for (int64_t k = 0; k < entries; ++k) {
     const Bytes* b = inner[size_t(k)];
     if (!b) continue;
-    index[2 * k] = base + out.size();
+    index[2 * k] = offset;
     index[2 * k + 1] = b->size();
-    out.insert(out.end(), b->begin(), b->end());
+    offset += b->size();
   }
   std::vector<int64_t> index_shape = cps;
   index_shape.push_back(2);
-  Bytes index_enc = EncodeChunk(c.index_codecs, DataType::kUint64, index_shape, FillValueOf<uint64_t>(0),
-                                reinterpret_cast<const uint8_t*>(index.data()), path);
-  if (c.index_at_end) {
-    out.insert(out.end(), index_enc.begin(), index_enc.end());
-    return out;
+  return EncodeChunk(c.index_codecs, DataType::kUint64, index_shape, FillValueOf<uint64_t>(0),
+                     reinterpret_cast<const uint8_t*>(index.data()), path);
+}
+
+std::vector<uint8_t> AssembleShard(const CodecConfig& c, const std::vector<int64_t>& shard_shape,
+                                   const std::vector<const std::vector<uint8_t>*>& inner, const std::string& path) {
+  const Bytes index = EncodeShardIndex(c, shard_shape, inner, path);
+  size_t body_size = 0;
+  for (const Bytes* b : inner) body_size += b ? b->size() : 0;
+  Bytes out;
+  out.reserve(body_size + index.size());
+  if (!c.index_at_end) out.insert(out.end(), index.begin(), index.end());
+  for (const Bytes* b : inner) {
+    if (b) out.insert(out.end(), b->begin(), b->end());
   }
-  index_enc.insert(index_enc.end(), out.begin(), out.end());
-  return index_enc;
+  if (c.index_at_end) out.insert(out.end(), index.begin(), index.end());
+  return out;
 }
 
 bool BloscHasCompressor(const std::string& cname) { return blosc_compname_to_compcode(cname.c_str()) >= 0; }
@@ -366,11 +390,11 @@ std::vector<uint8_t> EncodeBytesToBytes(const CodecConfig& codec, const std::vec
                                         const std::string& path) {
   switch (codec.kind) {
     case CodecKind::kBlosc:
-      return BloscEncode(codec, in, path);
+      return BloscEncode(codec, in.data(), in.size(), 0, path);
     case CodecKind::kZstd:
-      return ZstdEncode(codec, in, path);
+      return ZstdEncode(codec, in.data(), in.size(), 0, path);
     case CodecKind::kGzip:
-      return GzipEncode(codec, in, path);
+      return GzipEncode(codec, in.data(), in.size(), 0, path);
     case CodecKind::kCrc32c:
       return Crc32cEncode(in);
     default:
@@ -400,14 +424,41 @@ std::vector<uint8_t> EncodeChunk(const std::vector<CodecConfig>& codecs, DataTyp
   if (codecs.empty() || !codecs[0].IsArrayToBytes()) throw StoreError(path, "codec chain has no array->bytes codec");
   const size_t elem = DataTypeSize(type);
   const int64_t count = Product(chunk_shape);
+  // Each stage reads the previous one's output in place: the chunk itself when the bytes codec
+  // needs no byte swap, and a crc32c appends to the buffer before it.
   Bytes bytes;
+  const uint8_t* p = data;
+  size_t n = size_t(count) * elem;
   if (codecs[0].kind == CodecKind::kBytes) {
-    bytes.assign(data, data + count * elem);
-    if (codecs[0].big_endian) SwapBytes(bytes.data(), count, elem);
+    if (codecs[0].big_endian && elem > 1) {
+      bytes.assign(data, data + n);
+      SwapBytes(bytes.data(), count, elem);
+      p = bytes.data();
+    }
   } else {
     bytes = ShardEncode(codecs[0], type, chunk_shape, fill, data, path);
+    p = bytes.data();
+    n = bytes.size();
   }
-  for (size_t i = 1; i < codecs.size(); ++i) bytes = EncodeBytesToBytes(codecs[i], bytes, path);
+  for (size_t i = 1; i < codecs.size(); ++i) {
+    const CodecConfig& c = codecs[i];
+    const size_t spare = i + 1 < codecs.size() && codecs[i + 1].kind == CodecKind::kCrc32c ? 4 : 0;
+    if (c.kind == CodecKind::kCrc32c) {
+      if (p != bytes.data()) bytes.assign(p, p + n);  // still reading the caller's chunk
+      Crc32cAppend(&bytes);
+    } else if (c.kind == CodecKind::kBlosc) {
+      bytes = BloscEncode(c, p, n, spare, path);
+    } else if (c.kind == CodecKind::kZstd) {
+      bytes = ZstdEncode(c, p, n, spare, path);
+    } else if (c.kind == CodecKind::kGzip) {
+      bytes = GzipEncode(c, p, n, spare, path);
+    } else {
+      throw StoreError(path, "\"" + c.Name() + "\" is not a bytes->bytes codec");
+    }
+    p = bytes.data();
+    n = bytes.size();
+  }
+  if (p != bytes.data()) bytes.assign(p, p + n);  // a bare bytes codec: the chunk as it is
   return bytes;
 }
 

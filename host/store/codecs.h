@@ -33,6 +33,12 @@ void DecodeChunk(const std::vector<CodecConfig>& codecs, DataType type, const st
 // fill and assemble each shard once.
 std::vector<uint8_t> AssembleShard(const CodecConfig& sharding, const std::vector<int64_t>& shard_shape,
                                    const std::vector<const std::vector<uint8_t>*>& inner, const std::string& path);
+// Only the encoded index of such a shard; the inner chunks go after it (index at the start) or
+// before it (at the end), present ones in order. For writers that write the parts without
+// assembling them.
+std::vector<uint8_t> EncodeShardIndex(const CodecConfig& sharding, const std::vector<int64_t>& shard_shape,
+                                      const std::vector<const std::vector<uint8_t>*>& inner,
+                                      const std::string& path);
 
 // The encoded size of a shard's index, and the index decoded (2 x inner chunks: offset, nbytes;
 // 2^64-1 twice for an absent inner chunk) with its checksum verified. For partial shard reads.

@@ -117,8 +117,13 @@ enum class OpenMode {
 
 struct WriterOptions {
   int threads = 2;                          // compression threads
+  int io_threads = 4;                       // file writers (several fsyncs in flight)
   int64_t max_pending_bytes = 256 << 20;    // raw bytes staged but not yet durable (backpressure)
-  double commit_interval_s = 0;             // > 0: also commit (partial tail shards) this often
+  // Commits happen when a step shard completes, but at most once per min_commit_interval_s
+  // (each rewrites every array's zarr.json and the root); > 0 commit_interval_s also commits
+  // everything appended (writing partial last shards) when that long has passed.
+  double min_commit_interval_s = 1.0;
+  double commit_interval_s = 0;
   // Called on the writer's I/O thread after each commit is durable: (episodes, steps).
   std::function<void(int64_t, int64_t)> on_commit;
 };

@@ -101,6 +101,61 @@ class EncodePool {
   bool stop_ = false;
 };
 
+// A few threads for file writes, so that several fsyncs are in flight at once. Wait() returns
+// when every task submitted so far has finished.
+class IoPool {
+ public:
+  explicit IoPool(int threads) {
+    for (int i = 0; i < std::max(1, threads); ++i) workers_.emplace_back([this] { Run(); });
+  }
+  ~IoPool() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (std::thread& t : workers_) t.join();
+  }
+  void Submit(std::function<void()> fn) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      jobs_.push_back(std::move(fn));
+      ++outstanding_;
+    }
+    cv_.notify_one();
+  }
+  void Wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    idle_.wait(lock, [&] { return outstanding_ == 0; });
+  }
+
+ private:
+  void Run() {
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
+        if (jobs_.empty()) return;
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      job();  // never throws: tasks record their own errors
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        --outstanding_;
+      }
+      idle_.notify_all();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_, idle_;
+  std::deque<std::function<void()>> jobs_;
+  std::vector<std::thread> workers_;
+  int64_t outstanding_ = 0;
+  bool stop_ = false;
+};
+
 // One array appended along dimension 0.
 struct Column {
   Column(std::string n, bool step, ZarrArray a) : name(std::move(n)), is_step(step), array(std::move(a)) {}
@@ -179,6 +234,7 @@ struct DatasetWriter::Impl {
   std::vector<std::unique_ptr<Column>> steps, episodes;  // features first, then built-ins
   std::vector<Column*> feature_cols, builtin_step_cols, builtin_episode_cols, param_cols;
   std::unique_ptr<EncodePool> pool;
+  std::unique_ptr<IoPool> io_pool;
 
   // Producer-side bookkeeping.
   int64_t episodes_appended = 0;
@@ -582,19 +638,19 @@ struct DatasetWriter::Impl {
     ++episodes_appended;
     uncommitted_ends.push_back(start + L);
 
-    // Episodes that end inside completed step shards can be committed now.
+    // Episodes that end inside completed step shards can be committed now (at most once per
+    // min_commit_interval_s: a commit rewrites every array's zarr.json).
     const int64_t durable = steps.front()->rows / spec.storage.shard_steps * spec.storage.shard_steps;
-    int64_t E = enqueued_episodes, S = enqueued_steps;
-    while (!uncommitted_ends.empty() && uncommitted_ends.front() <= durable) {
-      S = uncommitted_ends.front();
-      uncommitted_ends.pop_front();
-      ++E;
-    }
-    if (E > enqueued_episodes) {
+    const double since = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_commit).count();
+    if (since >= options.min_commit_interval_s && !uncommitted_ends.empty() && uncommitted_ends.front() <= durable) {
+      int64_t E = enqueued_episodes, S = enqueued_steps;
+      while (!uncommitted_ends.empty() && uncommitted_ends.front() <= durable) {
+        S = uncommitted_ends.front();
+        uncommitted_ends.pop_front();
+        ++E;
+      }
       EnqueueCommit(E, S, false);
-    } else if (options.commit_interval_s > 0 &&
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - last_commit).count() >=
-                   options.commit_interval_s) {
+    } else if (options.commit_interval_s > 0 && since >= options.commit_interval_s) {
       EnqueueAll();
     }
   }
@@ -625,11 +681,18 @@ struct DatasetWriter::Impl {
     for (const EncodedChunk& e : f.inner) held.push_back(e.get());  // rethrows encode errors
     const std::string file = c->array.ChunkPath(c->FileIndex(f.index));
     if (c->sharded) {
+      // The shard is written straight from the encoded inner chunks and its index (writev).
       std::vector<const Bytes*> parts(size_t(c->inner_per_file()), nullptr);
       for (size_t i = 0; i < held.size(); ++i) parts[i] = held[i].get();
-      Bytes shard = AssembleShard(c->sharding, c->file_shape, parts, file);
+      const Bytes index = EncodeShardIndex(c->sharding, c->file_shape, parts, file);
+      std::vector<ConstBytes> pieces;
+      if (!c->sharding.index_at_end) pieces.push_back({index.data(), index.size()});
+      for (const Bytes* b : parts) {
+        if (b) pieces.push_back({b->data(), b->size()});
+      }
+      if (c->sharding.index_at_end) pieces.push_back({index.data(), index.size()});
       MakeDirs(Parent(file));
-      WriteFileAtomic(file, shard.data(), shard.size());
+      WriteFileAtomicParts(file, pieces);
     } else {
       MakeDirs(Parent(file));
       WriteFileAtomic(file, held.at(0)->data(), held.at(0)->size());
@@ -641,18 +704,56 @@ struct DatasetWriter::Impl {
     return slash == std::string::npos ? std::string(".") : file.substr(0, slash);
   }
 
-  void RunCommit(const CommitJob& j) {
-    for (const FileJob& t : j.tails) WriteFile(t);
-    for (auto* list : {&steps, &episodes}) {
-      for (auto& c : *list) {
-        std::vector<int64_t> shape = c->array.metadata().shape;
-        const int64_t rows = c->is_step ? j.steps : j.episodes;
-        if (shape[0] != rows) {
-          shape[0] = rows;
-          c->array.Resize(shape);
-        }
+  // Runs `fn` on the I/O pool; a failure is recorded (the first one wins) and stops commits.
+  void IoTask(std::function<void()> fn) {
+    io_pool->Submit([this, fn = std::move(fn)] {
+      try {
+        fn();
+      } catch (const std::exception& e) {
+        Fail(e.what());
+      }
+    });
+  }
+
+  void Fail(const std::string& why) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!failed) {
+        failed = true;
+        error = why;
       }
     }
+    cv.notify_all();
+  }
+
+  bool Failed() {
+    std::lock_guard<std::mutex> lock(mu);
+    return failed;
+  }
+
+  // Every file the commit covers is durable when it starts (the pool has drained). Its own
+  // writes run in parallel in two waves: the partial last files, then every array's shape;
+  // the root record last.
+  void RunCommit(const CommitJob& j) {
+    io_pool->Wait();
+    if (Failed()) return;
+    for (const FileJob& t : j.tails) IoTask([this, t] { WriteFile(t); });
+    io_pool->Wait();
+    if (Failed()) return;
+    for (auto* list : {&steps, &episodes}) {
+      for (auto& c : *list) {
+        const int64_t rows = c->is_step ? j.steps : j.episodes;
+        if (c->array.metadata().shape[0] == rows) continue;
+        Column* col = c.get();
+        IoTask([col, rows] {
+          std::vector<int64_t> shape = col->array.metadata().shape;
+          shape[0] = rows;
+          col->array.Resize(shape);
+        });
+      }
+    }
+    io_pool->Wait();
+    if (Failed()) return;
     WriteRoot({{"episodes", j.episodes}, {"steps", j.steps}});
   }
 
@@ -662,39 +763,51 @@ struct DatasetWriter::Impl {
       {
         std::unique_lock<std::mutex> lock(mu);
         cv.wait(lock, [&] { return stop || !queue.empty(); });
-        if (queue.empty()) return;
+        if (queue.empty()) {
+          lock.unlock();
+          io_pool->Wait();
+          return;
+        }
         job = std::move(queue.front());
         queue.pop_front();
         busy = true;
       }
-      bool ok = true;
-      std::string why;
-      try {
-        if (!failed) {
-          if (job.is_commit) {
-            RunCommit(job.commit);
-          } else {
-            WriteFile(job.file);
+      if (!job.is_commit) {
+        // Shard files go to the I/O pool; their raw bytes are released when each is durable.
+        FileJob f = std::move(job.file);
+        const int64_t raw = f.raw;
+        io_pool->Submit([this, f = std::move(f), raw] {
+          try {
+            if (!Failed()) WriteFile(f);
+          } catch (const std::exception& e) {
+            Fail(e.what());
           }
-        }
-      } catch (const std::exception& e) {
-        ok = false;
-        why = e.what();
+          {
+            std::lock_guard<std::mutex> lock(mu);
+            pending_bytes -= raw;
+          }
+          cv.notify_all();
+        });
+        std::lock_guard<std::mutex> lock(mu);
+        busy = false;
+        continue;
       }
+      try {
+        RunCommit(job.commit);
+      } catch (const std::exception& e) {
+        Fail(e.what());
+      }
+      bool ok;
       {
         std::lock_guard<std::mutex> lock(mu);
-        if (!job.is_commit) pending_bytes -= job.file.raw;
-        if (!ok && !failed) {
-          failed = true;
-          error = why;
-        }
-        if (ok && !failed && job.is_commit) {
+        ok = !failed;
+        if (ok) {
           committed_episodes = job.commit.episodes;
           committed_steps = job.commit.steps;
         }
         busy = false;
       }
-      if (ok && !failed && job.is_commit && options.on_commit) options.on_commit(job.commit.episodes, job.commit.steps);
+      if (ok && options.on_commit) options.on_commit(job.commit.episodes, job.commit.steps);
       cv.notify_all();
     }
   }
@@ -706,6 +819,7 @@ struct DatasetWriter::Impl {
     }
     cv.notify_all();
     if (io.joinable()) io.join();
+    io_pool.reset();
     pool.reset();
   }
 };
@@ -718,6 +832,7 @@ DatasetWriter::DatasetWriter(const std::string& path, const DatasetSpec& spec, O
   m.options = std::move(options);
   spec.Validate();
   m.pool = std::make_unique<EncodePool>(m.options.threads);
+  m.io_pool = std::make_unique<IoPool>(m.options.io_threads);
   const std::string root = RootFile(path);
   const bool exists = FileExists(root);
   if (exists && mode == OpenMode::kCreate) {

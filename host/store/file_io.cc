@@ -4,6 +4,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
+#include <climits>
 #include <unistd.h>
 
 #include <algorithm>
@@ -110,6 +112,10 @@ void RandomAccessFile::ReadAt(uint64_t offset, size_t n, uint8_t* out) const {
 }
 
 void WriteFileAtomic(const std::string& path, const void* data, size_t n) {
+  WriteFileAtomicParts(path, {ConstBytes{data, n}});
+}
+
+void WriteFileAtomicParts(const std::string& path, const std::vector<ConstBytes>& parts) {
   const std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw StoreError(path, "cannot create " + tmp + ": " + ErrnoText());
@@ -120,13 +126,26 @@ void WriteFileAtomic(const std::string& path, const void* data, size_t n) {
     throw StoreError(path, what + ": " + why);
   };
   // Write everything, make it durable, then publish it under the final name.
-  const auto* p = static_cast<const uint8_t*>(data);
-  size_t done = 0;
-  while (done < n) {
-    ssize_t w = ::write(fd, p + done, n - done);
+  std::vector<struct iovec> iov;
+  for (const ConstBytes& p : parts) {
+    if (p.size > 0) iov.push_back({const_cast<void*>(p.data), p.size});
+  }
+  size_t first = 0;
+  while (first < iov.size()) {
+    const int count = int(std::min<size_t>(iov.size() - first, IOV_MAX));
+    ssize_t w = ::writev(fd, iov.data() + first, count);
     if (w < 0 && errno == EINTR) continue;
     if (w < 0) fail("write failed");
-    done += size_t(w);
+    // Advance past what was written (writev may stop short).
+    size_t done = size_t(w);
+    while (first < iov.size() && done >= iov[first].iov_len) {
+      done -= iov[first].iov_len;
+      ++first;
+    }
+    if (first < iov.size() && done > 0) {
+      iov[first].iov_base = static_cast<uint8_t*>(iov[first].iov_base) + done;
+      iov[first].iov_len -= done;
+    }
   }
   if (::fsync(fd) != 0) fail("fsync failed");
   if (::close(fd) != 0) {

@@ -37,6 +37,13 @@ class RandomAccessFile {
 // Atomically replaces `path` with `n` bytes (temp file + fsync + rename + directory fsync).
 void WriteFileAtomic(const std::string& path, const void* data, size_t n);
 
+// The same for a file made of several pieces, written in order with writev (no assembly copy).
+struct ConstBytes {
+  const void* data;
+  size_t size;
+};
+void WriteFileAtomicParts(const std::string& path, const std::vector<ConstBytes>& parts);
+
 // Removes `path` if it exists (and fsyncs its directory).
 void RemoveFileIfExists(const std::string& path);
 

@@ -1,5 +1,6 @@
 // s2r_dataset_fixture STORE --episodes N [--resume] [--chunk-steps C --shard-steps S
 //                     --chunk-episodes E] [--threads T] [--delay-us D] [--commit-interval SEC]
+//                     [--min-commit-interval-ms MS] (default 0: commit at every step shard)
 // Streams the synthetic episodes of dataset_fixture.h into STORE with DatasetWriter, printing
 // "commit EPISODES STEPS" (flushed) after every durable commit and "done" at the end. The crash
 // tests kill it with SIGKILL at random moments and check that every printed commit survived.
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
   storage.chunk_episodes = 8;
   s2r::WriterOptions options;
   int delay_us = 0;
+  options.min_commit_interval_s = 0;  // commit at every shard: the crash tests want many commits
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> long long {
@@ -42,6 +44,7 @@ int main(int argc, char** argv) {
     else if (a == "--threads") options.threads = int(next());
     else if (a == "--delay-us") delay_us = int(next());
     else if (a == "--commit-interval") options.commit_interval_s = double(next());
+    else if (a == "--min-commit-interval-ms") options.min_commit_interval_s = double(next()) / 1000;
     else if (a == "--compressor" && i + 1 < argc) storage.compressor = argv[++i];
     else {
       std::fprintf(stderr, "s2r_dataset_fixture: unknown argument %s\n", a.c_str());

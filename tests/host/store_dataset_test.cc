@@ -157,6 +157,7 @@ TEST(StoreDataset, CommitsFollowShardBoundaries) {
   const std::string dir = FreshDir() + "/ds";
   std::vector<std::pair<int64_t, int64_t>> commits;
   WriterOptions opt;
+  opt.min_commit_interval_s = 0;
   opt.on_commit = [&](int64_t e, int64_t s) { commits.emplace_back(e, s); };
   const int64_t N = 40;
   {
