@@ -247,6 +247,7 @@ struct DatasetWriter::Impl {
   std::mutex mu;
   std::condition_variable cv;
   std::deque<Job> queue;
+  std::set<std::string> dirty_dirs;  // directories with renames not yet fsynced
   int64_t pending_bytes = 0, max_pending = 0;
   int64_t committed_episodes = 0, committed_steps = 0;
   bool failed = false, stop = false;
@@ -692,11 +693,14 @@ struct DatasetWriter::Impl {
       }
       if (c->sharding.index_at_end) pieces.push_back({index.data(), index.size()});
       MakeDirs(Parent(file));
-      WriteFileAtomicParts(file, pieces);
+      WriteFileAtomicParts(file, pieces, /*sync_directory=*/false);
     } else {
       MakeDirs(Parent(file));
-      WriteFileAtomic(file, held.at(0)->data(), held.at(0)->size());
+      WriteFileAtomicParts(file, {{held.at(0)->data(), held.at(0)->size()}}, /*sync_directory=*/false);
     }
+    // The directory entry is made durable by the next commit, before anything refers to it.
+    std::lock_guard<std::mutex> lock(mu);
+    dirty_dirs.insert(Parent(file));
   }
 
   static std::string Parent(const std::string& file) {
@@ -734,11 +738,23 @@ struct DatasetWriter::Impl {
   // Every file the commit covers is durable when it starts (the pool has drained). Its own
   // writes run in parallel in two waves: the partial last files, then every array's shape;
   // the root record last.
+  void SyncDirtyDirectories() {
+    std::set<std::string> dirs;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      dirs.swap(dirty_dirs);
+    }
+    for (const std::string& d : dirs) IoTask([d] { FsyncDirectory(d); });
+    io_pool->Wait();
+  }
+
   void RunCommit(const CommitJob& j) {
     io_pool->Wait();
     if (Failed()) return;
     for (const FileJob& t : j.tails) IoTask([this, t] { WriteFile(t); });
     io_pool->Wait();
+    if (Failed()) return;
+    SyncDirtyDirectories();
     if (Failed()) return;
     for (auto* list : {&steps, &episodes}) {
       for (auto& c : *list) {

@@ -27,6 +27,8 @@ std::string Parent(const std::string& path) {
 }
 
 // Makes a directory entry change (create, rename, unlink) in `dir` durable.
+}  // namespace
+
 void FsyncDirectory(const std::string& dir) {
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) throw StoreError(dir, "cannot open directory to fsync: " + ErrnoText());
@@ -38,7 +40,6 @@ void FsyncDirectory(const std::string& dir) {
     throw StoreError(dir, "fsync failed: " + std::string(std::strerror(err)));
 }
 
-}  // namespace
 
 std::string JoinPath(const std::string& a, const std::string& b) {
   if (a.empty()) return b;
@@ -115,7 +116,7 @@ void WriteFileAtomic(const std::string& path, const void* data, size_t n) {
   WriteFileAtomicParts(path, {ConstBytes{data, n}});
 }
 
-void WriteFileAtomicParts(const std::string& path, const std::vector<ConstBytes>& parts) {
+void WriteFileAtomicParts(const std::string& path, const std::vector<ConstBytes>& parts, bool sync_directory) {
   const std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw StoreError(path, "cannot create " + tmp + ": " + ErrnoText());
@@ -158,7 +159,7 @@ void WriteFileAtomicParts(const std::string& path, const std::vector<ConstBytes>
     ::unlink(tmp.c_str());
     throw StoreError(path, "rename from " + tmp + " failed: " + why);
   }
-  FsyncDirectory(Parent(path));
+  if (sync_directory) FsyncDirectory(Parent(path));
 }
 
 void RemoveFileIfExists(const std::string& path) {

@@ -42,7 +42,12 @@ struct ConstBytes {
   const void* data;
   size_t size;
 };
-void WriteFileAtomicParts(const std::string& path, const std::vector<ConstBytes>& parts);
+// sync_directory false leaves the rename's durability to a later FsyncDirectory of the parent
+// (the file's contents are always fsynced before the rename): for writers that batch them.
+void WriteFileAtomicParts(const std::string& path, const std::vector<ConstBytes>& parts,
+                          bool sync_directory = true);
+// fsync of a directory, making renames and new entries in it durable.
+void FsyncDirectory(const std::string& dir);
 
 // Removes `path` if it exists (and fsyncs its directory).
 void RemoveFileIfExists(const std::string& path);
