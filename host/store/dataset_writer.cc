@@ -174,6 +174,7 @@ struct Column {
   int64_t rows = 0;                    // rows appended
   Bytes staging;                       // the inner chunk being filled
   std::vector<EncodedChunk> current;   // encoded inner chunks of the file being filled
+  std::vector<Bytes> spare;            // encoded staging buffers for reuse (Impl::free_mu)
 
   size_t inner_bytes() const { return size_t(inner_rows) * row_bytes; }
   int64_t inner_per_file() const { return file_rows / inner_rows; }
@@ -248,6 +249,7 @@ struct DatasetWriter::Impl {
   std::condition_variable cv;
   std::deque<Job> queue;
   std::set<std::string> dirty_dirs;  // directories with renames not yet fsynced
+  std::mutex free_mu;                // guards every Column::spare
   int64_t pending_bytes = 0, max_pending = 0;
   int64_t committed_episodes = 0, committed_steps = 0;
   bool failed = false, stop = false;
@@ -510,10 +512,25 @@ struct DatasetWriter::Impl {
     cv.notify_all();
   }
 
+  // Staging buffers are recycled once encoded: a fresh inner chunk of a few hundred KB would be
+  // zero-filled and page-faulted in for every chunk. A recycled buffer holds stale rows until
+  // they are overwritten; only whole chunks are encoded from it (tails are copied and padded).
+  Bytes TakeBuffer(Column* c) {
+    {
+      std::lock_guard<std::mutex> lock(free_mu);
+      if (!c->spare.empty()) {
+        Bytes b = std::move(c->spare.back());
+        c->spare.pop_back();
+        return b;
+      }
+    }
+    return Bytes(c->inner_bytes(), 0);
+  }
+
   void SubmitStaging(Column* c) {
     const size_t n = c->inner_bytes();
     Bytes data = std::move(c->staging);
-    c->staging.assign(n, 0);
+    c->staging = TakeBuffer(c);
     c->current.push_back(Encode(c, std::move(data)));
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -522,8 +539,11 @@ struct DatasetWriter::Impl {
   }
 
   EncodedChunk Encode(Column* c, Bytes data) {
-    return pool->Submit([c, data = std::move(data)]() -> Bytes {
-      return EncodeChunk(c->inner_codecs, c->dtype, c->inner_shape, c->fill, data.data(), c->array.path());
+    return pool->Submit([this, c, data = std::move(data)]() mutable -> Bytes {
+      Bytes out = EncodeChunk(c->inner_codecs, c->dtype, c->inner_shape, c->fill, data.data(), c->array.path());
+      std::lock_guard<std::mutex> lock(free_mu);
+      if (c->spare.size() < 4) c->spare.push_back(std::move(data));
+      return out;
     });
   }
 
@@ -556,7 +576,13 @@ struct DatasetWriter::Impl {
     f.col = c;
     f.index = c->rows / c->file_rows;
     f.inner = c->current;
-    if (c->rows % c->inner_rows != 0) f.inner.push_back(Encode(c, c->staging));
+    if (c->rows % c->inner_rows != 0) {
+      // The rows so far, the rest of the inner chunk zero (the fill value of dataset arrays).
+      const size_t used = size_t(c->rows % c->inner_rows) * c->row_bytes;
+      Bytes tail(c->inner_bytes(), 0);
+      std::memcpy(tail.data(), c->staging.data(), used);
+      f.inner.push_back(Encode(c, std::move(tail)));
+    }
     f.raw = 0;
     return f;
   }
