@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -284,6 +285,43 @@ TEST(StoreDataset, RejectsBadUse) {
   bad = FixtureDatasetSpec(SmallStorage());
   bad.features[1].name = "reward";  // a built-in
   EXPECT_THROW(DatasetWriter(FreshDir("_bad3") + "/ds", bad, OpenMode::kCreate), std::invalid_argument);
+}
+
+// A write that fails (here: a directory squats on the path of a future shard) stops the writer
+// cleanly: the error names the file, later calls keep failing, nothing hangs, and the store still
+// opens with every episode committed before the failure.
+TEST(StoreDataset, FailedWriteStopsCommitsAndNamesTheFile) {
+  const std::string dir = FreshDir() + "/ds";
+  WriterOptions opt;
+  opt.min_commit_interval_s = 0;
+  int64_t committed = 0;
+  {
+    DatasetWriter w(dir, FixtureDatasetSpec(SmallStorage()), OpenMode::kCreate, opt);
+    WriteFixtureEpisodes(&w, 0, 10);
+    w.Flush();
+    committed = w.episodes_committed();
+    ASSERT_EQ(committed, 10);
+    // Step shard 5 of steps/obs (rows 320..383) cannot be written: its path is a directory.
+    std::filesystem::create_directories(dir + "/steps/obs/c/5/0/blocker");
+    std::string why;
+    try {
+      WriteFixtureEpisodes(&w, 10, 60);
+      w.Flush();
+    } catch (const StoreError& e) {
+      why = e.what();
+    }
+    EXPECT_NE(why.find("steps/obs/c/5/0"), std::string::npos) << why;
+    EXPECT_THROW(w.Flush(), StoreError);
+    FixtureEpisode ep;
+    MakeFixtureEpisode(60, &ep);
+    EXPECT_THROW(w.Append(ep.view), StoreError);
+    EXPECT_THROW(w.Close(), StoreError);
+  }
+  const int64_t have = CheckFixtureStore(dir);
+  EXPECT_GE(have, committed);
+  int64_t steps = 0;
+  for (int64_t e = 0; e < have; ++e) steps += FixtureLength(e);
+  EXPECT_LE(steps, 320);  // nothing past the shard that failed was committed
 }
 
 TEST(StoreDataset, ReaderRejectsBrokenCommitRecord) {
