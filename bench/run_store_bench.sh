@@ -141,6 +141,22 @@ print(json.dumps({"store": sys.argv[1], "reader": "s2r_inspect", "shape": a["sha
                   "equal": a.get("sha256") == sys.argv[2]}))' "$s" "$SRC_SHA" | tag verify >> "$TMP"
 done
 "$PYTHON" bench/store_write_bench.py --data "$DATA" --verify "${STORES[@]}" | tag verify >> "$TMP"
+# --- 4b. the DatasetWriter's whole output, head to head with tensorstore writing the same arrays ---
+# (every array of the kept DatasetWriter store, same metadata and contents; the two alternate)
+for s in "${STORES[@]}"; do
+  [[ $s == */steps/state ]] || continue
+  cfg="$("$PYTHON" -c 'import sys; print(sys.argv[1].rsplit("-", 1)[-1])' "${s%/steps/state}")"
+  ds="$STORE_DIR/same-arrays-$cfg"  # a copy: the fresh DatasetWriter runs below reuse the kept path
+  rm -rf "$ds" && cp -r "${s%/steps/state}" "$ds"
+  for (( r = 1; r <= REPEATS; ++r )); do
+    echo "== same arrays, $cfg, round $r/$REPEATS" >&2
+    "$BENCH" --data "$DATA" --dir "$STORE_DIR" --config "${cfg%%_*}" --writer dataset_writer --threads "$THREADS" \
+      --repeats 1 | tag same "$r" >> "$TMP"
+    "$PYTHON" bench/store_write_bench.py --same-arrays "$ds" --config "$cfg" --dir "$STORE_DIR" --repeats 1 \
+      | tag same "$r" >> "$TMP"
+  done
+  rm -rf "$ds"
+done
 for s in "${STORES[@]}"; do rm -rf "${s%/steps/state}"; done
 
 # --- 5. profile -------------------------------------------------------------------------------------
@@ -290,6 +306,25 @@ for cfg, title in CONFIGS.items():
                        f"stored in {last['files']} files, ratio {last['total_ratio']:.3f}")
     out.append("")
 
+same = [r for r in rows if r["mode"] == "same"]
+if same:
+    out.append("## The DatasetWriter's whole output vs tensorstore writing the same arrays\n")
+    out.append("The DatasetWriter writes its feature plus 13 built-in step and episode arrays. Here tensorstore "
+               "writes all 14 arrays of the kept DatasetWriter store again (same zarr.json metadata, same "
+               "decoded contents, all writes issued at once, file_io_sync on), alternating with fresh "
+               "DatasetWriter runs. MB/s = all raw bytes in / s; median of the rounds.\n")
+    out.append("| config | DatasetWriter MB/s | tensorstore MB/s | DatasetWriter / tensorstore |")
+    out.append("|---|---:|---:|---:|")
+    for cfg in sorted({r["config"] for r in same if r["writer"] == "tensorstore_same_arrays"}):
+        key = cfg.split("_")[0]
+        dw = [r["total_raw_mb"] / r["seconds"] for r in same
+              if r["writer"] == "s2r_dataset_writer" and r["config"].split("_")[0] == key]
+        tsr = [r["mb_per_s"] for r in same if r["writer"] == "tensorstore_same_arrays" and r["config"] == cfg]
+        if dw and tsr:
+            a, b = statistics.median(dw), statistics.median(tsr)
+            out.append(f"| {cfg} | {a:.0f} ({', '.join(f'{x:.0f}' for x in dw)}) | "
+                       f"{b:.0f} ({', '.join(f'{x:.0f}' for x in tsr)}) | **{a / b:.2f}** |")
+    out.append("")
 sweep = [r for r in rows if r["mode"] == "sweep"]
 if sweep:
     out.append("## zarr-python settings sweep (one write each; zarr_python_tuned uses the fastest)\n")

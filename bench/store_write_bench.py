@@ -40,6 +40,7 @@ import os
 import shutil
 import statistics
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -166,6 +167,53 @@ def write_tensorstore(path, key, data, shard_writes):
         txn.commit_async().result()
     t1 = time.perf_counter()
     return t1 - t0, None
+
+
+def dataset_arrays(store):
+    """Every array of a store as (path, zarr.json metadata, decoded contents)."""
+    import zarr
+    out = []
+    for dirpath, _, files in sorted(os.walk(store)):
+        if "zarr.json" not in files:
+            continue
+        meta = json.load(open(os.path.join(dirpath, "zarr.json")))
+        if meta.get("node_type") != "array":
+            continue
+        rel = os.path.relpath(dirpath, store)
+        out.append((rel, meta, zarr.open_array(store=dirpath, mode="r")[...]))
+    return out
+
+
+def write_tensorstore_arrays(base, arrays):
+    """tensorstore writes every array with the same metadata and contents, all at once."""
+    import tensorstore as ts
+    keys = ("shape", "data_type", "chunk_grid", "chunk_key_encoding", "fill_value", "codecs", "dimension_names")
+    t0 = time.perf_counter()
+    futures = []
+    for rel, meta, data in arrays:
+        spec = {"driver": "zarr3", "kvstore": {"driver": "file", "path": os.path.join(base, rel)},
+                "metadata": {k: meta[k] for k in keys if k in meta}, "create": True, "delete_existing": True}
+        arr = ts.open(spec).result()
+        futures.append(arr.write(data))
+    for f in futures:
+        f.result()
+    return time.perf_counter() - t0
+
+
+def run_same_arrays(store, config, base, repeats):
+    """The DatasetWriter's whole output (every array, same codecs) rewritten by tensorstore."""
+    arrays = dataset_arrays(store)
+    if not arrays:
+        sys.exit(f"{store}: no arrays found")
+    raw = sum(d.nbytes for _, _, d in arrays) / 1e6
+    times = []
+    for _ in range(repeats):
+        path = tempfile.mkdtemp(prefix="ts-same-", dir=base)
+        times.append(write_tensorstore_arrays(path, arrays))
+        shutil.rmtree(path)
+    med = statistics.median(times)
+    return {"writer": "tensorstore_same_arrays", "config": config, "arrays": len(arrays), "raw_mb": raw,
+            "run_seconds": times, "seconds": med, "mb_per_s": raw / med}
 
 
 # zarr-python settings tried by zarr_python_tuned (the first is zarr's default).
@@ -301,12 +349,17 @@ def main():
     p.add_argument("--tuned-from", metavar="FILE", help="--sweep output: zarr_python_tuned takes the fastest")
     p.add_argument("--versions", action="store_true")
     p.add_argument("--fsync-probe", metavar="DIR", help="latency of durable small-file writes in DIR")
+    p.add_argument("--same-arrays", metavar="STORE",
+                   help="time tensorstore writing every array of STORE (a DatasetWriter output) again, in --dir")
     a = p.parse_args()
     if a.versions:
         print(json.dumps(versions()))
         return
     if a.fsync_probe:
         print(json.dumps(fsync_probe(a.fsync_probe)))
+        return
+    if a.same_arrays:
+        print(json.dumps(run_same_arrays(a.same_arrays, a.config, a.dir, a.repeats)))
         return
     data = np.fromfile(a.data, dtype="<f4")
     if data.size % COLS:
