@@ -3,15 +3,17 @@
 // Threads. The producer's thread (Append) copies rows into per-array staging buffers, one inner
 // chunk each. A full inner chunk is handed to the encode pool (compression runs there) and its
 // encoded bytes come back as a shared future. When the inner chunks of a whole shard (a whole
-// chunk for unsharded arrays) are handed over, a FileJob goes on the I/O queue. One I/O thread
-// owns every file: it waits for the encoded inner chunks, assembles the shard, writes it
-// atomically (temp, fsync, rename) and runs commits in queue order, so a commit always follows
-// the shards it covers.
+// chunk for unsharded arrays) are handed over, a FileJob goes on the queue. A dispatcher thread
+// takes the queue in order: each FileJob goes to the I/O pool, which waits for the encoded inner
+// chunks and writes the shard atomically (temp, fsync, rename; writev of the parts and the
+// index); a commit first waits for the I/O pool to drain, so it always follows the shards it
+// covers, and no file is ever written by two threads at once.
 //
-// Commits. A commit makes episodes [0, E) and steps [0, S) visible: every array's shape is
-// advanced (steps arrays to S, episode arrays to E) and then the root attribute s2r.commit is
-// rewritten; that record is the authority. Steps commit at shard boundaries: when step shard k
-// completes, the episodes that end inside shards 0..k become committable. Episode arrays are
+// Commits. A commit makes episodes [0, E) and steps [0, S) visible: the directories of the new
+// files are fsynced, every array's shape is advanced (steps arrays to S, episode arrays to E) and
+// then the root attribute s2r.commit is rewritten; that record is the authority. Steps commit at
+// shard boundaries (at most once per min_commit_interval_s): when step shard k completes, the
+// episodes that end inside shards 0..k become committable. Episode arrays are
 // small; their partial last chunk is rewritten at each commit. Flush (and Close, and the optional
 // commit interval) also writes the partial last step shard, which is replaced by a superset when
 // more steps arrive; otherwise every step shard is written exactly once.
@@ -54,61 +56,14 @@ using json = nlohmann::json;
 using Bytes = std::vector<uint8_t>;
 using EncodedChunk = std::shared_future<std::shared_ptr<const Bytes>>;
 
-// A few threads that run encode jobs in submission order.
-class EncodePool {
+// A few threads that run tasks in submission order (the encode pool, and the I/O pool that keeps
+// several fsyncs in flight). Wait() returns when every task submitted so far has finished.
+class TaskPool {
  public:
-  explicit EncodePool(int threads) {
+  explicit TaskPool(int threads) {
     for (int i = 0; i < std::max(1, threads); ++i) workers_.emplace_back([this] { Run(); });
   }
-  ~EncodePool() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    for (std::thread& t : workers_) t.join();
-  }
-  EncodedChunk Submit(std::function<Bytes()> fn) {
-    std::packaged_task<std::shared_ptr<const Bytes>()> task(
-        [fn = std::move(fn)] { return std::make_shared<const Bytes>(fn()); });
-    EncodedChunk f = task.get_future().share();
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      jobs_.push_back(std::move(task));
-    }
-    cv_.notify_one();
-    return f;
-  }
-
- private:
-  void Run() {
-    for (;;) {
-      std::packaged_task<std::shared_ptr<const Bytes>()> job;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
-        if (jobs_.empty()) return;
-        job = std::move(jobs_.front());
-        jobs_.pop_front();
-      }
-      job();
-    }
-  }
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::packaged_task<std::shared_ptr<const Bytes>()>> jobs_;
-  std::vector<std::thread> workers_;
-  bool stop_ = false;
-};
-
-// A few threads for file writes, so that several fsyncs are in flight at once. Wait() returns
-// when every task submitted so far has finished.
-class IoPool {
- public:
-  explicit IoPool(int threads) {
-    for (int i = 0; i < std::max(1, threads); ++i) workers_.emplace_back([this] { Run(); });
-  }
-  ~IoPool() {
+  ~TaskPool() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
@@ -127,6 +82,14 @@ class IoPool {
   void Wait() {
     std::unique_lock<std::mutex> lock(mu_);
     idle_.wait(lock, [&] { return outstanding_ == 0; });
+  }
+  // Runs `fn` on the pool; its result (or exception) arrives through the future.
+  EncodedChunk SubmitEncode(std::function<Bytes()> fn) {
+    auto task = std::make_shared<std::packaged_task<std::shared_ptr<const Bytes>()>>(
+        [fn = std::move(fn)] { return std::make_shared<const Bytes>(fn()); });
+    EncodedChunk f = task->get_future().share();
+    Submit([task] { (*task)(); });
+    return f;
   }
 
  private:
@@ -234,8 +197,8 @@ struct DatasetWriter::Impl {
   json root_attrs;  // the full root attributes (schema + commit)
   std::vector<std::unique_ptr<Column>> steps, episodes;  // features first, then built-ins
   std::vector<Column*> feature_cols, builtin_step_cols, builtin_episode_cols, param_cols;
-  std::unique_ptr<EncodePool> pool;
-  std::unique_ptr<IoPool> io_pool;
+  std::unique_ptr<TaskPool> pool;     // compression
+  std::unique_ptr<TaskPool> io_pool;  // file writes
 
   // Producer-side bookkeeping.
   int64_t episodes_appended = 0;
@@ -539,7 +502,7 @@ struct DatasetWriter::Impl {
   }
 
   EncodedChunk Encode(Column* c, Bytes data) {
-    return pool->Submit([this, c, data = std::move(data)]() mutable -> Bytes {
+    return pool->SubmitEncode([this, c, data = std::move(data)]() mutable -> Bytes {
       Bytes out = EncodeChunk(c->inner_codecs, c->dtype, c->inner_shape, c->fill, data.data(), c->array.path());
       std::lock_guard<std::mutex> lock(free_mu);
       if (c->spare.size() < 4) c->spare.push_back(std::move(data));
@@ -873,8 +836,8 @@ DatasetWriter::DatasetWriter(const std::string& path, const DatasetSpec& spec, O
   m.spec = spec;
   m.options = std::move(options);
   spec.Validate();
-  m.pool = std::make_unique<EncodePool>(m.options.threads);
-  m.io_pool = std::make_unique<IoPool>(m.options.io_threads);
+  m.pool = std::make_unique<TaskPool>(m.options.threads);
+  m.io_pool = std::make_unique<TaskPool>(m.options.io_threads);
   const std::string root = RootFile(path);
   const bool exists = FileExists(root);
   if (exists && mode == OpenMode::kCreate) {
