@@ -159,7 +159,6 @@ struct FileJob {
 struct CommitJob {
   int64_t episodes = 0, steps = 0;
   std::vector<FileJob> tails;  // partial last files, written before the shapes advance
-  bool flush_marker = false;
 };
 
 struct Job {
@@ -398,10 +397,11 @@ struct DatasetWriter::Impl {
     root_attrs = attrs;
     if (commit.is_null()) {
       // Creation was interrupted: nothing was ever committed. Start over.
-      std::error_code ec;
-      std::filesystem::remove_all(JoinPath(path, "steps"), ec);
-      std::filesystem::remove_all(JoinPath(path, "episodes"), ec);
-      if (ec) throw StoreError(path, "cannot remove an interrupted creation: " + ec.message());
+      for (const char* node : {"steps", "episodes"}) {
+        std::error_code ec;
+        std::filesystem::remove_all(JoinPath(path, node), ec);
+        if (ec) throw StoreError(JoinPath(path, node), "cannot remove an interrupted creation: " + ec.message());
+      }
       Create();
       OpenColumns();
       return;
