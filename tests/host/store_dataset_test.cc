@@ -204,6 +204,69 @@ TEST(StoreDataset, ResumeContinuesWithoutGapsOrDuplicates) {
   EXPECT_EQ(ArrayHashes(once), ArrayHashes(twice));
 }
 
+// Random storage layouts, episode lengths from 1 step to several shards, flushes and
+// close/resume cycles at random points: the result always equals one uninterrupted write.
+TEST(StoreDataset, RandomLayoutsFlushesAndResumesEqualOneWrite) {
+  std::mt19937 rng(4242);
+  for (int trial = 0; trial < 6; ++trial) {
+    StorageSpec st;
+    st.chunk_steps = std::vector<int64_t>{1, 3, 8}[rng() % 3];
+    st.shard_steps = st.chunk_steps * std::vector<int64_t>{1, 2, 5}[rng() % 3];
+    st.chunk_episodes = std::vector<int64_t>{1, 2, 7}[rng() % 3];
+    st.compressor = trial % 2 ? "zstd" : "blosc-lz4";
+    const DatasetSpec spec = FixtureDatasetSpec(st);
+    const int64_t n = 25;
+    std::vector<int64_t> lengths(n);
+    for (int64_t& L : lengths) L = 1 + int64_t(rng() % uint32_t(3 * st.shard_steps));
+    // Episode e: the fixture's values, with its own length.
+    auto episode = [&](int64_t e, std::vector<float>* obs, std::vector<float>* act, std::vector<double>* params) {
+      const int64_t L = lengths[size_t(e)];
+      obs->resize(size_t(L) * 4);
+      act->resize(size_t(L) * 2);
+      for (int64_t k = 0; k < L; ++k) {
+        for (int64_t j = 0; j < 4; ++j) (*obs)[size_t(k * 4 + j)] = FixtureObs(e, k, j);
+        for (int64_t j = 0; j < 2; ++j) (*act)[size_t(k * 2 + j)] = FixtureAction(e, k, j);
+      }
+      *params = {double(e), -double(e)};
+      EpisodeView v;
+      v.length = L;
+      v.seed = uint64_t(e);
+      v.task_index = int32_t(e % 2);
+      v.success = e % 3 == 0;
+      v.failure_label = v.success ? 0 : 1;
+      v.params = params->data();
+      v.features = {obs->data(), act->data()};
+      return v;
+    };
+    std::vector<float> obs, act;
+    std::vector<double> params;
+    const std::string base = FreshDir("_" + std::to_string(trial));
+    {
+      DatasetWriter w(base + "/once", spec, OpenMode::kCreate);
+      for (int64_t e = 0; e < n; ++e) w.Append(episode(e, &obs, &act, &params));
+    }
+    WriterOptions opt;
+    opt.min_commit_interval_s = 0;
+    auto w = std::make_unique<DatasetWriter>(base + "/pieces", spec, OpenMode::kCreate, opt);
+    for (int64_t e = 0; e < n; ++e) {
+      w->Append(episode(e, &obs, &act, &params));
+      const uint32_t dice = rng() % 10;
+      if (dice == 0) w->Flush();
+      if (dice == 1) {
+        w->Close();
+        w = std::make_unique<DatasetWriter>(base + "/pieces", spec, OpenMode::kResume, opt);
+        ASSERT_EQ(w->episodes_appended(), e + 1) << "trial " << trial;
+      }
+    }
+    w->Close();
+    EXPECT_EQ(ArrayHashes(base + "/once"), ArrayHashes(base + "/pieces"))
+        << "trial " << trial << " chunk " << st.chunk_steps << " shard " << st.shard_steps;
+    DatasetReader r(base + "/pieces");
+    EXPECT_EQ(r.episodes(), n);
+    EXPECT_EQ(r.EpisodeLengths(), lengths);
+  }
+}
+
 TEST(StoreDataset, FlushCommitsEverythingAppended) {
   const std::string dir = FreshDir() + "/ds";
   DatasetWriter w(dir, FixtureDatasetSpec(SmallStorage()), OpenMode::kCreate);
