@@ -387,6 +387,17 @@ void ArrayMetadata::Validate(const std::string& path) {
   if (!attributes.is_object()) Fail(path, "attributes", "must be an object");
 }
 
+ArrayMetadata MakeArrayMetadata(DataType type, std::vector<int64_t> shape, std::vector<int64_t> chunk_shape,
+                                std::vector<CodecConfig> codecs, FillValue fill) {
+  ArrayMetadata m;
+  m.data_type = type;
+  m.shape = std::move(shape);
+  m.chunk_shape = std::move(chunk_shape);
+  m.codecs = std::move(codecs);
+  m.fill_value = std::move(fill);
+  return m;
+}
+
 ArrayMetadata ParseArrayMetadata(const json& doc, const std::string& path) {
   if (!doc.is_object()) Fail(path, "", "zarr.json must hold a JSON object");
   if (NodeTypeOf(doc, path) != "array") Fail(path, "node_type", "expected \"array\"");

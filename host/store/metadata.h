@@ -85,6 +85,11 @@ struct ArrayMetadata {
   void Validate(const std::string& path);
 };
 
+// An array's metadata from its essentials (codecs empty: [bytes]; fill empty: zero); the rest
+// takes the defaults. Validate (or ZarrArray::Create) fills them in and checks the result.
+ArrayMetadata MakeArrayMetadata(DataType type, std::vector<int64_t> shape, std::vector<int64_t> chunk_shape,
+                                std::vector<CodecConfig> codecs = {}, FillValue fill = {});
+
 // Parses an array zarr.json; `path` (the file) is used in every error.
 ArrayMetadata ParseArrayMetadata(const nlohmann::json& doc, const std::string& path);
 nlohmann::json ArrayMetadataToJson(const ArrayMetadata& meta);

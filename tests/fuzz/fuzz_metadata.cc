@@ -187,32 +187,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 // malformed ones.
 extern "C" int S2RFuzzWriteSeeds(const char* dir) {
   using s2r::DataType;
-  auto meta = [](DataType type, std::vector<int64_t> shape, std::vector<int64_t> chunks,
-                 std::vector<s2r::CodecConfig> codecs, s2r::FillValue fill) {
-    s2r::ArrayMetadata m;
-    m.data_type = type;
-    m.shape = std::move(shape);
-    m.chunk_shape = std::move(chunks);
-    m.codecs = std::move(codecs);
-    m.fill_value = std::move(fill);
-    return m;
-  };
   std::vector<s2r::ArrayMetadata> arrays = {
-      meta(DataType::kFloat32, {100, 6}, {10, 6}, {s2r::BytesCodec()}, s2r::FillValueOf<float>(NAN)),
-      meta(DataType::kFloat64, {7}, {3}, {s2r::BytesCodec(true), s2r::GzipCodec(5)},
+      s2r::MakeArrayMetadata(DataType::kFloat32, {100, 6}, {10, 6}, {s2r::BytesCodec()}, s2r::FillValueOf<float>(NAN)),
+      s2r::MakeArrayMetadata(DataType::kFloat64, {7}, {3}, {s2r::BytesCodec(true), s2r::GzipCodec(5)},
            s2r::FillValueOf<double>(-std::numeric_limits<double>::infinity())),
-      meta(DataType::kInt16, {4, 5, 6}, {2, 5, 3}, {s2r::BytesCodec(), s2r::ZstdCodec(3, true), s2r::Crc32cCodec()},
+      s2r::MakeArrayMetadata(DataType::kInt16, {4, 5, 6}, {2, 5, 3}, {s2r::BytesCodec(), s2r::ZstdCodec(3, true), s2r::Crc32cCodec()},
            s2r::FillValueOf<int16_t>(-7)),
-      meta(DataType::kUint64, {0}, {4}, {s2r::BytesCodec(), s2r::BloscCodec("zstd", 5, "bitshuffle", 8, 256)},
+      s2r::MakeArrayMetadata(DataType::kUint64, {0}, {4}, {s2r::BytesCodec(), s2r::BloscCodec("zstd", 5, "bitshuffle", 8, 256)},
            s2r::FillValueOf<uint64_t>(~uint64_t(0))),
-      meta(DataType::kBool, {}, {}, {s2r::BytesCodec()}, s2r::FillValueOf<bool>(true)),
-      meta(DataType::kUint8, {1000, 3}, {100, 3},
+      s2r::MakeArrayMetadata(DataType::kBool, {}, {}, {s2r::BytesCodec()}, s2r::FillValueOf<bool>(true)),
+      s2r::MakeArrayMetadata(DataType::kUint8, {1000, 3}, {100, 3},
            {s2r::ShardingCodec({10, 3}, {s2r::BytesCodec(), s2r::BloscCodec("lz4", 5, "shuffle", 1)})},
            s2r::FillValueOf<uint8_t>(255)),
-      meta(DataType::kFloat32, {64, 4, 4}, {16, 4, 4},
+      s2r::MakeArrayMetadata(DataType::kFloat32, {64, 4, 4}, {16, 4, 4},
            {s2r::ShardingCodec({4, 2, 4}, {s2r::BytesCodec(), s2r::ZstdCodec(1)}), s2r::Crc32cCodec()},
            s2r::FillValueOf<float>(0.1f)),
-      meta(DataType::kInt32, {9, 9}, {9, 9},
+      s2r::MakeArrayMetadata(DataType::kInt32, {9, 9}, {9, 9},
            {s2r::ShardingCodec({3, 9}, {s2r::ShardingCodec({1, 9}, {s2r::BytesCodec(true)})})},
            s2r::FillValueOf<int32_t>(INT32_MIN)),
   };

@@ -17,17 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-ArrayMetadata Meta(DataType type, std::vector<int64_t> shape, std::vector<int64_t> chunks,
-                   std::vector<CodecConfig> codecs, FillValue fill) {
-  ArrayMetadata m;
-  m.data_type = type;
-  m.shape = std::move(shape);
-  m.chunk_shape = std::move(chunks);
-  m.codecs = std::move(codecs);
-  m.fill_value = std::move(fill);
-  return m;
-}
-
 std::vector<int32_t> Iota(size_t n, int32_t start = 0) {
   std::vector<int32_t> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = start + int32_t(i);
@@ -48,7 +37,7 @@ TEST(StoreArray, CreateWriteAllReadAllRegion) {
     std::vector<CodecConfig> codecs =
         sharded ? std::vector<CodecConfig>{ShardingCodec({2, 3}, {BytesCodec(), BloscCodec("lz4", 5, "shuffle", 4)})}
                 : std::vector<CodecConfig>{BytesCodec(), ZstdCodec(1)};
-    ZarrArray a = ZarrArray::Create(path, Meta(DataType::kInt32, {7, 10}, {4, 6}, codecs, FillValueOf<int32_t>(-9)));
+    ZarrArray a = ZarrArray::Create(path, MakeArrayMetadata(DataType::kInt32, {7, 10}, {4, 6}, codecs, FillValueOf<int32_t>(-9)));
     std::vector<int32_t> data = Iota(70, 100);
     a.WriteAll(data);
     ZarrArray b = ZarrArray::Open(path);
@@ -70,7 +59,7 @@ TEST(StoreArray, WholeChunkWritesAndMissingChunksReadAsFill) {
   const std::string dir = FreshDir();
   const float nan = std::numeric_limits<float>::quiet_NaN();
   ZarrArray a = ZarrArray::Create(
-      dir + "/a", Meta(DataType::kFloat32, {5, 5}, {2, 4}, {BytesCodec(), Crc32cCodec()}, FillValueOf(nan)));
+      dir + "/a", MakeArrayMetadata(DataType::kFloat32, {5, 5}, {2, 4}, {BytesCodec(), Crc32cCodec()}, FillValueOf(nan)));
   std::vector<float> chunk(8);
   for (int i = 0; i < 8; ++i) chunk[i] = float(i) + 0.5f;
   a.WriteChunk<float>({2, 1}, chunk.data(), chunk.size());  // the corner edge chunk
@@ -98,7 +87,7 @@ TEST(StoreArray, WholeChunkWritesAndMissingChunksReadAsFill) {
 TEST(StoreArray, WriteAllDropsAllFillChunks) {
   const std::string dir = FreshDir();
   ZarrArray a =
-      ZarrArray::Create(dir + "/a", Meta(DataType::kInt32, {8}, {4}, {BytesCodec()}, FillValueOf<int32_t>(0)));
+      ZarrArray::Create(dir + "/a", MakeArrayMetadata(DataType::kInt32, {8}, {4}, {BytesCodec()}, FillValueOf<int32_t>(0)));
   a.WriteAll(Iota(8, 1));
   EXPECT_TRUE(FileExists(dir + "/a/c/0"));
   std::vector<int32_t> half = {0, 0, 0, 0, 5, 6, 7, 8};
@@ -110,7 +99,7 @@ TEST(StoreArray, WriteAllDropsAllFillChunks) {
 TEST(StoreArray, ResizeAndAppendDataFirst) {
   const std::string dir = FreshDir();
   ZarrArray a = ZarrArray::Create(
-      dir + "/a", Meta(DataType::kInt64, {4, 3}, {2, 3}, {BytesCodec(), GzipCodec(1)}, FillValueOf<int64_t>(7)));
+      dir + "/a", MakeArrayMetadata(DataType::kInt64, {4, 3}, {2, 3}, {BytesCodec(), GzipCodec(1)}, FillValueOf<int64_t>(7)));
   std::vector<int64_t> first(12);
   for (int i = 0; i < 12; ++i) first[i] = i;
   a.WriteAll(first);
@@ -145,7 +134,7 @@ TEST(StoreArray, ResizeAndAppendDataFirst) {
 // chunk elsewhere in the shard does not stop it, and reading across the corrupt one names the file.
 TEST(StoreArray, ShardedRegionReadsTouchOnlyTheirInnerChunks) {
   const std::string dir = FreshDir();
-  ZarrArray a = ZarrArray::Create(dir + "/a", Meta(DataType::kInt32, {64, 2}, {32, 2},
+  ZarrArray a = ZarrArray::Create(dir + "/a", MakeArrayMetadata(DataType::kInt32, {64, 2}, {32, 2},
                                                    {ShardingCodec({4, 2}, {BytesCodec(), Crc32cCodec()})},
                                                    FillValueOf<int32_t>(-1)));
   std::vector<int32_t> v = Iota(128, 1);
@@ -193,14 +182,14 @@ TEST(StoreArray, ShardedRegionReadsTouchOnlyTheirInnerChunks) {
 
 TEST(StoreArray, ScalarAndBoolArrays) {
   const std::string dir = FreshDir();
-  ZarrArray s = ZarrArray::Create(dir + "/s", Meta(DataType::kFloat64, {}, {}, {}, FillValueOf(1.5)));
+  ZarrArray s = ZarrArray::Create(dir + "/s", MakeArrayMetadata(DataType::kFloat64, {}, {}, {}, FillValueOf(1.5)));
   EXPECT_EQ(s.ReadAll<double>(), std::vector<double>{1.5});
   s.WriteAll(std::vector<double>{2.5});
   EXPECT_TRUE(FileExists(dir + "/s/c"));
   EXPECT_EQ(ZarrArray::Open(dir + "/s").ReadAll<double>(), std::vector<double>{2.5});
 
   ZarrArray b = ZarrArray::Create(
-      dir + "/b", Meta(DataType::kBool, {5}, {2}, {ShardingCodec({1}, {BytesCodec()})}, FillValueOf(true)));
+      dir + "/b", MakeArrayMetadata(DataType::kBool, {5}, {2}, {ShardingCodec({1}, {BytesCodec()})}, FillValueOf(true)));
   std::vector<uint8_t> bits = {1, 0, 0, 1, 0};
   b.WriteAllBytes(bits.data(), bits.size());
   EXPECT_EQ(ZarrArray::Open(dir + "/b").ReadAllBytes(), bits);
@@ -212,7 +201,7 @@ TEST(StoreArray, ScalarAndBoolArrays) {
 
 TEST(StoreArray, ZeroLengthDimension) {
   const std::string dir = FreshDir();
-  ZarrArray a = ZarrArray::Create(dir + "/a", Meta(DataType::kUint8, {0, 4}, {2, 2}, {}, {}));
+  ZarrArray a = ZarrArray::Create(dir + "/a", MakeArrayMetadata(DataType::kUint8, {0, 4}, {2, 2}, {}, {}));
   EXPECT_TRUE(a.ReadAll<uint8_t>().empty());
   a.WriteAll(std::vector<uint8_t>{});
   a.Resize({2, 4});
@@ -223,10 +212,10 @@ TEST(StoreArray, GroupsChildrenAndNodeListing) {
   const std::string dir = FreshDir();
   ZarrGroup root = ZarrGroup::Create(dir + "/root", {{"title", "t"}});
   ZarrGroup sub = root.CreateGroup("sub");
-  sub.CreateArray("x", Meta(DataType::kUint8, {3}, {3}, {}, {}));
-  root.CreateArray("y", Meta(DataType::kInt8, {3}, {3}, {}, {}));
+  sub.CreateArray("x", MakeArrayMetadata(DataType::kUint8, {3}, {3}, {}, {}));
+  root.CreateArray("y", MakeArrayMetadata(DataType::kInt8, {3}, {3}, {}, {}));
   fs::create_directories(dir + "/root/implicit/z");
-  ZarrArray::Create(dir + "/root/implicit/z", Meta(DataType::kInt8, {1}, {1}, {}, {}));
+  ZarrArray::Create(dir + "/root/implicit/z", MakeArrayMetadata(DataType::kInt8, {1}, {1}, {}, {}));
   fs::create_directories(dir + "/root/not_a_node");
 
   EXPECT_EQ(root.ListChildren(), (std::vector<std::string>{"sub", "y"}));
@@ -252,7 +241,7 @@ TEST(StoreArray, GroupsChildrenAndNodeListing) {
 TEST(StoreArray, MetadataFileIsCanonicalJson) {
   const std::string dir = FreshDir();
   ArrayMetadata m =
-      Meta(DataType::kFloat32, {3}, {2}, {BytesCodec()}, FillValueOf(-std::numeric_limits<float>::infinity()));
+      MakeArrayMetadata(DataType::kFloat32, {3}, {2}, {BytesCodec()}, FillValueOf(-std::numeric_limits<float>::infinity()));
   m.dimension_names = std::vector<std::optional<std::string>>{"t"};
   ZarrArray::Create(dir + "/a", m);
   nlohmann::json doc = nlohmann::json::parse(ReadAll(dir + "/a/zarr.json"));

@@ -15,16 +15,6 @@
 namespace s2r {
 namespace {
 
-ArrayMetadata Meta(DataType type, std::vector<int64_t> shape, std::vector<int64_t> chunks,
-                   std::vector<CodecConfig> codecs) {
-  ArrayMetadata m;
-  m.data_type = type;
-  m.shape = std::move(shape);
-  m.chunk_shape = std::move(chunks);
-  m.codecs = std::move(codecs);
-  return m;
-}
-
 // Runs `read` and returns the StoreError's text after checking that its path is `path`.
 template <typename F>
 std::string ErrorOf(F read, const std::string& path) {
@@ -41,7 +31,7 @@ std::string ErrorOf(F read, const std::string& path) {
 // An array with one written chunk (or shard) c/0; returns the array path.
 std::string OneChunkArray(const std::string& dir, std::vector<CodecConfig> codecs, int64_t n = 64) {
   const std::string path = dir + "/a";
-  ZarrArray a = ZarrArray::Create(path, Meta(DataType::kInt32, {n}, {n}, std::move(codecs)));
+  ZarrArray a = ZarrArray::Create(path, MakeArrayMetadata(DataType::kInt32, {n}, {n}, std::move(codecs)));
   std::vector<int32_t> data(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) data[size_t(i)] = int32_t(i * i % 1000 + 1);
   a.WriteAll(data);

@@ -30,17 +30,6 @@ std::vector<T> Make(const std::vector<int64_t>& shape, const std::function<T(int
   return out;
 }
 
-ArrayMetadata Meta(DataType type, std::vector<int64_t> shape, std::vector<int64_t> chunks,
-                   std::vector<CodecConfig> codecs, FillValue fill) {
-  ArrayMetadata m;
-  m.data_type = type;
-  m.shape = std::move(shape);
-  m.chunk_shape = std::move(chunks);
-  m.codecs = std::move(codecs);
-  m.fill_value = std::move(fill);
-  return m;
-}
-
 // Bool arrays go through bytes (std::vector<bool> is packed).
 void WriteBool(ZarrArray array, const std::vector<bool>& v) {
   std::vector<uint8_t> bytes(v.begin(), v.end());
@@ -54,7 +43,7 @@ void WriteFixture(const std::string& root) {
   // Unsharded.
   {
     ArrayMetadata m =
-        Meta(DataType::kFloat32, {13, 17}, {5, 6}, {BytesCodec(), ZstdCodec(3, true)}, FillValueOf(nan32));
+        MakeArrayMetadata(DataType::kFloat32, {13, 17}, {5, 6}, {BytesCodec(), ZstdCodec(3, true)}, FillValueOf(nan32));
     m.dimension_names = std::vector<std::optional<std::string>>{"row", "col"};
     m.attributes = {{"units", "m"}};
     g.CreateArray("f32_zstd", m)
@@ -63,31 +52,31 @@ void WriteFixture(const std::string& root) {
             [](const std::vector<int64_t>& i) { return i[0] < 5 && i[1] < 6; }, nan32));
   }
   g.CreateArray("i64_blosc_lz4_shuffle",
-                Meta(DataType::kInt64, {100}, {16}, {BytesCodec(), BloscCodec("lz4", 5, "shuffle", 8)},
+                MakeArrayMetadata(DataType::kInt64, {100}, {16}, {BytesCodec(), BloscCodec("lz4", 5, "shuffle", 8)},
                      FillValueOf<int64_t>(-1)))
       .WriteAll(Make<int64_t>({100}, [](int64_t k) { return k * k * 1000003 - 5000000000LL; }));
   g.CreateArray("u8_blosc_zstd_bitshuffle",
-                Meta(DataType::kUint8, {7, 9, 11}, {4, 4, 4}, {BytesCodec(), BloscCodec("zstd", 3, "bitshuffle", 1)},
+                MakeArrayMetadata(DataType::kUint8, {7, 9, 11}, {4, 4, 4}, {BytesCodec(), BloscCodec("zstd", 3, "bitshuffle", 1)},
                      FillValueOf<uint8_t>(0)))
       .WriteAll(Make<uint8_t>({7, 9, 11}, [](int64_t k) { return uint8_t((k * 7) % 256); }));
   WriteBool(
-      g.CreateArray("bool_gzip", Meta(DataType::kBool, {33}, {8}, {BytesCodec(), GzipCodec(6)}, FillValueOf(false))),
+      g.CreateArray("bool_gzip", MakeArrayMetadata(DataType::kBool, {33}, {8}, {BytesCodec(), GzipCodec(6)}, FillValueOf(false))),
       [] {
         std::vector<bool> v;
         for (int k = 0; k < 33; ++k) v.push_back(k % 3 == 0);
         return v;
       }());
   g.CreateArray("f64_crc32c_bigendian",
-                Meta(DataType::kFloat64, {6, 5}, {4, 4}, {BytesCodec(/*big_endian=*/true), Crc32cCodec()},
+                MakeArrayMetadata(DataType::kFloat64, {6, 5}, {4, 4}, {BytesCodec(/*big_endian=*/true), Crc32cCodec()},
                      FillValueOf(-std::numeric_limits<double>::infinity())))
       .WriteAll(Make<double>({6, 5}, [](int64_t k) { return double(k) / 7.0 - 2.5; }));
-  g.CreateArray("scalar_i32", Meta(DataType::kInt32, {}, {}, {BytesCodec()}, FillValueOf<int32_t>(0)))
+  g.CreateArray("scalar_i32", MakeArrayMetadata(DataType::kInt32, {}, {}, {BytesCodec()}, FillValueOf<int32_t>(0)))
       .WriteAll(std::vector<int32_t>{42});
 
   // Sharded (index: bytes + crc32c at the end of each shard).
   ZarrGroup sharded = g.CreateGroup("sharded");
   sharded
-      .CreateArray("f32_blosc_lz4", Meta(DataType::kFloat32, {20, 35}, {10, 16},
+      .CreateArray("f32_blosc_lz4", MakeArrayMetadata(DataType::kFloat32, {20, 35}, {10, 16},
                                          {ShardingCodec({5, 8}, {BytesCodec(), BloscCodec("lz4", 5, "shuffle", 4)})},
                                          FillValueOf(nan32)))
       .WriteAll(Make<float>(
@@ -95,11 +84,11 @@ void WriteFixture(const std::string& root) {
           [](const std::vector<int64_t>& i) { return i[0] < 5 && i[1] < 8; }, nan32));
   sharded
       .CreateArray("u16_gzip_crc32c",
-                   Meta(DataType::kUint16, {9, 9}, {6, 6},
+                   MakeArrayMetadata(DataType::kUint16, {9, 9}, {6, 6},
                         {ShardingCodec({3, 3}, {BytesCodec(), GzipCodec(4), Crc32cCodec()})}, FillValueOf<uint16_t>(7)))
       .WriteAll(Make<uint16_t>({9, 9}, [](int64_t k) { return uint16_t((k * 37) % 1000); }));
   WriteBool(sharded.CreateArray(
-                "bool_zstd", Meta(DataType::kBool, {40}, {16}, {ShardingCodec({4}, {BytesCodec(), ZstdCodec(1, true)})},
+                "bool_zstd", MakeArrayMetadata(DataType::kBool, {40}, {16}, {ShardingCodec({4}, {BytesCodec(), ZstdCodec(1, true)})},
                                   FillValueOf(false))),
             [] {
               std::vector<bool> v;
@@ -109,7 +98,7 @@ void WriteFixture(const std::string& root) {
   sharded
       .CreateArray(
           "i64_blosc_zstd_bitshuffle",
-          Meta(DataType::kInt64, {50}, {20},
+          MakeArrayMetadata(DataType::kInt64, {50}, {20},
                {ShardingCodec({5}, {BytesCodec(), BloscCodec("zstd", 5, "bitshuffle", 8)})}, FillValueOf<int64_t>(0)))
       .WriteAll(Make<int64_t>(
           {50}, [](int64_t k) { return -k * 123456789; },
@@ -118,15 +107,15 @@ void WriteFixture(const std::string& root) {
   // One small array per remaining integer type.
   ZarrGroup misc = g.CreateGroup("misc");
   const std::vector<CodecConfig> zstd = {BytesCodec(), ZstdCodec(0)};
-  misc.CreateArray("int8", Meta(DataType::kInt8, {10}, {4}, zstd, FillValueOf<int8_t>(0)))
+  misc.CreateArray("int8", MakeArrayMetadata(DataType::kInt8, {10}, {4}, zstd, FillValueOf<int8_t>(0)))
       .WriteAll(Make<int8_t>({10}, [](int64_t k) { return int8_t(k - 5); }));
-  misc.CreateArray("int16", Meta(DataType::kInt16, {10}, {4}, zstd, FillValueOf<int16_t>(0)))
+  misc.CreateArray("int16", MakeArrayMetadata(DataType::kInt16, {10}, {4}, zstd, FillValueOf<int16_t>(0)))
       .WriteAll(Make<int16_t>({10}, [](int64_t k) { return int16_t(k * 1000 - 5000); }));
-  misc.CreateArray("int32", Meta(DataType::kInt32, {10}, {4}, zstd, FillValueOf<int32_t>(0)))
+  misc.CreateArray("int32", MakeArrayMetadata(DataType::kInt32, {10}, {4}, zstd, FillValueOf<int32_t>(0)))
       .WriteAll(Make<int32_t>({10}, [](int64_t k) { return int32_t(k * 100000 - 500000); }));
-  misc.CreateArray("uint32", Meta(DataType::kUint32, {10}, {4}, zstd, FillValueOf<uint32_t>(0)))
+  misc.CreateArray("uint32", MakeArrayMetadata(DataType::kUint32, {10}, {4}, zstd, FillValueOf<uint32_t>(0)))
       .WriteAll(Make<uint32_t>({10}, [](int64_t k) { return uint32_t(k * 400000000LL); }));
-  misc.CreateArray("uint64", Meta(DataType::kUint64, {10}, {4}, zstd, FillValueOf<uint64_t>(0)))
+  misc.CreateArray("uint64", MakeArrayMetadata(DataType::kUint64, {10}, {4}, zstd, FillValueOf<uint64_t>(0)))
       .WriteAll(Make<uint64_t>({10}, [](int64_t k) { return uint64_t(k) * (uint64_t(1) << 60) + uint64_t(k); }));
 }
 

@@ -28,26 +28,16 @@ InspectRun Inspect(const std::string& args, bool merge_stderr) {
   return {r.exit_code, r.output};
 }
 
-ArrayMetadata Meta(DataType type, std::vector<int64_t> shape, std::vector<int64_t> chunks,
-                   std::vector<CodecConfig> codecs) {
-  ArrayMetadata m;
-  m.data_type = type;
-  m.shape = std::move(shape);
-  m.chunk_shape = std::move(chunks);
-  m.codecs = std::move(codecs);
-  return m;
-}
-
 TEST(StoreInspectCli, ReportsShapesCodecsAndContentHashes) {
   const std::string dir = FreshDir();
   ZarrGroup root = ZarrGroup::Create(dir + "/s");
   std::vector<uint16_t> a(7 * 5);
   for (size_t i = 0; i < a.size(); ++i) a[i] = uint16_t(i * 1000);
-  root.CreateArray("a", Meta(DataType::kUint16, {7, 5}, {3, 2}, {BytesCodec(true), GzipCodec(1)})).WriteAll(a);
+  root.CreateArray("a", MakeArrayMetadata(DataType::kUint16, {7, 5}, {3, 2}, {BytesCodec(true), GzipCodec(1)})).WriteAll(a);
   std::vector<double> b(20, 0.0);
   b[13] = 3.25;
   root.CreateGroup("g")
-      .CreateArray("b", Meta(DataType::kFloat64, {20}, {8}, {ShardingCodec({2}, {BytesCodec()})}))
+      .CreateArray("b", MakeArrayMetadata(DataType::kFloat64, {20}, {8}, {ShardingCodec({2}, {BytesCodec()})}))
       .WriteAll(b);
 
   InspectRun run = Inspect(dir + "/s --arrays --json", false);
@@ -78,7 +68,7 @@ TEST(StoreInspectCli, ReportsShapesCodecsAndContentHashes) {
 
 TEST(StoreInspectCli, DamagedChunkExitsOneNamingTheFile) {
   const std::string dir = FreshDir();
-  ZarrArray a = ZarrArray::Create(dir + "/s/x", Meta(DataType::kInt32, {4}, {4}, {BytesCodec(), Crc32cCodec()}));
+  ZarrArray a = ZarrArray::Create(dir + "/s/x", MakeArrayMetadata(DataType::kInt32, {4}, {4}, {BytesCodec(), Crc32cCodec()}));
   a.WriteAll(std::vector<int32_t>{1, 2, 3, 4});
   std::vector<uint8_t> bytes = ReadAll(dir + "/s/x/c/0");
   bytes[0] ^= 0x80;
