@@ -40,6 +40,7 @@ __global__ void ControlStepKernel(ModelView m, StateView s, DeviceWorkspaces dw,
                dw.joint_factor + static_cast<int64_t>(world) * (m.njoint + 1) * kJointFactorSize,
                dw.lock_factor ? dw.lock_factor + static_cast<int64_t>(world) * dw.lock_rows * dw.lock_rows : nullptr,
                dw.lock_scratch ? dw.lock_scratch + static_cast<int64_t>(world) * 3 * dw.lock_rows : nullptr,
+               dw.reduced ? dw.reduced + static_cast<int64_t>(world) * ReducedScratchSize(m.nreduced) : nullptr,
                0};
   ControlStep(m, s, world, &ws, actions + static_cast<int64_t>(world) * m.nactuator);
 }
@@ -85,7 +86,7 @@ class CudaBackend : public Backend {
     NvtxRange range("s2r.upload_model");
     bool all = changed.empty();
     bool first = model_buffers_.empty();
-    if (first) model_buffers_.resize(64);
+    if (first) model_buffers_.resize(80);  // >= the slots used below
     model_ = v;
     int slot = 0;
     // topology and fixed frames: uploaded once
@@ -111,6 +112,8 @@ class CudaBackend : public Backend {
     fixed(model_.actuator_type, na); fixed(model_.actuator_trntype, na); fixed(model_.actuator_trnid, na);
     fixed(model_.actuator_ctrllimited, na); fixed(model_.actuator_forcelimited, na);
     fixed(model_.site_body, ns); fixed(model_.pair_geom, 2 * v.npair);
+    fixed(model_.body_reduced, v.body_reduced ? nb : 0);
+    fixed(model_.reduced_body, v.nreduced); fixed(model_.reduced_parent, v.nreduced);
     fixed(model_.joint_pos_child, 3 * nj); fixed(model_.joint_pos_parent, 3 * nj);
     fixed(model_.joint_axis_child, 3 * nj); fixed(model_.joint_axis_parent, 3 * nj);
     fixed(model_.joint_qrel0, 4 * nj); fixed(model_.site_pos, 3 * ns); fixed(model_.site_quat, 4 * ns);
@@ -183,7 +186,8 @@ class CudaBackend : public Backend {
            (sizeof(ContactConstraint) + sizeof(ContactManifold) + sizeof(Contact)) * model_.max_contacts +
            sizeof(Transform) * model_.ngeom +
            (sizeof(Real) * (1 + kJointFactorSize) + sizeof(JointFrame)) * (model_.njoint + 1) +
-           (lock_rows_ <= kMaxTreeLockRows ? sizeof(Real) * (lock_rows_ * lock_rows_ + 3 * lock_rows_) : 0);
+           (lock_rows_ <= kMaxTreeLockRows ? sizeof(Real) * (lock_rows_ * lock_rows_ + 3 * lock_rows_) : 0) +
+           sizeof(Real) * ReducedScratchSize(model_.nreduced);
   }
 
  private:
@@ -234,13 +238,15 @@ class CudaBackend : public Backend {
     bool together = lock_rows_ > 0 && lock_rows_ <= kMaxTreeLockRows;
     ws_lock_factor_.Resize(together ? sizeof(Real) * nw * lock_rows_ * lock_rows_ : 0);
     ws_lock_scratch_.Resize(together ? sizeof(Real) * nw * 3 * lock_rows_ : 0);
+    ws_reduced_.Resize(sizeof(Real) * nw * ReducedScratchSize(m.nreduced));
     workspaces_ = DeviceWorkspaces{ws_bodies_.get<SolverBody>(), ws_constraints_.get<ContactConstraint>(),
                                    ws_manifolds_.get<ContactManifold>(),
                                    ws_contacts_.get<Contact>(),  ws_xform_.get<Transform>(),
                                    ws_qdot0_.get<Real>(),        ws_frame_.get<JointFrame>(),
                                    ws_factor_.get<Real>(),
                                    together ? ws_lock_factor_.get<Real>() : nullptr,
-                                   together ? ws_lock_scratch_.get<Real>() : nullptr, lock_rows_};
+                                   together ? ws_lock_scratch_.get<Real>() : nullptr, lock_rows_,
+                                   m.nreduced > 0 ? ws_reduced_.get<Real>() : nullptr};
     size_t action_bytes = sizeof(Real) * nw * (m.nactuator > 0 ? m.nactuator : 1);
     S2R_CUDA_CHECK(cudaMallocHost(&pinned_actions_, action_bytes));
     actions_.Resize(action_bytes);
@@ -266,7 +272,7 @@ class CudaBackend : public Backend {
   std::vector<DeviceBuffer> model_buffers_;
   std::vector<StateArray> state_arrays_;
   int lock_rows_ = 0;
-  DeviceBuffer ws_lock_factor_, ws_lock_scratch_;
+  DeviceBuffer ws_lock_factor_, ws_lock_scratch_, ws_reduced_;
   DeviceBuffer ws_bodies_, ws_constraints_, ws_manifolds_, ws_contacts_, ws_xform_, ws_qdot0_, ws_frame_, ws_factor_,
       actions_;
   DeviceWorkspaces workspaces_{};

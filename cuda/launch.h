@@ -19,6 +19,7 @@ struct DeviceWorkspaces {
   Real* lock_factor;   // (R * R) per world, or null when R > kMaxTreeLockRows
   Real* lock_scratch;  // (3 R) per world
   int32_t lock_rows;   // R
+  Real* reduced;       // (ReducedScratchSize(nreduced)) per world, or null when nreduced = 0
 };
 
 void LaunchResetWorlds(const ModelView& m, const StateView& s, void* stream);

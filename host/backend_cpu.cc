@@ -20,6 +20,7 @@ struct CpuScratch {
   std::vector<JointFrame> joint_frame;
   std::vector<Real> joint_factor;
   std::vector<Real> lock_factor, lock_scratch;
+  std::vector<Real> reduced;
   Workspace ws;
   void Allocate(const ModelView& m) {
     bodies.resize(m.nbody);
@@ -34,9 +35,11 @@ struct CpuScratch {
     bool together = rows > 0 && rows <= kMaxTreeLockRows;
     lock_factor.assign(together ? rows * rows : 0, Real(0));
     lock_scratch.assign(together ? 3 * rows : 0, Real(0));
+    reduced.assign(ReducedScratchSize(m.nreduced), Real(0));
     ws = Workspace{bodies.data(),      constraints.data(), manifolds.data(), contacts.data(), geom_xform.data(),
                    joint_qdot0.data(), joint_frame.data(), joint_factor.data(),
-                   together ? lock_factor.data() : nullptr, together ? lock_scratch.data() : nullptr, 0};
+                   together ? lock_factor.data() : nullptr, together ? lock_scratch.data() : nullptr,
+                   m.nreduced > 0 ? reduced.data() : nullptr, 0};
   }
 };
 

@@ -1067,6 +1067,7 @@ void Loader::ReadCustom(const std::vector<pugi::xml_node>& sections) {
       {"s2r_max_latency_steps", true, 0, true, 1e6, nullptr},
       {"s2r_latency_steps", true, 0, true, 1e6, nullptr},
       {"s2r_restitution", false, 0, true, 1, nullptr},
+      {"s2r_reduce_slide_trees", true, 0, true, 1, nullptr},
       {"s2r_contact_hertz", false, 0, false, kBig, &Model::contact_hertz},
       {"s2r_contact_damping_ratio", false, 0, false, kBig, &Model::contact_damping_ratio},
       {"s2r_joint_hertz", false, 0, false, kBig, &Model::joint_hertz},
@@ -1167,6 +1168,8 @@ void Loader::ReadCustom(const std::vector<pugi::xml_node>& sections) {
     } else if (name == "s2r_latency_steps") {
       latency = v;
       latency_node = c;
+    } else if (name == "s2r_reduce_slide_trees") {
+      m_.reduce_slide_trees = v != 0;
     } else if (name == "s2r_restitution") {
       restitution_all = v;
       restitution_node = c;

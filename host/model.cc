@@ -6,6 +6,7 @@
 #include <Eigen/Dense>
 
 #include "kernels/math_types.h"
+#include "kernels/solver_reduced.h"
 
 namespace s2r {
 namespace {
@@ -399,6 +400,47 @@ void Model::Finalize() {
       pair_geom.push_back(static_cast<int32_t>(b));
     }
   }
+  FindSlideTrees();
+}
+
+// Slide trees: a body whose joint is a slide and whose parent is fixed or itself in a slide tree.
+// A tree is stepped in reduced coordinates only if every body below its root is such a body (a
+// hinge or welded body below a slide would need lock rows against it) and the trees together fit
+// kMaxReducedBodies; otherwise it stays in maximal coordinates.
+void Model::FindSlideTrees() {
+  const int nb = nbody();
+  body_reduced.assign(nb, -1);
+  reduced_body.clear();
+  reduced_parent.clear();
+  if (!reduce_slide_trees) return;
+  std::vector<int> slide(nb, 0), root(nb, -1);
+  for (int b = 1; b < nb; ++b) {
+    int j = body_joint[b], p = body_parent[b];
+    bool fixed_parent = p == 0 || !body_dynamic[p];
+    slide[b] = body_dynamic[b] && j >= 0 && joint_type[j] == kJointSlide &&
+               (fixed_parent || slide[p]);
+    if (slide[b]) root[b] = fixed_parent ? b : root[p];
+  }
+  std::vector<int> bad(nb, 0), size(nb, 0);
+  for (int b = 1; b < nb; ++b) {
+    int p = body_parent[b];
+    if (!slide[b] && p > 0 && slide[p]) bad[root[p]] = 1;  // something else hangs from the tree
+    if (slide[b]) ++size[root[b]];
+  }
+  // whole trees, in order of their roots, while they fit
+  std::vector<int> take(nb, 0);
+  int total = 0;
+  for (int b = 1; b < nb; ++b) {
+    if (root[b] != b || bad[b] || total + size[b] > kMaxReducedBodies) continue;
+    take[b] = 1;
+    total += size[b];
+  }
+  for (int b = 1; b < nb; ++b) {
+    if (!slide[b] || !take[root[b]]) continue;
+    body_reduced[b] = static_cast<int32_t>(reduced_body.size());
+    reduced_body.push_back(b);
+    reduced_parent.push_back(root[b] == b ? -1 : body_reduced[body_parent[b]]);
+  }
 }
 
 ModelView Model::View() const {
@@ -409,6 +451,7 @@ ModelView Model::View() const {
   v.nactuator = nactuator();
   v.nsite = nsite();
   v.npair = static_cast<int32_t>(pair_geom.size() / 2);
+  v.nreduced = static_cast<int32_t>(reduced_body.size());
   v.max_contacts = max_contacts;
   v.substeps = substeps;
   v.steps_per_control = steps_per_control;
@@ -430,6 +473,9 @@ ModelView Model::View() const {
   v.actuator_forcelimited = actuator_forcelimited.data();
   v.site_body = site_body.data();
   v.pair_geom = pair_geom.data();
+  v.body_reduced = body_reduced.size() == static_cast<size_t>(nbody()) ? body_reduced.data() : nullptr;
+  v.reduced_body = reduced_body.data();
+  v.reduced_parent = reduced_parent.data();
   v.joint_pos_child = joint_pos_child.data();
   v.joint_pos_parent = joint_pos_parent.data();
   v.joint_axis_child = joint_axis_child.data();

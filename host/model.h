@@ -23,6 +23,7 @@ struct Model {
   int steps_per_control = 10;       // derived: round(1 / (control_hz * timestep))
   int latency_capacity = 1;         // ring-buffer slots: max latency + 1 (s2r_max_latency_steps)
   int max_contacts = 64;            // contact pool per world (s2r_max_contacts)
+  bool reduce_slide_trees = true;   // slide trees in reduced coordinates (s2r_reduce_slide_trees)
 
   // --- names, in index order ---
   std::vector<std::string> body_name;   // body 0 is "world"
@@ -40,6 +41,10 @@ struct Model {
   std::vector<int32_t> site_body;
   std::vector<std::pair<int32_t, int32_t>> exclude_body_pairs;  // <contact><exclude>
   std::vector<int32_t> pair_geom;  // derived by Finalize: (npair, 2)
+  // derived by Finalize: the bodies stepped in reduced coordinates (kernels/solver_reduced.h)
+  std::vector<int32_t> body_reduced;    // (nbody) rank or -1
+  std::vector<int32_t> reduced_body;    // (nreduced)
+  std::vector<int32_t> reduced_parent;  // (nreduced) parent rank or -1
 
   // joint frames: the loader fills pos/axis in the child frame; Finalize derives the rest
   std::vector<Real> joint_pos_child, joint_axis_child;         // (njoint, 3)
@@ -88,6 +93,7 @@ struct Model {
   // array's size and value (positive masses, finite numbers, valid indices). Throws
   // std::runtime_error naming the entity on failure.
   void Finalize();
+  void FindSlideTrees();  // part of Finalize: body_reduced, reduced_body, reduced_parent
 
   // a view whose batched fields all broadcast this model's defaults
   ModelView View() const;

@@ -57,6 +57,7 @@ struct ModelView {
   int32_t nactuator = 0;
   int32_t nsite = 0;
   int32_t npair = 0;      // candidate collision pairs after contype/conaffinity/exclude filtering
+  int32_t nreduced = 0;   // bodies of slide trees stepped in reduced coordinates (solver_reduced.h)
   int32_t max_contacts = 0;       // contact pool capacity per world
   int32_t substeps = 1;           // solver substeps per physics step
   int32_t steps_per_control = 1;  // physics steps per control step
@@ -80,6 +81,9 @@ struct ModelView {
   const int32_t* actuator_forcelimited = nullptr;  // (nactuator)
   const int32_t* site_body = nullptr;     // (nsite)
   const int32_t* pair_geom = nullptr;     // (npair, 2) geom indices, first <= second
+  const int32_t* body_reduced = nullptr;  // (nbody) rank among the reduced bodies, -1 if none
+  const int32_t* reduced_body = nullptr;  // (nreduced) body of each rank, in body order
+  const int32_t* reduced_parent = nullptr;  // (nreduced) rank of the parent, -1 if it is fixed
 
   // joint frames, fixed by the model's reference configuration (q = 0)
   const Real* joint_pos_child = nullptr;   // (njoint, 3) anchor in the child body frame, m

@@ -26,9 +26,13 @@ struct SolverBody {
   Quat iquat;        // principal frame in the body frame
   Vec3 ipos;         // COM in the body frame, m
   Vec3 inertia;      // principal moments, kg m^2
-  Real inv_mass;     // 1/kg, 0 for static bodies
-  Mat3 inv_inertia;  // world-frame inverse inertia, 1/(kg m^2), zero for static bodies
+  Real inv_mass;     // 1/kg, 0 for static and reduced bodies
+  Mat3 inv_inertia;  // world-frame inverse inertia, 1/(kg m^2), zero for static and reduced bodies
+  int32_t reduced;   // rank in the world's slide trees (solver_reduced.h), -1 for other bodies
 };
+
+// fixed to the world: no impulse moves it
+S2R_HD bool IsStatic(const SolverBody& b) { return b.inv_mass == Real(0) && b.reduced < 0; }
 
 // world-frame inverse inertia R diag(1/I) R^T for the body's current orientation
 S2R_HD void UpdateInverseInertia(SolverBody* b) {
@@ -50,7 +54,9 @@ S2R_HD void LoadSolverBody(const ModelView& m, const StateView& s, int world, in
   b->delta_angle = Vec3{0, 0, 0};
   b->inertia = LoadVec3(m.body_inertia.At(world) + 3 * body);
   bool moving = m.body_dynamic[body] != 0;
-  b->inv_mass = moving ? Real(1) / m.body_mass.At(world)[body] : Real(0);
+  b->reduced = m.body_reduced != nullptr ? m.body_reduced[body] : -1;
+  // a reduced body moves only through its tree (solver_reduced.h)
+  b->inv_mass = moving && b->reduced < 0 ? Real(1) / m.body_mass.At(world)[body] : Real(0);
   b->inv_inertia = Mat3{};
   if (!moving) {
     b->v = Vec3{0, 0, 0};
@@ -96,7 +102,7 @@ S2R_HD void IntegrateVelocity(SolverBody* b, Vec3 gravity, Vec3 force, Vec3 torq
 
 // Position stage: rotation about the (constant over the substep) angular velocity.
 S2R_HD void IntegratePosition(SolverBody* b, Real h) {
-  if (b->inv_mass == Real(0)) return;
+  if (IsStatic(*b)) return;
   Vec3 dx = h * b->v;
   b->com += dx;
   b->delta_pos += dx;

@@ -20,26 +20,28 @@
 
 #include "kernels/contact.h"
 #include "kernels/solver_body.h"
+#include "kernels/solver_reduced.h"
 #include "kernels/solver_soft.h"
 
 namespace s2r {
 
 // Jacobians are fixed at the step start (anchors, directions, inverse inertia), so each row keeps
 // its angular parts r x d and their inverse-inertia images I^-1 (r x d): a solve then costs dot
-// products and axpys, no matrix products.
+// products and axpys, no matrix products. A body of a slide tree (SolverBody::reduced >= 0) has
+// no angular response and its linear response goes through the tree: `red` carries it.
 struct ContactRow {
   Vec3 ang_a, ang_b;  // ra x d, rb x d (angular rows: d itself)
   Vec3 dw_a, dw_b;    // Ia^-1 ang_a, Ib^-1 ang_b: angular velocity change per unit impulse
 };
 
-S2R_HD ContactRow MakeContactRow(const SolverBody& a, Vec3 ra, const SolverBody& b, Vec3 rb,
-                                 Vec3 d, Real* mass) {
+S2R_HD ContactRow MakeContactRow(const ReducedSet& red, const SolverBody& a, Vec3 ra,
+                                 const SolverBody& b, Vec3 rb, Vec3 d, Real* mass) {
   ContactRow r;
   r.ang_a = Cross(ra, d);
   r.ang_b = Cross(rb, d);
   r.dw_a = a.inv_inertia * r.ang_a;
   r.dw_b = b.inv_inertia * r.ang_b;
-  Real k = a.inv_mass + b.inv_mass + Dot(r.ang_a, r.dw_a) + Dot(r.ang_b, r.dw_b);
+  Real k = LinearInvMass(red, a, b, d) + Dot(r.ang_a, r.dw_a) + Dot(r.ang_b, r.dw_b);
   *mass = k > Real(0) ? Real(1) / k : Real(0);
   return r;
 }
@@ -59,13 +61,20 @@ S2R_HD Real RowSpeed(const ContactRow& r, Vec3 d, const SolverBody& a, const Sol
   return Dot(d, b.v - a.v) + Dot(r.ang_b, b.w) - Dot(r.ang_a, a.w);
 }
 // impulse p along d of a linear row: B gets +p, A gets -p
-S2R_HD void RowImpulse(const ContactRow& r, Vec3 d, Real p, SolverBody* a, SolverBody* b) {
-  if (a->inv_mass != Real(0)) {
+S2R_HD void RowImpulse(const ReducedSet& red, const ContactRow& r, Vec3 d, Real p, SolverBody* a,
+                       SolverBody* b) {
+  if (a->reduced >= 0) {
+    ReducedBodyImpulse(red, a->reduced, -p * d);
+  } else if (a->inv_mass != Real(0)) {
     a->v -= (p * a->inv_mass) * d;
     a->w -= p * r.dw_a;
   }
-  b->v += (p * b->inv_mass) * d;
-  b->w += p * r.dw_b;
+  if (b->reduced >= 0) {
+    ReducedBodyImpulse(red, b->reduced, p * d);
+  } else {
+    b->v += (p * b->inv_mass) * d;
+    b->w += p * r.dw_b;
+  }
 }
 // relative angular velocity about an angular row, and an angular impulse along it
 S2R_HD Real AngularRowSpeed(const ContactRow& r, const SolverBody& a, const SolverBody& b) {
@@ -102,20 +111,20 @@ struct ContactManifold {
   Real tangent1_impulse, tangent2_impulse, twist_impulse;  // accumulated, N s / N m s per substep
 };
 
-S2R_HD void PrepareContactPoint(ContactConstraint* c, const SolverBody& a, const SolverBody& b,
-                                Vec3 point, Vec3 normal, Real separation) {
+S2R_HD void PrepareContactPoint(const ReducedSet& red, ContactConstraint* c, const SolverBody& a,
+                                const SolverBody& b, Vec3 point, Vec3 normal, Real separation) {
   c->normal = normal;
   c->anchor_a = point - a.com;
   c->anchor_b = point - b.com;
   c->base_separation = separation;
-  c->row = MakeContactRow(a, c->anchor_a, b, c->anchor_b, normal, &c->normal_mass);
+  c->row = MakeContactRow(red, a, c->anchor_a, b, c->anchor_b, normal, &c->normal_mass);
   c->relative_velocity = RowSpeed(c->row, normal, a, b);
   c->max_normal_impulse = Real(0);
 }
 
 // the manifold of points [first, first + count) (already prepared), with its centre
-S2R_HD void PrepareManifold(ContactManifold* mf, const ContactConstraint* points, int first,
-                            int count, const SolverBody& a, const SolverBody& b) {
+S2R_HD void PrepareManifold(const ReducedSet& red, ContactManifold* mf, const ContactConstraint* points,
+                            int first, int count, const SolverBody& a, const SolverBody& b) {
   mf->first = first;
   mf->count = count;
   mf->body_a = points[first].body_a;
@@ -129,8 +138,8 @@ S2R_HD void PrepareManifold(ContactManifold* mf, const ContactConstraint* points
   OrthonormalBasis(mf->normal, &mf->tangent1, &mf->tangent2);
   mf->anchor_a = (Real(1) / Real(count)) * ca;
   mf->anchor_b = mf->anchor_a + (a.com - b.com);
-  mf->rows[0] = MakeContactRow(a, mf->anchor_a, b, mf->anchor_b, mf->tangent1, &mf->tangent1_mass);
-  mf->rows[1] = MakeContactRow(a, mf->anchor_a, b, mf->anchor_b, mf->tangent2, &mf->tangent2_mass);
+  mf->rows[0] = MakeContactRow(red, a, mf->anchor_a, b, mf->anchor_b, mf->tangent1, &mf->tangent1_mass);
+  mf->rows[1] = MakeContactRow(red, a, mf->anchor_a, b, mf->anchor_b, mf->tangent2, &mf->tangent2_mass);
   mf->rows[2] = MakeAngularRow(a, b, mf->normal, &mf->twist_mass);
 }
 
@@ -140,20 +149,20 @@ S2R_HD Vec3 ManifoldArm(const ContactManifold& mf, const ContactConstraint& c) {
   return d - Dot(d, mf.normal) * mf.normal;
 }
 
-S2R_HD void WarmStartManifold(const ContactManifold& mf, const ContactConstraint* points,
-                              SolverBody* a, SolverBody* b) {
+S2R_HD void WarmStartManifold(const ReducedSet& red, const ContactManifold& mf,
+                              const ContactConstraint* points, SolverBody* a, SolverBody* b) {
   for (int k = 0; k < mf.count; ++k) {
     const ContactConstraint& c = points[mf.first + k];
-    RowImpulse(c.row, c.normal, c.normal_impulse, a, b);
+    RowImpulse(red, c.row, c.normal, c.normal_impulse, a, b);
   }
-  RowImpulse(mf.rows[0], mf.tangent1, mf.tangent1_impulse, a, b);
-  RowImpulse(mf.rows[1], mf.tangent2, mf.tangent2_impulse, a, b);
+  RowImpulse(red, mf.rows[0], mf.tangent1, mf.tangent1_impulse, a, b);
+  RowImpulse(red, mf.rows[1], mf.tangent2, mf.tangent2_impulse, a, b);
   AngularRowImpulse(mf.rows[2], mf.twist_impulse, a, b);
 }
 
 // soft: the step's contact softness; use_bias false is the relax pass
-S2R_HD void SolveManifold(ContactManifold* mf, ContactConstraint* points, SolverBody* a,
-                          SolverBody* b, Softness soft, bool use_bias, Real inv_h,
+S2R_HD void SolveManifold(const ReducedSet& red, ContactManifold* mf, ContactConstraint* points,
+                          SolverBody* a, SolverBody* b, Softness soft, bool use_bias, Real inv_h,
                           Real push_velocity) {
   // friction first, inside the cone of the current normal impulses
   Real normal_sum = Real(0), twist_sum = Real(0);
@@ -171,8 +180,8 @@ S2R_HD void SolveManifold(ContactManifold* mf, ContactConstraint* points, Solver
     i1 *= scale;
     i2 *= scale;
   }
-  RowImpulse(mf->rows[0], mf->tangent1, i1 - mf->tangent1_impulse, a, b);
-  RowImpulse(mf->rows[1], mf->tangent2, i2 - mf->tangent2_impulse, a, b);
+  RowImpulse(red, mf->rows[0], mf->tangent1, i1 - mf->tangent1_impulse, a, b);
+  RowImpulse(red, mf->rows[1], mf->tangent2, i2 - mf->tangent2_impulse, a, b);
   mf->tangent1_impulse = i1;
   mf->tangent2_impulse = i2;
   if (mf->count > 1) {
@@ -205,11 +214,12 @@ S2R_HD void SolveManifold(ContactManifold* mf, ContactConstraint* points, Solver
     impulse = total - c->normal_impulse;
     c->normal_impulse = total;
     c->max_normal_impulse = Max(c->max_normal_impulse, impulse);
-    RowImpulse(c->row, c->normal, impulse, a, b);
+    RowImpulse(red, c->row, c->normal, impulse, a, b);
   }
 }
 
-S2R_HD void ApplyRestitution(ContactConstraint* c, SolverBody* a, SolverBody* b, Real threshold) {
+S2R_HD void ApplyRestitution(const ReducedSet& red, ContactConstraint* c, SolverBody* a, SolverBody* b,
+                             Real threshold) {
   if (c->restitution == Real(0)) return;
   if (c->relative_velocity > -threshold || c->max_normal_impulse == Real(0)) return;
   Real vn = RowSpeed(c->row, c->normal, *a, *b);
@@ -218,7 +228,7 @@ S2R_HD void ApplyRestitution(ContactConstraint* c, SolverBody* a, SolverBody* b,
   impulse = total - c->normal_impulse;
   c->normal_impulse = total;
   c->max_normal_impulse = Max(c->max_normal_impulse, impulse);
-  RowImpulse(c->row, c->normal, impulse, a, b);
+  RowImpulse(red, c->row, c->normal, impulse, a, b);
 }
 
 // Per-point friction for the state (logging and next step's warm start): the manifold's

@@ -15,6 +15,7 @@
 #pragma once
 
 #include "kernels/solver_body.h"
+#include "kernels/solver_reduced.h"
 #include "kernels/solver_soft.h"
 
 namespace s2r {
@@ -126,6 +127,14 @@ S2R_HD Row LockRow(int type, const JointFrame& f, int k, Real* c, int* slot) {
   *c = Component(f.rot_err, k - 3);
   *slot = kSlotAngular + (k - 3);
   return Row{e[k - 3], f.ra, f.rb, true};
+}
+
+// a slide of a reduced tree (solver_reduced.h) has no lock rows: its tree cannot leave the axis
+S2R_HD bool JointIsReduced(const ModelView& m, int j) {
+  return m.body_reduced != nullptr && m.body_reduced[m.joint_body[j]] >= 0;
+}
+S2R_HD int JointLockRows(const ModelView& m, int j) {
+  return JointIsReduced(m, j) ? 0 : LockRowCount(m.joint_type[j]);
 }
 
 constexpr int kMaxLockRows = 6;
@@ -351,6 +360,82 @@ S2R_HD Real JointActuatorImpulse(const ModelView& m, int world, int i, Real q, R
   return total - acc;
 }
 
+// The rows along a joint's free axis, in one Gauss-Seidel pass: implicit actuators, armature (as
+// a row when the joint's inertia is not in a mass matrix: armature_row), damping, friction loss
+// and limits. q: joint coordinate; cdot: its velocity; w: the axis row's inverse effective mass.
+// They share one Jacobian, so after an impulse p the velocity is cdot + w p: each row updates
+// cdot analytically. Returns the total impulse for the caller to apply along the axis.
+S2R_HD Real SolveAxisRows(const ModelView& m, int world, int j, Real q, Real cdot, Real w,
+                          Real* impulse, Softness soft, bool use_bias, Real h, Real qdot0,
+                          bool armature_row, const Real* ctrl, Real* act_impulse) {
+  Real applied = Real(0);
+  // Force elements (actuators, armature, damping, friction loss) act in the solve pass only:
+  // they are physical forces integrated implicitly over the substep, and solving them again
+  // after the positions moved would look a further step ahead and over-damp them. The relax
+  // pass only removes the bias velocity of the constraints (limits and locks).
+  bool forces = use_bias;
+  // actuators on this joint: implicit spring-dampers, clamped to their force range
+  for (int i = 0; forces && i < m.nactuator; ++i) {
+    if (m.actuator_trnid[i] != j || !ActuatorIsImplicit(m, i)) continue;
+    Real imp = JointActuatorImpulse(m, world, i, q, cdot, w, ctrl[i], act_impulse[i], h);
+    act_impulse[i] += imp;
+    applied += imp;
+    cdot += w * imp;
+  }
+  Real armature = m.joint_armature.At(world)[j];
+  if (forces && armature_row && armature > Real(0)) {
+    Real gamma = Real(1) / armature;
+    Real& acc = impulse[kSlotArmature];
+    Real imp = -(cdot - qdot0 + gamma * acc) / (w + gamma);
+    acc += imp;
+    applied += imp;
+    cdot += w * imp;
+  }
+  Real damping = m.joint_damping.At(world)[j];
+  if (forces && damping > Real(0)) {
+    Real gamma = Real(1) / (damping * h);
+    Real& acc = impulse[kSlotDamping];
+    Real imp = -(cdot + gamma * acc) / (w + gamma);
+    acc += imp;
+    applied += imp;
+    cdot += w * imp;
+  }
+  Real friction_loss = m.joint_frictionloss.At(world)[j];
+  if (forces && friction_loss > Real(0)) {
+    Real& acc = impulse[kSlotFrictionLoss];
+    Real limit = friction_loss * h;
+    Real total = Clamp(acc - cdot / w, -limit, limit);
+    Real imp = total - acc;
+    acc = total;
+    applied += imp;
+    cdot += w * imp;
+  }
+  if (m.joint_limited[j]) {
+    const Real* range = m.joint_range.At(world) + 2 * j;
+    for (int side = 0; side < 2; ++side) {
+      // lower: C = q - lo >= 0; upper: C = hi - q >= 0 (row direction flipped)
+      Real sign = side == 0 ? Real(1) : Real(-1);
+      Real c = side == 0 ? q - range[0] : range[1] - q;
+      Real bias = Real(0), mass_scale = Real(1), impulse_scale = Real(0);
+      if (c > Real(0)) {
+        bias = c / h;
+      } else if (use_bias) {
+        bias = soft.bias_rate * c;
+        mass_scale = soft.mass_scale;
+        impulse_scale = soft.impulse_scale;
+      }
+      Real& acc = impulse[side == 0 ? kSlotLowerLimit : kSlotUpperLimit];
+      Real imp = -mass_scale * (sign * cdot + bias) / w - impulse_scale * acc;
+      Real total = Max(acc + imp, Real(0));
+      imp = sign * (total - acc);
+      acc = total;
+      applied += imp;
+      cdot += w * imp;
+    }
+  }
+  return applied;
+}
+
 // One Gauss-Seidel pass over a joint's rows in frame f (the bodies' current configuration).
 // qdot0: joint velocity at the substep start; prep: from PrepareJointBlock this step; ctrl and
 // act_impulse: the world's actuator controls and accumulated actuator impulses. solve_locks
@@ -368,77 +453,13 @@ S2R_HD void SolveJoint(const ModelView& m, int world, int j, const JointFrame& f
   Vec3 dw = b->w - a->w;
   Real applied = Real(0);
   Real w = prep[solve_locks ? kPrepAxisInvMass : kPrepAxisInvMassLocked];
-  if (type != kJointWeld) {
-    if (w > Real(0)) {
-      Real cdot = Dot(f.axis, type == kJointHinge ? dw : dv);
-      // Force elements (actuators, armature, damping, friction loss) act in the solve pass only:
-      // they are physical forces integrated implicitly over the substep, and solving them again
-      // after the positions moved would look a further step ahead and over-damp them. The relax
-      // pass only removes the bias velocity of the constraints (limits and locks).
-      bool forces = use_bias;
-      // actuators on this joint: implicit spring-dampers, clamped to their force range
-      for (int i = 0; forces && i < m.nactuator; ++i) {
-        if (m.actuator_trnid[i] != j || !ActuatorIsImplicit(m, i)) continue;
-        Real imp = JointActuatorImpulse(m, world, i, f.q, cdot, w, ctrl[i], act_impulse[i], h);
-        act_impulse[i] += imp;
-        applied += imp;
-        cdot += w * imp;
-      }
-      Real armature = m.joint_armature.At(world)[j];
-      if (forces && armature > Real(0)) {
-        Real gamma = Real(1) / armature;
-        Real& acc = impulse[kSlotArmature];
-        Real imp = -(cdot - qdot0 + gamma * acc) / (w + gamma);
-        acc += imp;
-        applied += imp;
-        cdot += w * imp;
-      }
-      Real damping = m.joint_damping.At(world)[j];
-      if (forces && damping > Real(0)) {
-        Real gamma = Real(1) / (damping * h);
-        Real& acc = impulse[kSlotDamping];
-        Real imp = -(cdot + gamma * acc) / (w + gamma);
-        acc += imp;
-        applied += imp;
-        cdot += w * imp;
-      }
-      Real friction_loss = m.joint_frictionloss.At(world)[j];
-      if (forces && friction_loss > Real(0)) {
-        Real& acc = impulse[kSlotFrictionLoss];
-        Real limit = friction_loss * h;
-        Real total = Clamp(acc - cdot / w, -limit, limit);
-        Real imp = total - acc;
-        acc = total;
-        applied += imp;
-        cdot += w * imp;
-      }
-      if (m.joint_limited[j]) {
-        const Real* range = m.joint_range.At(world) + 2 * j;
-        for (int side = 0; side < 2; ++side) {
-          // lower: C = q - lo >= 0; upper: C = hi - q >= 0 (row direction flipped)
-          Real sign = side == 0 ? Real(1) : Real(-1);
-          Real c = side == 0 ? f.q - range[0] : range[1] - f.q;
-          Real bias = Real(0), mass_scale = Real(1), impulse_scale = Real(0);
-          if (c > Real(0)) {
-            bias = c / h;
-          } else if (use_bias) {
-            bias = soft.bias_rate * c;
-            mass_scale = soft.mass_scale;
-            impulse_scale = soft.impulse_scale;
-          }
-          Real& acc = impulse[side == 0 ? kSlotLowerLimit : kSlotUpperLimit];
-          Real imp = -mass_scale * (sign * cdot + bias) / w - impulse_scale * acc;
-          Real total = Max(acc + imp, Real(0));
-          imp = sign * (total - acc);
-          acc = total;
-          applied += imp;
-          cdot += w * imp;
-        }
-      }
-      if (applied != Real(0)) {
-        dv += applied * LoadVec3(prep + kPrepAxisDv);
-        dw += applied * LoadVec3(prep + kPrepAxisDw);
-      }
+  if (type != kJointWeld && w > Real(0)) {
+    Real cdot = Dot(f.axis, type == kJointHinge ? dw : dv);
+    applied = SolveAxisRows(m, world, j, f.q, cdot, w, impulse, soft, use_bias, h, qdot0, true, ctrl,
+                            act_impulse);
+    if (applied != Real(0)) {
+      dv += applied * LoadVec3(prep + kPrepAxisDv);
+      dw += applied * LoadVec3(prep + kPrepAxisDw);
     }
   }
 
@@ -475,6 +496,22 @@ S2R_HD void SolveJoint(const ModelView& m, int world, int j, const JointFrame& f
   ApplyLockImpulse(f, linear, angular, a, b);
 }
 
+// One pass over the axis rows of a slide in a reduced tree: the joint velocity is read from the
+// two bodies, the inverse effective mass is (M^-1)_jj (armature is in M), and the impulse moves
+// the whole tree (solver_reduced.h).
+S2R_HD void SolveReducedJoint(const ModelView& m, int world, int j, const JointFrame& f,
+                              Real* impulse, const ReducedSet& red, Softness soft, bool use_bias,
+                              Real h, const Real* ctrl, Real* act_impulse) {
+  const SolverBody& a = red.bodies[m.joint_parent[j]];
+  const SolverBody& b = red.bodies[m.joint_body[j]];
+  int rank = b.reduced;
+  Real w = red.minv[rank * red.count + rank];
+  Real cdot = Dot(f.axis, b.v - a.v);
+  Real applied = SolveAxisRows(m, world, j, f.q, cdot, w, impulse, soft, use_bias, h, Real(0),
+                               false, ctrl, act_impulse);
+  if (applied != Real(0)) ReducedJointImpulse(red, rank, applied);
+}
+
 // --- every lock row of a world as one block ------------------------------------------------------
 //
 // Per-joint blocks are exact within a joint but still Gauss-Seidel across joints, and a chain
@@ -500,7 +537,7 @@ S2R_HD Real CrossResponse(const Row& r, int pa, int pb, const RowResponse& resp,
 // total lock rows of the model's joints
 S2R_HD int TotalLockRows(const ModelView& m) {
   int n = 0;
-  for (int j = 0; j < m.njoint; ++j) n += LockRowCount(m.joint_type[j]);
+  for (int j = 0; j < m.njoint; ++j) n += JointLockRows(m, j);
   return n;
 }
 
@@ -517,7 +554,7 @@ S2R_HD bool PrepareLocksTogether(const ModelView& m, const JointFrame* frames,
   for (int j = 0; j < m.njoint; ++j) {
     int type = m.joint_type[j];
     int pa = m.joint_parent[j], pb = m.joint_body[j];
-    for (int k = 0; k < LockRowCount(type); ++k, ++r) {
+    for (int k = 0; k < JointLockRows(m, j); ++k, ++r) {
       Real c;
       int slot;
       rows[r] = LockRow(type, frames[j], k, &c, &slot);
@@ -552,7 +589,7 @@ S2R_HD void SolveLocksTogether(const ModelView& m, const JointFrame* frames, Sol
   int r = 0;
   for (int j = 0; j < m.njoint; ++j) {
     int type = m.joint_type[j];
-    int n = LockRowCount(type);
+    int n = JointLockRows(m, j);
     if (n == 0) continue;
     const SolverBody& a = bodies[m.joint_parent[j]];
     const SolverBody& b = bodies[m.joint_body[j]];
@@ -573,7 +610,7 @@ S2R_HD void SolveLocksTogether(const ModelView& m, const JointFrame* frames, Sol
   r = 0;
   for (int j = 0; j < m.njoint; ++j) {
     int type = m.joint_type[j];
-    int n = LockRowCount(type);
+    int n = JointLockRows(m, j);
     if (n == 0) continue;
     Real* impulse = joint_impulse + j * kJointImpulseSlots;
     Vec3 linear{0, 0, 0}, angular{0, 0, 0};
@@ -611,7 +648,7 @@ S2R_HD Real AxisInvMassThroughLocks(const ModelView& m, int j, const JointFrame*
     int type2 = m.joint_type[j2];
     int qa = m.joint_parent[j2], qb = m.joint_body[j2];
     bool touches = qa == pa || qa == pb || qb == pa || qb == pb;
-    for (int k = 0; k < LockRowCount(type2); ++k, ++r) {
+    for (int k = 0; k < JointLockRows(m, j2); ++k, ++r) {
       u[r] = Real(0);
       if (!touches) continue;
       Real c;

@@ -3,7 +3,8 @@
 //
 //   ResetWorld    - initial state from the (per-world) model parameters
 //   ControlStep   - latency buffer -> ctrl, then steps_per_control physics steps
-//   PhysicsStep   - collide once, then `substeps` soft-step substeps (Box2D v3 order):
+//   PhysicsStep   - slide trees projected and their responses built (solver_reduced.h),
+//                   collide once, then `substeps` soft-step substeps (Box2D v3 order):
 //                     integrate velocities, warm start, solve (bias), integrate positions,
 //                     relax (no bias); after the loop restitution and the health check.
 // A world whose status is non-zero is frozen: every stage returns at once.
@@ -28,6 +29,7 @@ struct Workspace {
   Real* joint_factor;              // (njoint, kJointFactorSize) lock-block Cholesky factors
   Real* lock_factor;               // (R, R) all lock rows' factor, R = TotalLockRows <= kMaxTreeLockRows
   Real* lock_scratch;              // (3 R): two vectors and the factor's envelope
+  Real* reduced;                   // (ReducedScratchSize(nreduced)) slide trees, or null when none
   int32_t locks_together;          // set per step: the world's locks are solved as one block
 };
 
@@ -148,7 +150,7 @@ S2R_HD int CollideWorld(const ModelView& m, const StateView& s, int world, Works
 // --- actuators with explicit force (motors, site transmissions) --------------------------------
 
 S2R_HD void ApplyExplicitActuators(const ModelView& m, const StateView& s, int world,
-                                   Workspace* ws, Real h) {
+                                   Workspace* ws, const ReducedSet& red, Real h) {
   const Real* ctrl = s.ctrl(world);
   for (int i = 0; i < m.nactuator; ++i) {
     if (ActuatorIsImplicit(m, i)) continue;
@@ -164,7 +166,8 @@ S2R_HD void ApplyExplicitActuators(const ModelView& m, const StateView& s, int w
       s.actuator_force(world)[i] = force;
       SolverBody* a = &ws->bodies[m.joint_parent[j]];
       SolverBody* b = &ws->bodies[m.joint_body[j]];
-      RowApply(AxisRow(m, j, ws->joint_frame[j]), a, b, h * gear[0] * force);
+      if (b->reduced >= 0) ReducedJointImpulse(red, b->reduced, h * gear[0] * force);
+      else RowApply(AxisRow(m, j, ws->joint_frame[j]), a, b, h * gear[0] * force);
       continue;
     }
     // site transmission: wrench gear (force, torque) in the site frame, scaled by the force
@@ -188,6 +191,11 @@ S2R_HD void ApplyExplicitActuators(const ModelView& m, const StateView& s, int w
       force = Clamp(force, fr[0], fr[1]);
     }
     s.actuator_force(world)[i] = force;
+    if (b->reduced >= 0) {
+      // a slide tree takes the force; its bearings take the torque
+      ReducedBodyImpulse(red, b->reduced, (h * force) * dir_f);
+      continue;
+    }
     ApplyImpulse(b, r, (h * force) * dir_f);
     ApplyAngularImpulse(b, (h * force) * dir_t);
   }
@@ -205,8 +213,9 @@ struct StepSoftness {
 // joint locks last (they are solved exactly, so each pass ends with the joints holding). The
 // solve pass runs in the substep-start configuration (frames from the substep start); the relax
 // pass, after positions moved, recomputes the joint frames.
-S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspace* ws, int nman,
-                     const StepSoftness& soft, bool use_bias, Real h) {
+S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspace* ws,
+                     const ReducedSet& red, int nman, const StepSoftness& soft, bool use_bias,
+                     Real h) {
   const Real* ctrl = s.ctrl(world);
   Real* act_impulse = s.actuator_impulse(world);
   Real push = m.contact_push_velocity.At(world)[0];
@@ -214,15 +223,20 @@ S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspac
     ContactManifold* mf = &ws->manifolds[k];
     SolverBody* a = &ws->bodies[mf->body_a];
     SolverBody* b = &ws->bodies[mf->body_b];
-    bool against_static = a->inv_mass == Real(0) || b->inv_mass == Real(0);
-    SolveManifold(mf, ws->constraints, a, b, against_static ? soft.contact_static : soft.contact,
-                  use_bias, Real(1) / h, push);
+    bool against_static = IsStatic(*a) || IsStatic(*b);
+    SolveManifold(red, mf, ws->constraints, a, b,
+                  against_static ? soft.contact_static : soft.contact, use_bias, Real(1) / h, push);
   }
   for (int j = 0; j < m.njoint; ++j) {
     if (m.joint_type[j] == kJointFree) continue;
     SolverBody* a = &ws->bodies[m.joint_parent[j]];
     SolverBody* b = &ws->bodies[m.joint_body[j]];
     if (!use_bias) ws->joint_frame[j] = ComputeJointFrame(m, j, *a, *b);
+    if (b->reduced >= 0) {
+      SolveReducedJoint(m, world, j, ws->joint_frame[j], s.joint_impulse(world, j), red, soft.joint,
+                        use_bias, h, ctrl, act_impulse);
+      continue;
+    }
     SolveJoint(m, world, j, ws->joint_frame[j], s.joint_impulse(world, j), a, b, soft.joint,
                use_bias, h, ws->joint_qdot0[j], ws->joint_factor + j * kJointFactorSize, ctrl,
                act_impulse, !ws->locks_together);
@@ -253,6 +267,12 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
 
   // bodies at the step start, derived quantities from the current parameters
   for (int b = 0; b < m.nbody; ++b) LoadSolverBody(m, s, world, b, &ws->bodies[b]);
+  Vec3 gravity = LoadVec3(m.gravity.At(world));
+  ReducedSet red = MakeReducedSet(m, ws->bodies, ws->reduced);
+  if (!PrepareReduced(m, world, red, gravity)) {  // a slide tree without mass along an axis
+    s.status(world) |= kWorldNonFinite;
+    return;
+  }
 
   // softness: stiffness capped at a quarter of the substep rate for stability
   Real max_hertz = Real(0.25) / h;
@@ -279,8 +299,8 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
     ContactConstraint* cc = &ws->constraints[c];
     cc->body_a = m.geom_body[pt.geom_a];
     cc->body_b = m.geom_body[pt.geom_b];
-    PrepareContactPoint(cc, ws->bodies[cc->body_a], ws->bodies[cc->body_b], pt.point, pt.normal,
-                        pt.separation);
+    PrepareContactPoint(red, cc, ws->bodies[cc->body_a], ws->bodies[cc->body_b], pt.point,
+                        pt.normal, pt.separation);
     cc->restitution = Max(restitution[pt.geom_a], restitution[pt.geom_b]);
     cc->normal_impulse = Real(0);
     int match = -1;
@@ -310,7 +330,7 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
     ContactManifold* mf = &ws->manifolds[nman++];
     const SolverBody& a = ws->bodies[ws->constraints[first].body_a];
     const SolverBody& b = ws->bodies[ws->constraints[first].body_b];
-    PrepareManifold(mf, ws->constraints, first, c - first, a, b);
+    PrepareManifold(red, mf, ws->constraints, first, c - first, a, b);
     int ga = ws->contacts[first].geom_a, gb = ws->contacts[first].geom_b;
     mf->friction = Max(friction[ga], friction[gb]);
     WarmStartManifoldFriction(mf, old, nold, ga, gb, a.com + mf->anchor_a, h);
@@ -318,7 +338,6 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
 
   int lock_rows = TotalLockRows(m);
   bool together = lock_rows > 0 && lock_rows <= kMaxTreeLockRows && ws->lock_factor != nullptr;
-  Vec3 gravity = LoadVec3(m.gravity.At(world));
   Real* act_impulse = s.actuator_impulse(world);
   for (int sub = 0; sub < m.substeps; ++sub) {
     // joint frames and lock-block factors at the substep start (a slide's lever arm changes as
@@ -330,6 +349,7 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
       const SolverBody& b = ws->bodies[m.joint_body[j]];
       JointFrame f = ComputeJointFrame(m, j, a, b);
       ws->joint_frame[j] = f;
+      if (b.reduced >= 0) continue;  // no lock block; its tree's response is per step
       bool axial = m.joint_type[j] == kJointHinge || m.joint_type[j] == kJointSlide;
       ws->joint_qdot0[j] = axial ? RowVelocity(AxisRow(m, j, f), a, b) : Real(0);
       PrepareJointBlock(m, j, f, a, b, ws->joint_factor + j * kJointFactorSize, !together);
@@ -342,7 +362,7 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
     if (ws->locks_together && sub == 0) {
       for (int j = 0; j < m.njoint; ++j) {
         int type = m.joint_type[j];
-        if (type != kJointHinge && type != kJointSlide) continue;
+        if ((type != kJointHinge && type != kJointSlide) || JointIsReduced(m, j)) continue;
         ws->joint_factor[j * kJointFactorSize + kPrepAxisInvMassLocked] = AxisInvMassThroughLocks(
             m, j, ws->joint_frame, ws->bodies, ws->lock_factor, ws->lock_scratch + 2 * lock_rows,
             ws->lock_scratch);
@@ -350,7 +370,7 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
     }
     if (together && !ws->locks_together) {  // singular: fall back to per-joint blocks
       for (int j = 0; j < m.njoint; ++j) {
-        if (m.joint_type[j] == kJointFree) continue;
+        if (m.joint_type[j] == kJointFree || JointIsReduced(m, j)) continue;
         PrepareJointBlock(m, j, ws->joint_frame[j], ws->bodies[m.joint_parent[j]],
                           ws->bodies[m.joint_body[j]], ws->joint_factor + j * kJointFactorSize);
       }
@@ -359,13 +379,24 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
     for (int b = 1; b < m.nbody; ++b) {
       IntegrateVelocity(&ws->bodies[b], gravity, Vec3{0, 0, 0}, Vec3{0, 0, 0}, h);
     }
-    ApplyExplicitActuators(m, s, world, ws, h);
+    ReducedIntegrateVelocity(red, h);
+    ApplyExplicitActuators(m, s, world, ws, red, h);
     // warm start
     for (int j = 0; j < m.njoint; ++j) {
       if (m.joint_type[j] == kJointFree) continue;
       SolverBody* a = &ws->bodies[m.joint_parent[j]];
       SolverBody* b = &ws->bodies[m.joint_body[j]];
       const JointFrame& f = ws->joint_frame[j];
+      if (b->reduced >= 0) {
+        const Real* imp = s.joint_impulse(world, j);
+        Real along = imp[kSlotLowerLimit] - imp[kSlotUpperLimit] + imp[kSlotDamping] +
+                     imp[kSlotFrictionLoss];
+        for (int i = 0; i < m.nactuator; ++i) {
+          if (m.actuator_trnid[i] == j && ActuatorIsImplicit(m, i)) along += act_impulse[i];
+        }
+        ReducedJointImpulse(red, b->reduced, along);
+        continue;
+      }
       WarmStartJoint(m, j, f, s.joint_impulse(world, j), a, b);
       for (int i = 0; i < m.nactuator; ++i) {
         if (m.actuator_trnid[i] == j && ActuatorIsImplicit(m, i)) RowApply(AxisRow(m, j, f), a, b, act_impulse[i]);
@@ -373,19 +404,19 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
     }
     for (int k = 0; k < nman; ++k) {
       const ContactManifold& mf = ws->manifolds[k];
-      WarmStartManifold(mf, ws->constraints, &ws->bodies[mf.body_a], &ws->bodies[mf.body_b]);
+      WarmStartManifold(red, mf, ws->constraints, &ws->bodies[mf.body_a], &ws->bodies[mf.body_b]);
     }
     // solve, integrate, relax
-    SolveAll(m, s, world, ws, nman, soft, true, h);
+    SolveAll(m, s, world, ws, red, nman, soft, true, h);
     for (int b = 1; b < m.nbody; ++b) IntegratePosition(&ws->bodies[b], h);
-    SolveAll(m, s, world, ws, nman, soft, false, h);
+    SolveAll(m, s, world, ws, red, nman, soft, false, h);
   }
 
   // restitution once per step, against the approach speed at the step start
   Real threshold = m.restitution_threshold.At(world)[0];
   for (int c = 0; c < ncon; ++c) {
     ContactConstraint* cc = &ws->constraints[c];
-    ApplyRestitution(cc, &ws->bodies[cc->body_a], &ws->bodies[cc->body_b], threshold);
+    ApplyRestitution(red, cc, &ws->bodies[cc->body_a], &ws->bodies[cc->body_b], threshold);
   }
 
   // store: contact forces (of the last substep), actuator forces, bodies

@@ -55,8 +55,8 @@ struct PinnedHash {
   const char* hash;
 };
 const PinnedHash kPinned[] = {
-    {"builtin:box_push", "17bc4e49f10b8936"},
-    {"builtin:pick_lift", "88da7d583c8ea2a9"},
+    {"builtin:box_push", "352c114ecf8ebaa9"},
+    {"builtin:pick_lift", "45903d753f4be833"},
     {"builtin:stack5", "96a9191e26fb5283"},
 };
 

@@ -18,6 +18,21 @@ using test_util::BodySample;
 
 constexpr double kG = 9.81;
 
+// Slide joints have two solver paths (kernels/solver_reduced.h): trees of slides in reduced
+// coordinates (the default) and maximal-coordinate lock rows (s2r_reduce_slide_trees = 0, and any
+// slide below a hinge). The tests on slides run on both, with the same tolerances.
+void UseSlideMode(Model* m, bool reduced) {
+  m->reduce_slide_trees = reduced;
+  m->FindSlideTrees();
+  ASSERT_EQ(m->reduced_body.empty(), !reduced) << "the scene's slides are a reduced tree";
+}
+std::string SlideModeName(const ::testing::TestParamInfo<bool>& info) {
+  return info.param ? "Reduced" : "Maximal";
+}
+class SlideJointValidation : public ::testing::TestWithParam<bool> {};
+INSTANTIATE_TEST_SUITE_P(Slides, SlideJointValidation, ::testing::Bool(), SlideModeName);
+
+
 // --- free fall ----------------------------------------------------------------------------------
 
 TEST(PhysicsValidation, FreeFallMatchesClosedForm) {
@@ -285,8 +300,9 @@ double SecondOrderStep(double t, double u, double mass, double kp, double kv) {
   return u * (1 - std::exp(-zeta * wn * t) * (std::cos(wd * t) + zeta / std::sqrt(1 - zeta * zeta) * std::sin(wd * t)));
 }
 
-TEST(PhysicsValidation, PositionActuatorStepResponseMatchesSecondOrderModel) {
+TEST_P(SlideJointValidation, PositionActuatorStepResponseMatchesSecondOrderModel) {
   Model m = LoadText(Scene(kServoSlide, 0.005, 4));
+  UseSlideMode(&m, GetParam());
   EngineOptions opt;
   opt.nworld = 2;
   Engine e(m, opt);
@@ -311,8 +327,9 @@ TEST(PhysicsValidation, PositionActuatorStepResponseMatchesSecondOrderModel) {
   EXPECT_LT(worst[1], 0.03 * u) << "step response with armature (mass + armature)";
 }
 
-TEST(PhysicsValidation, LatencyShiftsResponseByExactlyKControlSteps) {
+TEST_P(SlideJointValidation, LatencyShiftsResponseByExactlyKControlSteps) {
   Model m = LoadText(Scene(kServoSlide, 0.005, 4, 50, "    <numeric name=\"s2r_max_latency_steps\" data=\"4\"/>\n"));
+  UseSlideMode(&m, GetParam());
   EngineOptions opt;
   opt.nworld = 2;
   Engine e(m, opt);
@@ -335,7 +352,7 @@ TEST(PhysicsValidation, LatencyShiftsResponseByExactlyKControlSteps) {
 
 // --- gripper -----------------------------------------------------------------------------------------------------
 
-TEST(PhysicsValidation, GripperHoldsWhenFrictionSufficesAndDropsWhenNot) {
+TEST_P(SlideJointValidation, GripperHoldsWhenFrictionSufficesAndDropsWhenNot) {
   // two fingers squeeze a 0.2 kg box with 2 N each (force-limited servos pushing past contact)
   Model m = LoadText(Scene(R"(
   <worldbody>
@@ -356,6 +373,7 @@ TEST(PhysicsValidation, GripperHoldsWhenFrictionSufficesAndDropsWhenNot) {
     <position name="left" joint="left" kp="500" kv="5" forcerange="-2 2"/>
     <position name="right" joint="right" kp="500" kv="5" forcerange="-2 2"/>
   </actuator>)", 0.002, 4));
+  UseSlideMode(&m, GetParam());
   EngineOptions opt;
   opt.nworld = 2;
   Engine e(m, opt);
@@ -383,8 +401,12 @@ std::string ScenePath(const char* name) {
   return std::string(S2R_SOURCE_DIR) + "/configs/scenes/" + name;
 }
 
-TEST(BenchSceneValidation, BoxPushCubeRestsAndIsPushed) {
+class BenchSceneSlides : public ::testing::TestWithParam<bool> {};
+INSTANTIATE_TEST_SUITE_P(Slides, BenchSceneSlides, ::testing::Bool(), SlideModeName);
+
+TEST_P(BenchSceneSlides, BoxPushCubeRestsAndIsPushed) {
   Model m = LoadMjcfFile(ScenePath("box_push.xml"));
+  UseSlideMode(&m, GetParam());
   EngineOptions opt;
   opt.nworld = 2;
   Engine e(m, opt);
@@ -406,8 +428,9 @@ TEST(BenchSceneValidation, BoxPushCubeRestsAndIsPushed) {
   EXPECT_EQ(e.state().status[1], kWorldOk);
 }
 
-TEST(BenchSceneValidation, PickLiftGraspsAndLifts) {
+TEST_P(BenchSceneSlides, PickLiftGraspsAndLifts) {
   Model m = LoadMjcfFile(ScenePath("pick_lift.xml"));
+  UseSlideMode(&m, GetParam());
   Engine e(m, EngineOptions{});
   int obj = m.BodyId("object");
   double z0 = Sample(e, 0, obj).pos[2];
@@ -462,8 +485,9 @@ const char* kSlideWithMotor = R"(
   </worldbody>
   <actuator><motor name="push" joint="slide"/></actuator>)";
 
-TEST(PhysicsValidation, FrictionLossHoldsBelowItsForceAndSubtractsAbove) {
+TEST_P(SlideJointValidation, FrictionLossHoldsBelowItsForceAndSubtractsAbove) {
   Model m = LoadText(Scene(kSlideWithMotor, 0.005, 4));
+  UseSlideMode(&m, GetParam());
   EngineOptions opt;
   opt.nworld = 2;
   Engine e(m, opt);
@@ -474,7 +498,7 @@ TEST(PhysicsValidation, FrictionLossHoldsBelowItsForceAndSubtractsAbove) {
   EXPECT_NEAR(Sample(e, 1, 1).linvel[0], 0.5, 0.01);
 }
 
-TEST(PhysicsValidation, JointDampingDecaysExponentially) {
+TEST_P(SlideJointValidation, JointDampingDecaysExponentially) {
   Model m = LoadText(Scene(R"(
   <option gravity="0 0 0"/>
   <worldbody>
@@ -483,6 +507,7 @@ TEST(PhysicsValidation, JointDampingDecaysExponentially) {
       <geom type="box" size="0.05 0.05 0.05" mass="2" contype="0" conaffinity="0"/>
     </body>
   </worldbody>)", 0.005, 4));
+  UseSlideMode(&m, GetParam());
   Engine e(m, EngineOptions{});
   e.SetParam("joint_qvel0", {1});
   e.Reset();
@@ -491,7 +516,7 @@ TEST(PhysicsValidation, JointDampingDecaysExponentially) {
   EXPECT_NEAR(Sample(e, 0, 1).linvel[0], std::exp(-1.0), 0.01 * std::exp(-1.0));
 }
 
-TEST(PhysicsValidation, VelocityActuatorApproachesItsTarget) {
+TEST_P(SlideJointValidation, VelocityActuatorApproachesItsTarget) {
   Model m = LoadText(Scene(R"(
   <option gravity="0 0 0"/>
   <worldbody>
@@ -501,6 +526,7 @@ TEST(PhysicsValidation, VelocityActuatorApproachesItsTarget) {
     </body>
   </worldbody>
   <actuator><velocity name="vel" joint="slide" kv="8"/></actuator>)", 0.005, 4));
+  UseSlideMode(&m, GetParam());
   Engine e(m, EngineOptions{});
   std::vector<Real> action{0.5f};
   for (int k = 0; k < 10; ++k) e.Step(action.data());  // 0.2 s
@@ -509,8 +535,9 @@ TEST(PhysicsValidation, VelocityActuatorApproachesItsTarget) {
   EXPECT_NEAR(Sample(e, 0, 1).linvel[0], expected, 0.01 * expected);
 }
 
-TEST(PhysicsValidation, MotorAppliesItsForce) {
+TEST_P(SlideJointValidation, MotorAppliesItsForce) {
   Model m = LoadText(Scene(kSlideWithMotor, 0.005, 4));
+  UseSlideMode(&m, GetParam());
   Engine e(m, EngineOptions{});
   e.SetParam("joint_frictionloss", {0});
   std::vector<Real> action{4.0f};

@@ -400,9 +400,28 @@ def compare_slides(s2r, ref):
         assert tilt < 1e-2, f"{body} tilts by {tilt:.3g} rad at t = {at:.2f} s (slides lock rotation)"
 
 
-def test_slides_settle_at_targets(tmp_path):
+# s2r steps a tree of slides in reduced coordinates unless the file says s2r_reduce_slide_trees 0
+# (kernels/solver_reduced.h); both paths are checked against MuJoCo with the same tolerances
+SLIDE_MODES = pytest.mark.parametrize("reduced", [True, False], ids=["reduced", "maximal"])
+
+
+def slides_scene(tmp_path, reduced):
+    src = scene_path("slides.xml")
+    if reduced:
+        return src
+    with open(src) as f:
+        text = f.read()
+    assert "<custom>" in text
+    text = text.replace("<custom>", '<custom>\n    <numeric name="s2r_reduce_slide_trees" data="0"/>', 1)
+    out = tmp_path / "slides_maximal.xml"
+    out.write_text(text)
+    return str(out)
+
+
+@SLIDE_MODES
+def test_slides_settle_at_targets(tmp_path, reduced):
     """Both slides step to 0.2 m and hold for 3 s: where they settle is exact statics."""
-    scene = scene_path("slides.xml")
+    scene = slides_scene(tmp_path, reduced)
     actions = [(0.0, {"act_x": 0.2, "act_z": 0.2})]
     s2r = run_s2r(scene, 3.0, actions, tmp_path)
     ref = run_mujoco(scene, 3.0, actions)
@@ -424,10 +443,11 @@ def test_slides_settle_at_targets(tmp_path):
         assert tilt < 1e-3, f"{body} is left tilted by {tilt:.3g} rad"
 
 
-def test_slides_vertical_steps(tmp_path):
+@SLIDE_MODES
+def test_slides_vertical_steps(tmp_path, reduced):
     """Step targets on the vertical slide only (it also holds the 1 kg ball against gravity, and
     the 0.3 m and 0.4 m steps saturate its 30 N force range)."""
-    scene = scene_path("slides.xml")
+    scene = slides_scene(tmp_path, reduced)
     s2r = run_s2r(scene, 2.0, SLIDES_Z_ONLY, tmp_path)
     ref = run_mujoco(scene, 2.0, SLIDES_Z_ONLY)
     check_same_times(s2r, ref)
@@ -435,8 +455,9 @@ def test_slides_vertical_steps(tmp_path):
     compare_slides(s2r, ref)
 
 
-def test_slides_both_axes_steps(tmp_path):
-    scene = scene_path("slides.xml")
+@SLIDE_MODES
+def test_slides_both_axes_steps(tmp_path, reduced):
+    scene = slides_scene(tmp_path, reduced)
     s2r = run_s2r(scene, 2.0, SLIDES_BOTH, tmp_path)
     ref = run_mujoco(scene, 2.0, SLIDES_BOTH)
     check_same_times(s2r, ref)
