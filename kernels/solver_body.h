@@ -106,6 +106,7 @@ S2R_HD void IntegratePosition(SolverBody* b, Real h) {
   Vec3 dx = h * b->v;
   b->com += dx;
   b->delta_pos += dx;
+  if (b->reduced >= 0) return;  // slide trees do not rotate
   // first-order quaternion update, renormalized: the rotation axis is exact (so the
   // principal-frame angular velocity, and with it the kinetic energy, is untouched); only the
   // angle is off, by O((h |w|)^3)

@@ -369,6 +369,7 @@ S2R_HD Real SolveAxisRows(const ModelView& m, int world, int j, Real q, Real cdo
                           Real* impulse, Softness soft, bool use_bias, Real h, Real qdot0,
                           bool armature_row, const Real* ctrl, Real* act_impulse) {
   Real applied = Real(0);
+  const Real inv_w = Real(1) / w;
   // Force elements (actuators, armature, damping, friction loss) act in the solve pass only:
   // they are physical forces integrated implicitly over the substep, and solving them again
   // after the positions moved would look a further step ahead and over-damp them. The relax
@@ -404,7 +405,7 @@ S2R_HD Real SolveAxisRows(const ModelView& m, int world, int j, Real q, Real cdo
   if (forces && friction_loss > Real(0)) {
     Real& acc = impulse[kSlotFrictionLoss];
     Real limit = friction_loss * h;
-    Real total = Clamp(acc - cdot / w, -limit, limit);
+    Real total = Clamp(acc - cdot * inv_w, -limit, limit);
     Real imp = total - acc;
     acc = total;
     applied += imp;
@@ -425,7 +426,7 @@ S2R_HD Real SolveAxisRows(const ModelView& m, int world, int j, Real q, Real cdo
         impulse_scale = soft.impulse_scale;
       }
       Real& acc = impulse[side == 0 ? kSlotLowerLimit : kSlotUpperLimit];
-      Real imp = -mass_scale * (sign * cdot + bias) / w - impulse_scale * acc;
+      Real imp = -mass_scale * (sign * cdot + bias) * inv_w - impulse_scale * acc;
       Real total = Max(acc + imp, Real(0));
       imp = sign * (total - acc);
       acc = total;
@@ -494,6 +495,14 @@ S2R_HD void SolveJoint(const ModelView& m, int world, int j, const JointFrame& f
     }
   }
   ApplyLockImpulse(f, linear, angular, a, b);
+}
+
+// The frame fields a slide of a reduced tree uses: its axis (fixed for the step) and q, from the
+// step-start coordinate and the bodies' displacement since (nothing in the tree rotates).
+S2R_HD void ReducedJointFrame(const ReducedSet& red, int rank, const SolverBody& a,
+                              const SolverBody& b, JointFrame* f) {
+  f->axis = LoadVec3(red.axis + 3 * rank);
+  f->q = red.q0[rank] + Dot(b.delta_pos - a.delta_pos, f->axis);
 }
 
 // One pass over the axis rows of a slide in a reduced tree: the joint velocity is read from the

@@ -32,6 +32,7 @@ namespace s2r {
 // Most reduced bodies (= slide joints in reduced coordinates) per model; the model builder leaves
 // trees that would exceed it in maximal coordinates.
 constexpr int kMaxReducedBodies = 12;
+static_assert(kMaxReducedBodies <= 32, "impulse-response masks are 32-bit");
 
 // Per-world scratch for the reduced bodies, laid out in one Real block (ReducedScratchSize).
 struct ReducedSet {
@@ -45,9 +46,11 @@ struct ReducedSet {
   Real* w = nullptr;              // (R, R, 9) W[c][b]: body c's velocity per unit linear impulse on b
   Real* gravity_dv = nullptr;     // (R, 3) body c's velocity change per second of gravity
   Real* factor = nullptr;         // (R, R) Cholesky scratch
+  Real* q0 = nullptr;             // (R) joint coordinate at the step start, m
+  Real* subtree_mass = nullptr;   // (R) mass of each rank's body and everything below it, kg
 };
 
-S2R_HD int ReducedScratchSize(int r) { return r * r * 2 + 3 * r + 3 * r * r + 9 * r * r + 3 * r; }
+S2R_HD int ReducedScratchSize(int r) { return r * r * 2 + 3 * r + 3 * r * r + 9 * r * r + 3 * r + 2 * r; }
 
 S2R_HD ReducedSet MakeReducedSet(const ModelView& m, SolverBody* bodies, Real* scratch) {
   ReducedSet red;
@@ -63,6 +66,8 @@ S2R_HD ReducedSet MakeReducedSet(const ModelView& m, SolverBody* bodies, Real* s
   red.u = red.axis + 3 * r;
   red.w = red.u + 3 * r * r;
   red.gravity_dv = red.w + 9 * r * r;
+  red.q0 = red.gravity_dv + 3 * r;
+  red.subtree_mass = red.q0 + r;
   return red;
 }
 
@@ -112,7 +117,7 @@ S2R_HD void ApplyLinearImpulse(const ReducedSet& red, SolverBody* b, Vec3 p) {
 }
 
 // Once per physics step, after the bodies are loaded: projects every tree body onto its joint,
-// records the axes and builds M^-1, U, W and the gravity response. Returns false when M cannot be
+// records the axes and builds M^-1, U and the gravity response (W: PrepareReducedImpulseResponse). Returns false when M cannot be
 // factored (a massless leaf): the caller flags the world.
 S2R_HD bool PrepareReduced(const ModelView& m, int world, const ReducedSet& red, Vec3 gravity) {
   const int r = red.count;
@@ -132,34 +137,40 @@ S2R_HD bool PrepareReduced(const ModelView& m, int world, const ReducedSet& red,
     Vec3 rb = Rotate(sb.rot, LoadVec3(m.joint_pos_child + 3 * j) - sb.ipos);
     Real q = Dot(sb.com + rb - pa, axis);
     sb.com = pa + q * axis - rb;
+    red.q0[k] = q;
     Real qdot = Dot(sb.v - sp.v, axis);
     sb.v = sp.v + qdot * axis;
     sb.w = Vec3{0, 0, 0};
   }
-  // M, over each body's chain of ancestors (itself included)
+  // M: for k below (or at) i, M_ik = (a_i . a_k) times the mass of k's subtree; 0 for joints on
+  // different branches
+  Real* sub = red.subtree_mass;
+  for (int k = 0; k < r; ++k) sub[k] = mass[red.body[k]];
+  for (int k = r - 1; k >= 0; --k) {
+    if (red.parent[k] >= 0) sub[red.parent[k]] += sub[k];
+  }
   Real* mm = red.factor;
   for (int k = 0; k < r * r; ++k) mm[k] = Real(0);
-  for (int c = 0; c < r; ++c) {
-    Real mc = mass[red.body[c]];
-    for (int i = c; i >= 0; i = red.parent[i]) {
-      Vec3 ai = LoadVec3(red.axis + 3 * i);
-      for (int k = c; k >= 0; k = red.parent[k]) {
-        mm[i * r + k] += mc * Dot(ai, LoadVec3(red.axis + 3 * k));
-      }
+  for (int k = 0; k < r; ++k) {
+    Vec3 ak = LoadVec3(red.axis + 3 * k);
+    for (int i = k; i >= 0; i = red.parent[i]) {
+      Real v = sub[k] * Dot(LoadVec3(red.axis + 3 * i), ak);
+      mm[i * r + k] = v;
+      mm[k * r + i] = v;
     }
   }
   const Real* armature = m.joint_armature.At(world);
   for (int i = 0; i < r; ++i) mm[i * r + i] += armature[m.body_joint[red.body[i]]];
-  // dense Cholesky, then M^-1 column by column (R is small)
+  // dense Cholesky M = L L^T (the diagonal holds 1 / L_ii), then M^-1 column by column
   for (int i = 0; i < r; ++i) {
     for (int k = 0; k <= i; ++k) {
       Real s = mm[i * r + k];
       for (int p = 0; p < k; ++p) s -= mm[i * r + p] * mm[k * r + p];
       if (i == k) {
         if (!(s > Real(0))) return false;
-        mm[i * r + i] = Sqrt(s);
+        mm[i * r + i] = Real(1) / Sqrt(s);
       } else {
-        mm[i * r + k] = s / mm[k * r + k];
+        mm[i * r + k] = s * mm[k * r + k];
       }
     }
   }
@@ -168,42 +179,53 @@ S2R_HD bool PrepareReduced(const ModelView& m, int world, const ReducedSet& red,
     for (int i = 0; i < r; ++i) {
       Real s = i == col ? Real(1) : Real(0);
       for (int p = 0; p < i; ++p) s -= mm[i * r + p] * x[p];
-      x[i] = s / mm[i * r + i];
+      x[i] = s * mm[i * r + i];
     }
     for (int i = r - 1; i >= 0; --i) {
       Real s = x[i];
       for (int p = i + 1; p < r; ++p) s -= mm[p * r + i] * x[p];
-      x[i] = s / mm[i * r + i];
+      x[i] = s * mm[i * r + i];
     }
   }
-  // U[c][j] = sum over c's chain k of a_k (M^-1)_kj
+  // U[c][j] = sum over c's chain k of a_k (M^-1)_kj = U[parent c][j] + a_c (M^-1)_cj
   for (int c = 0; c < r; ++c) {
+    Vec3 ac = LoadVec3(red.axis + 3 * c);
+    int p = red.parent[c];
     for (int j = 0; j < r; ++j) {
-      Vec3 u{0, 0, 0};
-      for (int k = c; k >= 0; k = red.parent[k]) u += red.minv[k * r + j] * LoadVec3(red.axis + 3 * k);
+      Vec3 u = red.minv[c * r + j] * ac;
+      if (p >= 0) u += LoadVec3(red.u + 3 * (p * r + j));
       StoreVec3(red.u + 3 * (c * r + j), u);
     }
   }
-  // W[c][b] = sum over b's chain j of U[c][j] a_j^T; gravity: sum over b of W[c][b] m_b g
+  // gravity: generalized force tau_j = (a_j . g) times the mass below j, then U tau
+  Real* tau = red.factor;  // M's factor is no longer needed
+  for (int j = 0; j < r; ++j) tau[j] = sub[j] * Dot(LoadVec3(red.axis + 3 * j), gravity);
   for (int c = 0; c < r; ++c) {
     Vec3 g{0, 0, 0};
-    for (int b = 0; b < r; ++b) {
+    for (int j = 0; j < r; ++j) g += tau[j] * LoadVec3(red.u + 3 * (c * r + j));
+    StoreVec3(red.gravity_dv + 3 * c, g);
+  }
+  return true;
+}
+
+// W[.][b] = J M^-1 J_b^T for the tree bodies b in `mask` (bit b): the response to a linear impulse
+// on b. Only bodies that take such impulses this step (contacts, site actuators) need it.
+S2R_HD void PrepareReducedImpulseResponse(const ReducedSet& red, uint32_t mask) {
+  const int r = red.count;
+  for (int b = 0; b < r; ++b) {
+    if (!(mask & (1u << b))) continue;
+    for (int c = 0; c < r; ++c) {
       Real* w = red.w + 9 * (c * r + b);
       for (int k = 0; k < 9; ++k) w[k] = Real(0);
-      for (int j = b; j >= 0; j = red.parent[j]) {
+      for (int j = b; j >= 0; j = red.parent[j]) {  // sum over b's chain j of U[c][j] a_j^T
         Vec3 u = LoadVec3(red.u + 3 * (c * r + j));
         Vec3 a = LoadVec3(red.axis + 3 * j);
         w[0] += u.x * a.x; w[1] += u.x * a.y; w[2] += u.x * a.z;
         w[3] += u.y * a.x; w[4] += u.y * a.y; w[5] += u.y * a.z;
         w[6] += u.z * a.x; w[7] += u.z * a.y; w[8] += u.z * a.z;
       }
-      Vec3 f = mass[red.body[b]] * gravity;
-      g += Vec3{w[0] * f.x + w[1] * f.y + w[2] * f.z, w[3] * f.x + w[4] * f.y + w[5] * f.z,
-                w[6] * f.x + w[7] * f.y + w[8] * f.z};
     }
-    StoreVec3(red.gravity_dv + 3 * c, g);
   }
-  return true;
 }
 
 // gravity over a substep on every tree body

@@ -231,12 +231,13 @@ S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspac
     if (m.joint_type[j] == kJointFree) continue;
     SolverBody* a = &ws->bodies[m.joint_parent[j]];
     SolverBody* b = &ws->bodies[m.joint_body[j]];
-    if (!use_bias) ws->joint_frame[j] = ComputeJointFrame(m, j, *a, *b);
     if (b->reduced >= 0) {
+      if (!use_bias) ReducedJointFrame(red, b->reduced, *a, *b, &ws->joint_frame[j]);
       SolveReducedJoint(m, world, j, ws->joint_frame[j], s.joint_impulse(world, j), red, soft.joint,
                         use_bias, h, ctrl, act_impulse);
       continue;
     }
+    if (!use_bias) ws->joint_frame[j] = ComputeJointFrame(m, j, *a, *b);
     SolveJoint(m, world, j, ws->joint_frame[j], s.joint_impulse(world, j), a, b, soft.joint,
                use_bias, h, ws->joint_qdot0[j], ws->joint_factor + j * kJointFactorSize, ctrl,
                act_impulse, !ws->locks_together);
@@ -289,6 +290,22 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
   // faces are exactly aligned), from the nearest point of the same geom pair within the match
   // radius
   int ncon = CollideWorld(m, s, world, ws);
+  if (red.count > 0) {
+    // the tree bodies that take linear impulses this step: in contact, or site-actuated
+    uint32_t mask = 0;
+    for (int c = 0; c < ncon; ++c) {
+      int ra = m.body_reduced[m.geom_body[ws->contacts[c].geom_a]];
+      int rb = m.body_reduced[m.geom_body[ws->contacts[c].geom_b]];
+      if (ra >= 0) mask |= 1u << ra;
+      if (rb >= 0) mask |= 1u << rb;
+    }
+    for (int i = 0; i < m.nactuator; ++i) {
+      if (m.actuator_trntype[i] != kTransmissionSite) continue;
+      int rs = m.body_reduced[m.site_body[m.actuator_trnid[i]]];
+      if (rs >= 0) mask |= 1u << rs;
+    }
+    PrepareReducedImpulseResponse(red, mask);
+  }
   const Contact* old = s.contacts(world);
   int nold = s.contact_count(world);
   const Real* friction = m.geom_friction.At(world);
@@ -347,9 +364,12 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
       if (m.joint_type[j] == kJointFree) continue;
       const SolverBody& a = ws->bodies[m.joint_parent[j]];
       const SolverBody& b = ws->bodies[m.joint_body[j]];
+      if (b.reduced >= 0) {  // no lock block; its tree's response is per step
+        ReducedJointFrame(red, b.reduced, a, b, &ws->joint_frame[j]);
+        continue;
+      }
       JointFrame f = ComputeJointFrame(m, j, a, b);
       ws->joint_frame[j] = f;
-      if (b.reduced >= 0) continue;  // no lock block; its tree's response is per step
       bool axial = m.joint_type[j] == kJointHinge || m.joint_type[j] == kJointSlide;
       ws->joint_qdot0[j] = axial ? RowVelocity(AxisRow(m, j, f), a, b) : Real(0);
       PrepareJointBlock(m, j, f, a, b, ws->joint_factor + j * kJointFactorSize, !together);

@@ -55,8 +55,8 @@ struct PinnedHash {
   const char* hash;
 };
 const PinnedHash kPinned[] = {
-    {"builtin:box_push", "352c114ecf8ebaa9"},
-    {"builtin:pick_lift", "45903d753f4be833"},
+    {"builtin:box_push", "e88127e179faa83c"},
+    {"builtin:pick_lift", "e22976879320518a"},
     {"builtin:stack5", "96a9191e26fb5283"},
 };
 
