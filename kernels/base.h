@@ -12,9 +12,13 @@
 
 #if defined(__CUDACC__)
 #define S2R_HD __host__ __device__ inline
+#define S2R_HDI __host__ __device__ __forceinline__
 #else
 #define S2R_HD inline
+#define S2R_HDI inline __attribute__((always_inline))
 #endif
+// S2R_HDI: the small vector and quaternion operations (kernels/math_types.h), always inlined --
+// g++ otherwise leaves Rotate and the products as calls in the solver's hot loops
 
 namespace s2r {
 
