@@ -88,8 +88,10 @@ S2R_HD void IntegrateVelocity(SolverBody* b, Vec3 gravity, Vec3 force, Vec3 torq
   if (b->inv_mass == Real(0)) return;
   b->v += h * (gravity + b->inv_mass * force);
   b->w += h * (b->inv_inertia * torque);
-  // the gyroscopic rate scales with |w|^2: below 1e-12 rad^2/s^2 it is under float resolution
+  // the gyroscopic rate scales with |w|^2: below 1e-12 rad^2/s^2 it is under float resolution;
+  // with equal principal moments (cubes, spheres) I w x w is exactly zero
   if (LengthSq(b->w) < Real(1e-12)) return;
+  if (b->inertia.x == b->inertia.y && b->inertia.y == b->inertia.z) return;
   Quat frame = b->rot * b->iquat;
   Vec3 om = InvRotate(frame, b->w);
   Vec3 k1 = EulerRate(b->inertia, om);

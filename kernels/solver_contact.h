@@ -95,6 +95,7 @@ struct ContactConstraint {
   Real normal_mass;         // kg
   Real restitution;
   Real relative_velocity;   // normal approach speed at the step start, m/s
+  Real twist_arm;           // distance from the manifold centre in the tangent plane, m
   Real max_normal_impulse;  // largest impulse applied in any substep, N s
   Real normal_impulse;      // accumulated, N s per substep
 };
@@ -123,7 +124,7 @@ S2R_HD void PrepareContactPoint(const ReducedSet& red, ContactConstraint* c, con
 }
 
 // the manifold of points [first, first + count) (already prepared), with its centre
-S2R_HD void PrepareManifold(const ReducedSet& red, ContactManifold* mf, const ContactConstraint* points,
+S2R_HD void PrepareManifold(const ReducedSet& red, ContactManifold* mf, ContactConstraint* points,
                             int first, int count, const SolverBody& a, const SolverBody& b) {
   mf->first = first;
   mf->count = count;
@@ -141,6 +142,10 @@ S2R_HD void PrepareManifold(const ReducedSet& red, ContactManifold* mf, const Co
   mf->rows[0] = MakeContactRow(red, a, mf->anchor_a, b, mf->anchor_b, mf->tangent1, &mf->tangent1_mass);
   mf->rows[1] = MakeContactRow(red, a, mf->anchor_a, b, mf->anchor_b, mf->tangent2, &mf->tangent2_mass);
   mf->rows[2] = MakeAngularRow(a, b, mf->normal, &mf->twist_mass);
+  for (int k = 0; k < count; ++k) {  // each point's lever arm for the twist's friction limit
+    Vec3 d = points[first + k].anchor_a - mf->anchor_a;
+    points[first + k].twist_arm = Length(d - Dot(d, mf->normal) * mf->normal);
+  }
 }
 
 // point k's lever arm about the manifold centre, in the tangent plane, m
@@ -169,7 +174,7 @@ S2R_HD void SolveManifold(const ReducedSet& red, ContactManifold* mf, ContactCon
   for (int k = 0; k < mf->count; ++k) {
     const ContactConstraint& c = points[mf->first + k];
     normal_sum += c.normal_impulse;
-    twist_sum += c.normal_impulse * Length(ManifoldArm(*mf, c));
+    twist_sum += c.normal_impulse * c.twist_arm;
   }
   Real i1 = mf->tangent1_impulse - mf->tangent1_mass * RowSpeed(mf->rows[0], mf->tangent1, *a, *b);
   Real i2 = mf->tangent2_impulse - mf->tangent2_mass * RowSpeed(mf->rows[1], mf->tangent2, *a, *b);
