@@ -175,10 +175,12 @@ S2R_HD bool PrepareReduced(const ModelView& m, int world, const ReducedSet& red,
     }
   }
   for (int col = 0; col < r; ++col) {
-    Real* x = red.minv + col * r;  // column col (M^-1 is symmetric: stored as rows)
-    for (int i = 0; i < r; ++i) {
+    // L y = e_col (y is zero above col), then L^T x = y, in registers-friendly local storage
+    Real x[kMaxReducedBodies];
+    for (int i = 0; i < col; ++i) x[i] = Real(0);
+    for (int i = col; i < r; ++i) {
       Real s = i == col ? Real(1) : Real(0);
-      for (int p = 0; p < i; ++p) s -= mm[i * r + p] * x[p];
+      for (int p = col; p < i; ++p) s -= mm[i * r + p] * x[p];
       x[i] = s * mm[i * r + i];
     }
     for (int i = r - 1; i >= 0; --i) {
@@ -186,6 +188,7 @@ S2R_HD bool PrepareReduced(const ModelView& m, int world, const ReducedSet& red,
       for (int p = i + 1; p < r; ++p) s -= mm[p * r + i] * x[p];
       x[i] = s * mm[i * r + i];
     }
+    for (int i = 0; i < r; ++i) red.minv[col * r + i] = x[i];  // M^-1 is symmetric: rows = columns
   }
   // U[c][j] = sum over c's chain k of a_k (M^-1)_kj = U[parent c][j] + a_c (M^-1)_cj
   for (int c = 0; c < r; ++c) {
