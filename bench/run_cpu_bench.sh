@@ -33,7 +33,7 @@ JSONL="$OUT_DIR/cpu_bench.jsonl"
 MD="$OUT_DIR/cpu_bench.md"
 SCENES=(box_push pick_lift stack5)
 # env-steps per run that take ~1.5-3 s single-threaded for s2r on the 2-core dev machine
-declare -A TARGET=([box_push]=100000 [pick_lift]=50000 [stack5]=70000)
+declare -A TARGET=([box_push]=300000 [pick_lift]=200000 [stack5]=70000)
 
 [[ -x "$S2R_BIN" ]] || { echo "run_cpu_bench.sh: no s2r binary at $S2R_BIN (build target s2r, or set S2R_BIN)" >&2; exit 1; }
 "$PYTHON" -c "import mujoco, numpy" 2>/dev/null || { echo "run_cpu_bench.sh: $PYTHON cannot import mujoco and numpy (python3 -m venv .venv && .venv/bin/pip install mujoco numpy)" >&2; exit 1; }
@@ -186,7 +186,11 @@ out.append("- env-steps/s = control steps x worlds / s. Ratio = s2r / MuJoCo; pe
            "each engine's figure by the threads it used (the same here, so the two coincide)")
 out.append("- spread: (slowest - fastest) / median of the repeats' times, s2r / MuJoCo. One world "
            "cannot use a second thread in either engine, so the 1-world rows at 2+ threads only "
-           "show the noise between runs\n")
+           "show the noise between runs")
+out.append("- every run starts from reset, so the rows differ in how much of the episode they cover: "
+           "the 4096-world rows run ~1 s, the 256-world rows ~15 s, the 1-world rows minutes. In "
+           "pick_lift the first second is the contact-heavy grasp (the fingers close on the object), "
+           "which costs s2r more than the rest of the episode; compare rows at equal control steps\n")
 out.append("| scene | worlds | threads | control steps | s2r env-steps/s | MuJoCo env-steps/s | s2r / MuJoCo | per core | spread |")
 out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 for k in sorted(s2r):
