@@ -2,6 +2,24 @@
 
 namespace s2r {
 
+namespace {
+// how long a thread spins on a flag before it sleeps on the condition variable: a control step of
+// a few hundred worlds takes about a millisecond, and a sleeping thread takes tens of microseconds
+// to wake (more in a VM), which would cost a large part of it at every step's start and barrier
+constexpr int kSpinIterations = 20000;
+
+template <typename Ready>
+bool Spin(Ready ready) {
+  for (int i = 0; i < kSpinIterations; ++i) {
+    if (ready()) return true;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+  return ready();
+}
+}  // namespace
+
 ThreadPool::ThreadPool(int threads) : threads_(threads < 1 ? 1 : threads) {
   // thread 0 is the caller; workers are 1..threads-1
   for (int t = 1; t < threads_; ++t) workers_.emplace_back(&ThreadPool::Worker, this, t);
@@ -11,15 +29,18 @@ ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_ = true;
+    generation_.fetch_add(1, std::memory_order_release);
   }
   start_cv_.notify_all();
   for (std::thread& t : workers_) t.join();
 }
 
-static void Block(int n, int threads, int index, int* begin, int* end) {
-  int base = n / threads, extra = n % threads;
-  *begin = index * base + (index < extra ? index : extra);
-  *end = *begin + base + (index < extra ? 1 : 0);
+void ThreadPool::RunChunks(const std::function<void(int, int, int)>& fn, int n, int index) {
+  for (;;) {
+    int begin = next_.fetch_add(chunk_, std::memory_order_relaxed);
+    if (begin >= n) return;
+    fn(begin, begin + chunk_ < n ? begin + chunk_ : n, index);
+  }
 }
 
 void ThreadPool::ParallelFor(int n, const std::function<void(int, int, int)>& fn) {
@@ -31,15 +52,23 @@ void ThreadPool::ParallelFor(int n, const std::function<void(int, int, int)>& fn
     std::lock_guard<std::mutex> lock(mutex_);
     job_ = &fn;
     job_n_ = n;
-    pending_ = threads_ - 1;
-    ++generation_;
+    // about 16 chunks per thread: enough to even out the worlds' costs, few enough atomics; a
+    // multiple of 16 items when there are enough, so per-item 4-byte arrays (a world's status)
+    // split between threads on cache-line boundaries
+    chunk_ = n / (16 * threads_);
+    if (chunk_ >= 16) chunk_ -= chunk_ % 16;
+    else chunk_ = n >= 32 * threads_ ? 16 : (chunk_ > 1 ? chunk_ : 1);
+    next_.store(0, std::memory_order_relaxed);
+    pending_.store(threads_ - 1, std::memory_order_relaxed);
+    generation_.fetch_add(1, std::memory_order_release);
   }
   start_cv_.notify_all();
-  int begin, end;
-  Block(n, threads_, 0, &begin, &end);
-  if (begin < end) fn(begin, end, 0);
-  std::unique_lock<std::mutex> lock(mutex_);
-  done_cv_.wait(lock, [this] { return pending_ == 0; });
+  RunChunks(fn, n, 0);
+  if (!Spin([this] { return pending_.load(std::memory_order_acquire) == 0; })) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_cv_.wait(lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
   job_ = nullptr;
 }
 
@@ -48,20 +77,21 @@ void ThreadPool::Worker(int index) {
   for (;;) {
     const std::function<void(int, int, int)>* job;
     int n;
-    {
+    if (!Spin([&] { return generation_.load(std::memory_order_acquire) != seen; })) {
       std::unique_lock<std::mutex> lock(mutex_);
-      start_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      start_cv_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen; });
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
       if (stop_) return;
-      seen = generation_;
+      seen = generation_.load(std::memory_order_relaxed);
       job = job_;
       n = job_n_;
     }
-    int begin, end;
-    Block(n, threads_, index, &begin, &end);
-    if (begin < end) (*job)(begin, end, index);
-    {
+    RunChunks(*job, n, index);
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (--pending_ == 0) done_cv_.notify_one();
+      done_cv_.notify_one();
     }
   }
 }

@@ -1,9 +1,11 @@
-// A fixed set of worker threads that run one function over a static partition of [0, n).
-// Static partition: worker t always gets the same contiguous block, so which thread steps a world
-// never depends on timing (results are bitwise identical at any thread count anyway: worlds are
-// independent and each is stepped by exactly one thread).
+// A fixed set of worker threads that run one function over [0, n) in chunks handed out on demand
+// (worlds differ in cost -- one is grasping, its neighbour moves in free space -- and a static
+// partition would leave a thread idle at every control step's barrier). Which thread steps a world
+// depends on timing, the result does not: worlds are independent, each is stepped by exactly one
+// thread, and a thread's scratch carries nothing from one world to the next.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -20,11 +22,13 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int size() const { return threads_; }
-  // fn(begin, end, thread_index) over contiguous blocks; returns when all blocks are done
+  // fn(begin, end, thread_index) over contiguous chunks, several per thread; returns when all
+  // chunks are done
   void ParallelFor(int n, const std::function<void(int, int, int)>& fn);
 
  private:
   void Worker(int index);
+  void RunChunks(const std::function<void(int, int, int)>& fn, int n, int index);
 
   int threads_;
   std::vector<std::thread> workers_;
@@ -32,8 +36,10 @@ class ThreadPool {
   std::condition_variable start_cv_, done_cv_;
   const std::function<void(int, int, int)>* job_ = nullptr;
   int job_n_ = 0;
-  long generation_ = 0;
-  int pending_ = 0;
+  int chunk_ = 1;
+  std::atomic<int> next_{0};
+  std::atomic<long> generation_{0};
+  std::atomic<int> pending_{0};
   bool stop_ = false;
 };
 
