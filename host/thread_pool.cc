@@ -1,22 +1,28 @@
 #include "host/thread_pool.h"
 
+#include <chrono>
+
 namespace s2r {
 
 namespace {
 // how long a thread spins on a flag before it sleeps on the condition variable: a control step of
 // a few hundred worlds takes about a millisecond, and a sleeping thread takes tens of microseconds
-// to wake (more in a VM), which would cost a large part of it at every step's start and barrier
-constexpr int kSpinIterations = 20000;
+// to wake (more in a VM), which would cost a large part of it at every step's start and barrier.
+// Bounded in time, so more threads than cores (or an idle pool) costs little.
+constexpr auto kSpinTime = std::chrono::microseconds(50);
 
 template <typename Ready>
 bool Spin(Ready ready) {
-  for (int i = 0; i < kSpinIterations; ++i) {
-    if (ready()) return true;
+  auto until = std::chrono::steady_clock::now() + kSpinTime;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (ready()) return true;
 #if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
+      __builtin_ia32_pause();
 #endif
+    }
+    if (std::chrono::steady_clock::now() >= until) return ready();
   }
-  return ready();
 }
 }  // namespace
 
