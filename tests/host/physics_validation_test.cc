@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "tests/host/test_scenes.h"
@@ -22,9 +23,8 @@ constexpr double kG = 9.81;
 // coordinates (the default) and maximal-coordinate lock rows (s2r_reduce_slide_trees = 0, and any
 // slide below a hinge). The tests on slides run on both, with the same tolerances.
 void UseSlideMode(Model* m, bool reduced) {
-  m->reduce_slide_trees = reduced;
-  m->FindSlideTrees();
-  ASSERT_EQ(m->reduced_body.empty(), !reduced) << "the scene's slides are a reduced tree";
+  *m = test_util::WithSlideTrees(std::move(*m), reduced);
+  EXPECT_EQ(m->reduced_body.empty(), !reduced) << "the scene's slides are a reduced tree";
 }
 std::string SlideModeName(const ::testing::TestParamInfo<bool>& info) {
   return info.param ? "Reduced" : "Maximal";

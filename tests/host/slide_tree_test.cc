@@ -17,12 +17,7 @@ namespace {
 using test_util::LoadText;
 using test_util::Sample;
 using test_util::Scene;
-
-Model WithSlideMode(Model m, bool reduced) {
-  m.reduce_slide_trees = reduced;
-  m.FindSlideTrees();
-  return m;
-}
+using test_util::WithSlideTrees;
 
 // --- which bodies are reduced -------------------------------------------------------------------
 
@@ -41,7 +36,7 @@ TEST(SlideTrees, BenchScenesReduceTheirStages) {
   EXPECT_EQ(pick.reduced_body[3], pick.BodyId("finger_left"));
 
   EXPECT_TRUE(LoadScene("builtin:stack5").reduced_body.empty());
-  EXPECT_TRUE(WithSlideMode(pick, false).reduced_body.empty()) << "s2r_reduce_slide_trees = 0";
+  EXPECT_TRUE(WithSlideTrees(pick, false).reduced_body.empty()) << "s2r_reduce_slide_trees = 0";
 }
 
 TEST(SlideTrees, TreeWithAHingeBelowStaysInMaximalCoordinates) {
@@ -104,7 +99,7 @@ INSTANTIATE_TEST_SUITE_P(Slides, SlideModes, ::testing::Bool(),
                          });
 
 TEST_P(SlideModes, SkewedSlidesFollowTheCoupledMassMatrix) {
-  Model m = WithSlideMode(LoadText(Scene(kSkewedSlides, 0.005, 4)), GetParam());
+  Model m = WithSlideTrees(LoadText(Scene(kSkewedSlides, 0.005, 4)), GetParam());
   EngineOptions opt;
   opt.nworld = 2;
   Engine e(m, opt);
@@ -152,7 +147,7 @@ TEST_P(SlideModes, SkewedSlidesFollowTheCoupledMassMatrix) {
 TEST_P(SlideModes, GravityOnAVerticalStageMovesOnlyItsVerticalAxis) {
   // a z slide carrying a slide tilted 45 degrees in x-z: under gravity the whole tree falls at g
   // on the z slide and the tilted slide stays put (M [-g, 0] is exactly the gravity force)
-  Model m = WithSlideMode(LoadText(Scene(R"(
+  Model m = WithSlideTrees(LoadText(Scene(R"(
   <worldbody>
     <body name="lift" pos="0 0 1">
       <joint name="z" type="slide" axis="0 0 1"/>
@@ -181,7 +176,7 @@ TEST_P(SlideModes, FingersOfOneTreeClosingOnEachOtherStopAtContact) {
   // each other with nothing between: a contact between two bodies of one tree (the reduced path's
   // cross terms W_ab) must stop them at the surface, and their equal and opposite forces leave the
   // palm where it is
-  Model m = WithSlideMode(LoadText(Scene(R"(
+  Model m = WithSlideTrees(LoadText(Scene(R"(
   <option gravity="0 0 0"/>
   <worldbody>
     <body name="palm" pos="0 0 0.5">
@@ -233,7 +228,7 @@ std::vector<double> StagePositions(const Model& model, int nworld, int steps) {
     e.Step(a.data());
   }
   std::vector<double> out;
-  Model reduced = WithSlideMode(m, true);
+  Model reduced = WithSlideTrees(m, true);
   for (int w = 0; w < nworld; ++w) {
     EXPECT_EQ(e.state().status[w], kWorldOk);
     for (int b : reduced.reduced_body) {
@@ -251,8 +246,8 @@ TEST(SlideTrees, ReducedAndMaximalStagesAgreeOnTheBenchScenes) {
   // grasp, lift and push outcomes are checked per path in BenchSceneSlides.
   for (const char* scene : {"builtin:box_push", "builtin:pick_lift"}) {
     Model m = LoadScene(scene);
-    std::vector<double> reduced = StagePositions(WithSlideMode(m, true), 4, 100);
-    std::vector<double> maximal = StagePositions(WithSlideMode(m, false), 4, 100);
+    std::vector<double> reduced = StagePositions(WithSlideTrees(m, true), 4, 100);
+    std::vector<double> maximal = StagePositions(WithSlideTrees(m, false), 4, 100);
     ASSERT_EQ(reduced.size(), maximal.size());
     double worst = 0;
     for (size_t i = 0; i < reduced.size(); ++i) worst = std::max(worst, std::abs(reduced[i] - maximal[i]));

@@ -25,6 +25,14 @@ inline std::string Scene(const std::string& body, double timestep = 0.002, int s
 
 inline Model LoadText(const std::string& xml) { return LoadMjcfString(xml, "test.xml"); }
 
+// The model with its slide trees in reduced coordinates (the default) or all joints in maximal
+// coordinates (s2r_reduce_slide_trees 0): tests run both solver paths on the same scene.
+inline Model WithSlideTrees(Model m, bool reduced) {
+  m.reduce_slide_trees = reduced;
+  m.FindSlideTrees();
+  return m;
+}
+
 // one world's body state, double precision copies
 struct BodySample {
   double pos[3], quat[4], linvel[3], angvel[3];
