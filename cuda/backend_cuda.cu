@@ -114,6 +114,7 @@ class CudaBackend : public Backend {
     fixed(model_.site_body, ns); fixed(model_.pair_geom, 2 * v.npair);
     fixed(model_.body_reduced, v.body_reduced ? nb : 0);
     fixed(model_.reduced_body, v.nreduced); fixed(model_.reduced_parent, v.nreduced);
+    fixed(model_.joint_actuator, nj); fixed(model_.actuator_next, na);
     fixed(model_.joint_pos_child, 3 * nj); fixed(model_.joint_pos_parent, 3 * nj);
     fixed(model_.joint_axis_child, 3 * nj); fixed(model_.joint_axis_parent, 3 * nj);
     fixed(model_.joint_qrel0, 4 * nj); fixed(model_.site_pos, 3 * ns); fixed(model_.site_quat, 4 * ns);

@@ -401,6 +401,15 @@ void Model::Finalize() {
     }
   }
   FindSlideTrees();
+
+  // each joint's implicit (position, velocity) actuators, in index order
+  joint_actuator.assign(nj, -1);
+  actuator_next.assign(actuator_type.size(), -1);
+  for (int i = static_cast<int>(actuator_type.size()) - 1; i >= 0; --i) {
+    if (actuator_trntype[i] != kTransmissionJoint || actuator_type[i] == kActuatorMotor) continue;
+    actuator_next[i] = joint_actuator[actuator_trnid[i]];
+    joint_actuator[actuator_trnid[i]] = i;
+  }
 }
 
 // Slide trees: a body whose joint is a slide and whose parent is fixed or itself in a slide tree.
@@ -476,6 +485,8 @@ ModelView Model::View() const {
   v.body_reduced = body_reduced.size() == static_cast<size_t>(nbody()) ? body_reduced.data() : nullptr;
   v.reduced_body = reduced_body.data();
   v.reduced_parent = reduced_parent.data();
+  v.joint_actuator = joint_actuator.data();
+  v.actuator_next = actuator_next.data();
   v.joint_pos_child = joint_pos_child.data();
   v.joint_pos_parent = joint_pos_parent.data();
   v.joint_axis_child = joint_axis_child.data();

@@ -45,6 +45,8 @@ struct Model {
   std::vector<int32_t> body_reduced;    // (nbody) rank or -1
   std::vector<int32_t> reduced_body;    // (nreduced)
   std::vector<int32_t> reduced_parent;  // (nreduced) parent rank or -1
+  // derived by Finalize: each joint's position/velocity actuators as a list (kernels/model_view.h)
+  std::vector<int32_t> joint_actuator, actuator_next;
 
   // joint frames: the loader fills pos/axis in the child frame; Finalize derives the rest
   std::vector<Real> joint_pos_child, joint_axis_child;         // (njoint, 3)

@@ -84,6 +84,10 @@ struct ModelView {
   const int32_t* body_reduced = nullptr;  // (nbody) rank among the reduced bodies, -1 if none
   const int32_t* reduced_body = nullptr;  // (nreduced) body of each rank, in body order
   const int32_t* reduced_parent = nullptr;  // (nreduced) rank of the parent, -1 if it is fixed
+  // the position and velocity actuators of each joint, in index order, as a list:
+  // for (int i = joint_actuator[j]; i >= 0; i = actuator_next[i])
+  const int32_t* joint_actuator = nullptr;  // (njoint) first, -1 if none
+  const int32_t* actuator_next = nullptr;   // (nactuator) next on the same joint, -1 at the end
 
   // joint frames, fixed by the model's reference configuration (q = 0)
   const Real* joint_pos_child = nullptr;   // (njoint, 3) anchor in the child body frame, m

@@ -376,8 +376,7 @@ S2R_HD Real SolveAxisRows(const ModelView& m, int world, int j, Real q, Real cdo
   // pass only removes the bias velocity of the constraints (limits and locks).
   bool forces = use_bias;
   // actuators on this joint: implicit spring-dampers, clamped to their force range
-  for (int i = 0; forces && i < m.nactuator; ++i) {
-    if (m.actuator_trnid[i] != j || !ActuatorIsImplicit(m, i)) continue;
+  for (int i = forces ? m.joint_actuator[j] : -1; i >= 0; i = m.actuator_next[i]) {
     Real imp = JointActuatorImpulse(m, world, i, q, cdot, w, ctrl[i], act_impulse[i], h);
     act_impulse[i] += imp;
     applied += imp;

@@ -411,15 +411,13 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
         const Real* imp = s.joint_impulse(world, j);
         Real along = imp[kSlotLowerLimit] - imp[kSlotUpperLimit] + imp[kSlotDamping] +
                      imp[kSlotFrictionLoss];
-        for (int i = 0; i < m.nactuator; ++i) {
-          if (m.actuator_trnid[i] == j && ActuatorIsImplicit(m, i)) along += act_impulse[i];
-        }
+        for (int i = m.joint_actuator[j]; i >= 0; i = m.actuator_next[i]) along += act_impulse[i];
         ReducedJointImpulse(red, b->reduced, along);
         continue;
       }
       WarmStartJoint(m, j, f, s.joint_impulse(world, j), a, b);
-      for (int i = 0; i < m.nactuator; ++i) {
-        if (m.actuator_trnid[i] == j && ActuatorIsImplicit(m, i)) RowApply(AxisRow(m, j, f), a, b, act_impulse[i]);
+      for (int i = m.joint_actuator[j]; i >= 0; i = m.actuator_next[i]) {
+        RowApply(AxisRow(m, j, f), a, b, act_impulse[i]);
       }
     }
     for (int k = 0; k < nman; ++k) {
