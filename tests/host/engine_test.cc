@@ -257,3 +257,27 @@ TEST(Contacts, RestingBoxHasFourPointsCarryingItsWeight) {
 
 }  // namespace
 }  // namespace s2r
+
+namespace s2r {
+namespace {
+
+TEST(ModelDerived, EachJointListsItsImplicitActuatorsInIndexOrder) {
+  Model m = test_util::LoadText(test_util::Scene(R"(
+  <worldbody>
+    <body name="a"><joint name="ja" type="slide" axis="1 0 0"/><geom type="sphere" size="0.1" mass="1"/>
+      <body name="b"><joint name="jb" type="hinge" axis="0 1 0"/><geom type="sphere" size="0.1" mass="1"/></body>
+    </body>
+  </worldbody>
+  <actuator>
+    <position name="p_a" joint="ja" kp="10"/>
+    <motor name="m_a" joint="ja"/>
+    <velocity name="v_b" joint="jb" kv="1"/>
+    <velocity name="v_a" joint="ja" kv="1"/>
+  </actuator>)"));
+  // motors apply explicit forces and are not in the lists
+  EXPECT_EQ(m.joint_actuator, (std::vector<int32_t>{0, 2}));
+  EXPECT_EQ(m.actuator_next, (std::vector<int32_t>{3, -1, -1, -1}));
+}
+
+}  // namespace
+}  // namespace s2r
