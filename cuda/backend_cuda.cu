@@ -41,6 +41,8 @@ __global__ void ControlStepKernel(ModelView m, StateView s, DeviceWorkspaces dw,
                dw.lock_factor ? dw.lock_factor + static_cast<int64_t>(world) * dw.lock_rows * dw.lock_rows : nullptr,
                dw.lock_scratch ? dw.lock_scratch + static_cast<int64_t>(world) * 3 * dw.lock_rows : nullptr,
                dw.reduced ? dw.reduced + static_cast<int64_t>(world) * ReducedScratchSize(m.nreduced) : nullptr,
+               dw.reduced_valid + world,
+               dw.axis_prep + static_cast<int64_t>(world) * AxisPrepSize(m),
                0};
   ControlStep(m, s, world, &ws, actions + static_cast<int64_t>(world) * m.nactuator);
 }
@@ -154,11 +156,13 @@ class CudaBackend : public Backend {
     batched(model_.speculative_distance, "speculative_distance", 1);
     batched(model_.max_linear_speed, "max_linear_speed", 1);
     if (first) AllocateState();
+    InvalidateReduced();
     S2R_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
   void Reset() override {
     NvtxRange range("s2r.reset");
+    InvalidateReduced();
     LaunchResetWorlds(model_, device_, stream_);
     S2R_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
@@ -180,7 +184,10 @@ class CudaBackend : public Backend {
     NvtxRange range("s2r.download");
     Copy(h, /*to_host=*/true);
   }
-  void Upload(const StateView& h) override { Copy(h, /*to_host=*/false); }
+  void Upload(const StateView& h) override {
+    InvalidateReduced();
+    Copy(h, /*to_host=*/false);
+  }
   int threads() const override { return 0; }
   int64_t ScratchBytesPerWorld() const override {
     return sizeof(SolverBody) * model_.nbody +
@@ -188,10 +195,18 @@ class CudaBackend : public Backend {
            sizeof(Transform) * model_.ngeom +
            (sizeof(Real) * (1 + kJointFactorSize) + sizeof(JointFrame)) * (model_.njoint + 1) +
            (lock_rows_ <= kMaxTreeLockRows ? sizeof(Real) * (lock_rows_ * lock_rows_ + 3 * lock_rows_) : 0) +
-           sizeof(Real) * ReducedScratchSize(model_.nreduced);
+           sizeof(Real) * ReducedScratchSize(model_.nreduced) + sizeof(uint32_t) +
+           sizeof(Real) * AxisPrepSize(model_);
   }
 
  private:
+  // the worlds' slide-tree blocks are rebuilt at their next step (parameters or state changed)
+  void InvalidateReduced() {
+    if (ws_reduced_valid_.get<void>() != nullptr) {
+      S2R_CUDA_CHECK(cudaMemsetAsync(ws_reduced_valid_.get<void>(), 0, sizeof(uint32_t) * nworld_, stream_));
+    }
+  }
+
   struct StateArray {
     DeviceBuffer buf;
     size_t bytes;
@@ -240,6 +255,8 @@ class CudaBackend : public Backend {
     ws_lock_factor_.Resize(together ? sizeof(Real) * nw * lock_rows_ * lock_rows_ : 0);
     ws_lock_scratch_.Resize(together ? sizeof(Real) * nw * 3 * lock_rows_ : 0);
     ws_reduced_.Resize(sizeof(Real) * nw * ReducedScratchSize(m.nreduced));
+    ws_reduced_valid_.Resize(sizeof(uint32_t) * nw);
+    ws_axis_prep_.Resize(sizeof(Real) * nw * AxisPrepSize(m));
     workspaces_ = DeviceWorkspaces{ws_bodies_.get<SolverBody>(), ws_constraints_.get<ContactConstraint>(),
                                    ws_manifolds_.get<ContactManifold>(),
                                    ws_contacts_.get<Contact>(),  ws_xform_.get<Transform>(),
@@ -247,7 +264,8 @@ class CudaBackend : public Backend {
                                    ws_factor_.get<Real>(),
                                    together ? ws_lock_factor_.get<Real>() : nullptr,
                                    together ? ws_lock_scratch_.get<Real>() : nullptr, lock_rows_,
-                                   m.nreduced > 0 ? ws_reduced_.get<Real>() : nullptr};
+                                   m.nreduced > 0 ? ws_reduced_.get<Real>() : nullptr,
+                                   ws_reduced_valid_.get<uint32_t>(), ws_axis_prep_.get<Real>()};
     size_t action_bytes = sizeof(Real) * nw * (m.nactuator > 0 ? m.nactuator : 1);
     S2R_CUDA_CHECK(cudaMallocHost(&pinned_actions_, action_bytes));
     actions_.Resize(action_bytes);
@@ -273,7 +291,7 @@ class CudaBackend : public Backend {
   std::vector<DeviceBuffer> model_buffers_;
   std::vector<StateArray> state_arrays_;
   int lock_rows_ = 0;
-  DeviceBuffer ws_lock_factor_, ws_lock_scratch_, ws_reduced_;
+  DeviceBuffer ws_lock_factor_, ws_lock_scratch_, ws_reduced_, ws_reduced_valid_, ws_axis_prep_;
   DeviceBuffer ws_bodies_, ws_constraints_, ws_manifolds_, ws_contacts_, ws_xform_, ws_qdot0_, ws_frame_, ws_factor_,
       actions_;
   DeviceWorkspaces workspaces_{};

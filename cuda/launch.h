@@ -20,6 +20,8 @@ struct DeviceWorkspaces {
   Real* lock_scratch;  // (3 R) per world
   int32_t lock_rows;   // R
   Real* reduced;       // (ReducedScratchSize(nreduced)) per world, or null when nreduced = 0
+  uint32_t* reduced_valid;  // (1) per world: what of its reduced block is current
+  Real* axis_prep;     // (AxisPrepSize) per world
 };
 
 void LaunchResetWorlds(const ModelView& m, const StateView& s, void* stream);

@@ -1,4 +1,5 @@
 // CPU backend: the kernels' world functions over a static partition of the worlds.
+#include <algorithm>
 #include <memory>
 #include <new>
 #include <vector>
@@ -44,7 +45,7 @@ struct alignas(kCacheLine) CpuScratch {
   LineVector<JointFrame> joint_frame;
   LineVector<Real> joint_factor;
   LineVector<Real> lock_factor, lock_scratch;
-  LineVector<Real> reduced;
+  LineVector<Real> axis_prep;
   Workspace ws;
   void Allocate(const ModelView& m) {
     bodies.resize(m.nbody);
@@ -59,11 +60,11 @@ struct alignas(kCacheLine) CpuScratch {
     bool together = rows > 0 && rows <= kMaxTreeLockRows;
     lock_factor.assign(together ? rows * rows : 0, Real(0));
     lock_scratch.assign(together ? 3 * rows : 0, Real(0));
-    reduced.assign(ReducedScratchSize(m.nreduced), Real(0));
+    axis_prep.assign(AxisPrepSize(m), Real(0));
     ws = Workspace{bodies.data(),      constraints.data(), manifolds.data(), contacts.data(), geom_xform.data(),
                    joint_qdot0.data(), joint_frame.data(), joint_factor.data(),
                    together ? lock_factor.data() : nullptr, together ? lock_scratch.data() : nullptr,
-                   m.nreduced > 0 ? reduced.data() : nullptr, 0};
+                   nullptr, nullptr, axis_prep.data(), 0};  // the slide-tree block is per world
   }
 };
 
@@ -75,8 +76,14 @@ class CpuBackend : public Backend {
   void SetModel(const ModelView& view, const std::string&) override {
     model_ = view;
     for (CpuScratch& s : scratch_) s.Allocate(model_);
+    // each world's slide-tree block, padded to whole cache lines; rebuilt at the next step
+    reduced_stride_ = (ReducedScratchSize(model_.nreduced) * sizeof(Real) + kCacheLine - 1) / kCacheLine *
+                      kCacheLine / sizeof(Real);
+    reduced_.assign(model_.nreduced > 0 ? static_cast<size_t>(nworld_) * reduced_stride_ : 0, Real(0));
+    reduced_valid_.assign(nworld_, 0u);
   }
   void Reset() override {
+    std::fill(reduced_valid_.begin(), reduced_valid_.end(), 0u);
     pool_.ParallelFor(nworld_, [this](int begin, int end, int) {
       for (int w = begin; w < end; ++w) ResetWorld(model_, state_, w);
     });
@@ -90,13 +97,33 @@ class CpuBackend : public Backend {
     }
     pool_.ParallelFor(nworld_, [&](int begin, int end, int t) {
       Workspace* ws = &scratch_[t].ws;
-      for (int w = begin; w < end; ++w) ControlStep(model_, state_, w, ws, actions + static_cast<int64_t>(w) * nact);
+      for (int w = begin; w < end; ++w) {
+        if (w + 1 < end) PrefetchContacts(w + 1);
+        if (model_.nreduced > 0) ws->reduced = reduced_.data() + static_cast<size_t>(w) * reduced_stride_;
+        ws->reduced_valid = &reduced_valid_[w];
+        ControlStep(model_, state_, w, ws, actions + static_cast<int64_t>(w) * nact);
+      }
     });
   }
+  // Last step's contacts of world w (read to warm-start its next step) sit max_contacts apart per
+  // world, a stride the hardware prefetcher does not follow: fetch them while the world before
+  // steps (with thousands of worlds they are no longer in cache).
+  void PrefetchContacts(int w) const {
+    const char* p = reinterpret_cast<const char*>(state_.contacts(w));
+    int64_t bytes = static_cast<int64_t>(sizeof(Contact)) * state_.contact_count(w);
+    for (int64_t off = 0; off < bytes && off < int64_t{16 * kCacheLine}; off += int64_t{kCacheLine}) {
+      __builtin_prefetch(p + off);
+    }
+  }
   void Download(const StateView&) override {}
-  void Upload(const StateView&) override {}
+  // the host state is the backend's state; an upload means it was edited (the trees' fixed
+  // parents may have moved)
+  void Upload(const StateView&) override { std::fill(reduced_valid_.begin(), reduced_valid_.end(), 0u); }
   int threads() const override { return pool_.size(); }
-  int64_t ScratchBytesPerWorld() const override { return 0; }  // per thread, not per world
+  // the slide-tree blocks; the rest of the scratch is per thread, not per world
+  int64_t ScratchBytesPerWorld() const override {
+    return model_.nreduced > 0 ? static_cast<int64_t>(reduced_stride_ * sizeof(Real) + sizeof(uint32_t)) : 0;
+  }
 
  private:
   StateView state_;
@@ -104,6 +131,9 @@ class CpuBackend : public Backend {
   ModelView model_;
   ThreadPool pool_;
   std::vector<CpuScratch> scratch_;
+  LineVector<Real> reduced_;              // (nworld, reduced_stride_) slide-tree blocks
+  size_t reduced_stride_ = 0;
+  std::vector<uint32_t> reduced_valid_;   // (nworld) their validity words
 };
 
 }  // namespace

@@ -31,6 +31,20 @@ struct SolverBody {
   int32_t reduced;   // rank in the world's slide trees (solver_reduced.h), -1 for other bodies
 };
 
+// The part of a body a constraint pair's rows read and write, held in registers while one pair is
+// solved (SolveManifold): every row reads the velocity the last one wrote, and through memory that
+// chain would cost a store-to-load round trip per row.
+struct BodyVelocity {
+  Vec3 v, w;
+  Real inv_mass;
+  int32_t reduced;
+};
+S2R_HD BodyVelocity LoadVelocity(const SolverBody& b) { return BodyVelocity{b.v, b.w, b.inv_mass, b.reduced}; }
+S2R_HD void StoreVelocity(const BodyVelocity& bv, SolverBody* b) {
+  b->v = bv.v;
+  b->w = bv.w;
+}
+
 // fixed to the world: no impulse moves it
 S2R_HD bool IsStatic(const SolverBody& b) { return b.inv_mass == Real(0) && b.reduced < 0; }
 
@@ -73,10 +87,9 @@ S2R_HD void StoreSolverBody(const SolverBody& b, const StateView& s, int world, 
 }
 
 // d(omega)/dt = I^-1 (I omega x omega) in the principal frame: torque-free Euler equations
-S2R_HD Vec3 EulerRate(Vec3 inertia, Vec3 omega) {
-  Vec3 l = Mul(inertia, omega);
-  Vec3 c = Cross(l, omega);
-  return Vec3{c.x / inertia.x, c.y / inertia.y, c.z / inertia.z};
+// (inv_inertia: the principal moments' reciprocals)
+S2R_HD Vec3 EulerRate(Vec3 inertia, Vec3 inv_inertia, Vec3 omega) {
+  return Mul(inv_inertia, Cross(Mul(inertia, omega), omega));
 }
 
 // Velocity stage of a substep: gravity, applied force and torque, and the gyroscopic term.
@@ -94,10 +107,11 @@ S2R_HD void IntegrateVelocity(SolverBody* b, Vec3 gravity, Vec3 force, Vec3 torq
   if (b->inertia.x == b->inertia.y && b->inertia.y == b->inertia.z) return;
   Quat frame = b->rot * b->iquat;
   Vec3 om = InvRotate(frame, b->w);
-  Vec3 k1 = EulerRate(b->inertia, om);
-  Vec3 k2 = EulerRate(b->inertia, om + (Real(0.5) * h) * k1);
-  Vec3 k3 = EulerRate(b->inertia, om + (Real(0.5) * h) * k2);
-  Vec3 k4 = EulerRate(b->inertia, om + h * k3);
+  Vec3 inv_i{Real(1) / b->inertia.x, Real(1) / b->inertia.y, Real(1) / b->inertia.z};
+  Vec3 k1 = EulerRate(b->inertia, inv_i, om);
+  Vec3 k2 = EulerRate(b->inertia, inv_i, om + (Real(0.5) * h) * k1);
+  Vec3 k3 = EulerRate(b->inertia, inv_i, om + (Real(0.5) * h) * k2);
+  Vec3 k4 = EulerRate(b->inertia, inv_i, om + h * k3);
   om += (h / Real(6)) * (k1 + Real(2) * k2 + Real(2) * k3 + k4);
   b->w = Rotate(frame, om);
 }
@@ -112,9 +126,9 @@ S2R_HD void IntegratePosition(SolverBody* b, Real h) {
   // first-order quaternion update, renormalized: the rotation axis is exact (so the
   // principal-frame angular velocity, and with it the kinetic energy, is untouched); only the
   // angle is off, by O((h |w|)^3)
+  // (normalizing the product normalizes dq too: one square root, not two)
   Vec3 half = (Real(0.5) * h) * b->w;
-  Quat dq = NormalizeQuat(Quat{Real(1), half.x, half.y, half.z});
-  b->rot = NormalizeQuat(dq * b->rot);
+  b->rot = NormalizeQuat(Quat{Real(1), half.x, half.y, half.z} * b->rot);
   b->delta_angle += h * b->w;
 }
 

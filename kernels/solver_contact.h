@@ -26,12 +26,15 @@
 namespace s2r {
 
 // Jacobians are fixed at the step start (anchors, directions, inverse inertia), so each row keeps
-// its angular parts r x d and their inverse-inertia images I^-1 (r x d): a solve then costs dot
-// products and axpys, no matrix products. A body of a slide tree (SolverBody::reduced >= 0) has
-// no angular response and its linear response goes through the tree: `red` carries it.
+// its angular parts r x d and the velocity changes of both bodies per unit impulse: a solve then
+// costs dot products and axpys, no matrix products, and the same ones for every kind of body.
+// A body of a slide tree (SolverBody::reduced >= 0) has no angular response and its linear
+// response goes through the tree (`red`): W_aa and, for two bodies of one tree (a finger on its
+// palm), the cross term W_ab.
 struct ContactRow {
   Vec3 ang_a, ang_b;  // ra x d, rb x d (angular rows: d itself)
   Vec3 dw_a, dw_b;    // Ia^-1 ang_a, Ib^-1 ang_b: angular velocity change per unit impulse
+  Vec3 dv_a, dv_b;    // linear velocity change of A and of B per unit impulse (B gets +d, A -d)
 };
 
 S2R_HD ContactRow MakeContactRow(const ReducedSet& red, const SolverBody& a, Vec3 ra,
@@ -41,7 +44,19 @@ S2R_HD ContactRow MakeContactRow(const ReducedSet& red, const SolverBody& a, Vec
   r.ang_b = Cross(rb, d);
   r.dw_a = a.inv_inertia * r.ang_a;
   r.dw_b = b.inv_inertia * r.ang_b;
-  Real k = LinearInvMass(red, a, b, d) + Dot(r.ang_a, r.dw_a) + Dot(r.ang_b, r.dw_b);
+  if (a.reduced >= 0) {
+    r.dv_a = ReducedResponse(red, a.reduced, a.reduced, -d);
+    if (b.reduced >= 0) r.dv_a += ReducedResponse(red, a.reduced, b.reduced, d);
+  } else {
+    r.dv_a = -a.inv_mass * d;
+  }
+  if (b.reduced >= 0) {
+    r.dv_b = ReducedResponse(red, b.reduced, b.reduced, d);
+    if (a.reduced >= 0) r.dv_b += ReducedResponse(red, b.reduced, a.reduced, -d);
+  } else {
+    r.dv_b = b.inv_mass * d;
+  }
+  Real k = Dot(d, r.dv_b - r.dv_a) + Dot(r.ang_a, r.dw_a) + Dot(r.ang_b, r.dw_b);
   *mass = k > Real(0) ? Real(1) / k : Real(0);
   return r;
 }
@@ -51,36 +66,39 @@ S2R_HD ContactRow MakeAngularRow(const SolverBody& a, const SolverBody& b, Vec3 
   r.ang_b = d;
   r.dw_a = a.inv_inertia * d;
   r.dw_b = b.inv_inertia * d;
+  r.dv_a = Vec3{0, 0, 0};
+  r.dv_b = Vec3{0, 0, 0};
   Real k = Dot(d, r.dw_a) + Dot(d, r.dw_b);
   *mass = k > Real(0) ? Real(1) / k : Real(0);
   return r;
 }
 
-// relative velocity of B against A along direction d of a linear row
-S2R_HD Real RowSpeed(const ContactRow& r, Vec3 d, const SolverBody& a, const SolverBody& b) {
-  return Dot(d, b.v - a.v) + Dot(r.ang_b, b.w) - Dot(r.ang_a, a.w);
+// Relative velocity of B against A along direction d of a linear row (Body: SolverBody or
+// BodyVelocity). The rows of a pair form one dependency chain through the bodies' velocities, so
+// the terms are summed as a tree, not left to right.
+template <typename Body>
+S2R_HD Real RowSpeed(const ContactRow& r, Vec3 d, const Body& a, const Body& b) {
+  return (Dot(d, b.v) + Dot(r.ang_b, b.w)) - (Dot(d, a.v) + Dot(r.ang_a, a.w));
 }
-// impulse p along d of a linear row: B gets +p, A gets -p
-S2R_HD void RowImpulse(const ReducedSet& red, const ContactRow& r, Vec3 d, Real p, SolverBody* a,
-                       SolverBody* b) {
-  if (a->reduced >= 0) {
-    ReducedBodyImpulse(red, a->reduced, -p * d);
-  } else if (a->inv_mass != Real(0)) {
-    a->v -= (p * a->inv_mass) * d;
-    a->w -= p * r.dw_a;
-  }
-  if (b->reduced >= 0) {
-    ReducedBodyImpulse(red, b->reduced, p * d);
-  } else {
-    b->v += (p * b->inv_mass) * d;
-    b->w += p * r.dw_b;
-  }
+// impulse p along d of a linear row: B gets +p, A gets -p. Tree bodies also record the linear
+// impulse in `tree` (FlushPairTreeImpulses moves the rest of their tree when the pair is done).
+template <typename Body>
+S2R_HD void RowImpulse(const ContactRow& r, Vec3 d, Real p, Body* a, Body* b,
+                       PairTreeImpulses* tree) {
+  a->v += p * r.dv_a;
+  a->w -= p * r.dw_a;
+  b->v += p * r.dv_b;
+  b->w += p * r.dw_b;
+  if (a->reduced >= 0) tree->a -= p * d;
+  if (b->reduced >= 0) tree->b += p * d;
 }
 // relative angular velocity about an angular row, and an angular impulse along it
-S2R_HD Real AngularRowSpeed(const ContactRow& r, const SolverBody& a, const SolverBody& b) {
+template <typename Body>
+S2R_HD Real AngularRowSpeed(const ContactRow& r, const Body& a, const Body& b) {
   return Dot(r.ang_b, b.w) - Dot(r.ang_a, a.w);
 }
-S2R_HD void AngularRowImpulse(const ContactRow& r, Real p, SolverBody* a, SolverBody* b) {
+template <typename Body>
+S2R_HD void AngularRowImpulse(const ContactRow& r, Real p, Body* a, Body* b) {
   a->w -= p * r.dw_a;
   b->w += p * r.dw_b;
 }
@@ -156,19 +174,22 @@ S2R_HD Vec3 ManifoldArm(const ContactManifold& mf, const ContactConstraint& c) {
 
 S2R_HD void WarmStartManifold(const ReducedSet& red, const ContactManifold& mf,
                               const ContactConstraint* points, SolverBody* a, SolverBody* b) {
+  PairTreeImpulses tree;
   for (int k = 0; k < mf.count; ++k) {
     const ContactConstraint& c = points[mf.first + k];
-    RowImpulse(red, c.row, c.normal, c.normal_impulse, a, b);
+    RowImpulse(c.row, c.normal, c.normal_impulse, a, b, &tree);
   }
-  RowImpulse(red, mf.rows[0], mf.tangent1, mf.tangent1_impulse, a, b);
-  RowImpulse(red, mf.rows[1], mf.tangent2, mf.tangent2_impulse, a, b);
+  RowImpulse(mf.rows[0], mf.tangent1, mf.tangent1_impulse, a, b, &tree);
+  RowImpulse(mf.rows[1], mf.tangent2, mf.tangent2_impulse, a, b, &tree);
   AngularRowImpulse(mf.rows[2], mf.twist_impulse, a, b);
+  FlushPairTreeImpulses(red, *a, *b, tree);
 }
 
 // soft: the step's contact softness; use_bias false is the relax pass
 S2R_HD void SolveManifold(const ReducedSet& red, ContactManifold* mf, ContactConstraint* points,
                           SolverBody* a, SolverBody* b, Softness soft, bool use_bias, Real inv_h,
                           Real push_velocity) {
+  BodyVelocity va = LoadVelocity(*a), vb = LoadVelocity(*b);
   // friction first, inside the cone of the current normal impulses
   Real normal_sum = Real(0), twist_sum = Real(0);
   for (int k = 0; k < mf->count; ++k) {
@@ -176,8 +197,8 @@ S2R_HD void SolveManifold(const ReducedSet& red, ContactManifold* mf, ContactCon
     normal_sum += c.normal_impulse;
     twist_sum += c.normal_impulse * c.twist_arm;
   }
-  Real i1 = mf->tangent1_impulse - mf->tangent1_mass * RowSpeed(mf->rows[0], mf->tangent1, *a, *b);
-  Real i2 = mf->tangent2_impulse - mf->tangent2_mass * RowSpeed(mf->rows[1], mf->tangent2, *a, *b);
+  Real i1 = mf->tangent1_impulse - mf->tangent1_mass * RowSpeed(mf->rows[0], mf->tangent1, va, vb);
+  Real i2 = mf->tangent2_impulse - mf->tangent2_mass * RowSpeed(mf->rows[1], mf->tangent2, va, vb);
   Real limit = mf->friction * normal_sum;
   Real mag2 = i1 * i1 + i2 * i2;
   if (mag2 > limit * limit) {
@@ -185,25 +206,27 @@ S2R_HD void SolveManifold(const ReducedSet& red, ContactManifold* mf, ContactCon
     i1 *= scale;
     i2 *= scale;
   }
-  RowImpulse(red, mf->rows[0], mf->tangent1, i1 - mf->tangent1_impulse, a, b);
-  RowImpulse(red, mf->rows[1], mf->tangent2, i2 - mf->tangent2_impulse, a, b);
+  PairTreeImpulses tree;
+  RowImpulse(mf->rows[0], mf->tangent1, i1 - mf->tangent1_impulse, &va, &vb, &tree);
+  RowImpulse(mf->rows[1], mf->tangent2, i2 - mf->tangent2_impulse, &va, &vb, &tree);
   mf->tangent1_impulse = i1;
   mf->tangent2_impulse = i2;
   if (mf->count > 1) {
     Real twist_limit = mf->friction * twist_sum;
-    Real it = Clamp(mf->twist_impulse - mf->twist_mass * AngularRowSpeed(mf->rows[2], *a, *b),
+    Real it = Clamp(mf->twist_impulse - mf->twist_mass * AngularRowSpeed(mf->rows[2], va, vb),
                     -twist_limit, twist_limit);
-    AngularRowImpulse(mf->rows[2], it - mf->twist_impulse, a, b);
+    AngularRowImpulse(mf->rows[2], it - mf->twist_impulse, &va, &vb);
     mf->twist_impulse = it;
   }
 
   // non-penetration per point
   for (int k = 0; k < mf->count; ++k) {
     ContactConstraint* c = &points[mf->first + k];
-    // current separation from the motion since the step began (rotation to first order)
-    Vec3 d = (b->delta_pos - a->delta_pos) + Cross(b->delta_angle, c->anchor_b) -
-             Cross(a->delta_angle, c->anchor_a);
-    Real s = Dot(d, c->normal) + c->base_separation;
+    // current separation from the motion since the step began (rotation to first order):
+    // n . (dx_b + dth_b x r_b - dx_a - dth_a x r_a), with (dth x r) . n = dth . (r x n), the row's
+    // angular parts
+    Real s = Dot(c->normal, b->delta_pos - a->delta_pos) + Dot(c->row.ang_b, b->delta_angle) -
+             Dot(c->row.ang_a, a->delta_angle) + c->base_separation;
     // speculative when separated, soft when penetrating
     Real bias = Real(0), mass_scale = Real(1), impulse_scale = Real(0);
     if (s > Real(0)) {
@@ -213,14 +236,21 @@ S2R_HD void SolveManifold(const ReducedSet& red, ContactManifold* mf, ContactCon
       mass_scale = soft.mass_scale;
       impulse_scale = soft.impulse_scale;
     }
-    Real vn = RowSpeed(c->row, c->normal, *a, *b);
-    Real impulse = -c->normal_mass * mass_scale * (vn + bias) - impulse_scale * c->normal_impulse;
-    Real total = Max(c->normal_impulse + impulse, Real(0));
-    impulse = total - c->normal_impulse;
+    // lambda' = max(lambda - mass (vn + bias) - impulse_scale lambda, 0), mass = mass_scale m_n, with
+    // everything but vn computed off the velocity chain
+    Real acc = c->normal_impulse;
+    Real mass = c->normal_mass * mass_scale;
+    Real target = acc - mass * bias - impulse_scale * acc;
+    Real vn = RowSpeed(c->row, c->normal, va, vb);
+    Real total = Max(target - mass * vn, Real(0));
+    Real impulse = total - acc;
     c->normal_impulse = total;
     c->max_normal_impulse = Max(c->max_normal_impulse, impulse);
-    RowImpulse(red, c->row, c->normal, impulse, a, b);
+    RowImpulse(c->row, c->normal, impulse, &va, &vb, &tree);
   }
+  StoreVelocity(va, a);
+  StoreVelocity(vb, b);
+  FlushPairTreeImpulses(red, *a, *b, tree);
 }
 
 S2R_HD void ApplyRestitution(const ReducedSet& red, ContactConstraint* c, SolverBody* a, SolverBody* b,
@@ -233,7 +263,9 @@ S2R_HD void ApplyRestitution(const ReducedSet& red, ContactConstraint* c, Solver
   impulse = total - c->normal_impulse;
   c->normal_impulse = total;
   c->max_normal_impulse = Max(c->max_normal_impulse, impulse);
-  RowImpulse(red, c->row, c->normal, impulse, a, b);
+  PairTreeImpulses tree;
+  RowImpulse(c->row, c->normal, impulse, a, b, &tree);
+  FlushPairTreeImpulses(red, *a, *b, tree);
 }
 
 // Per-point friction for the state (logging and next step's warm start): the manifold's

@@ -322,42 +322,69 @@ S2R_HD void WarmStartJoint(const ModelView& m, int j, const JointFrame& f, const
 
 // --- actuators ---------------------------------------------------------------------------------
 
+// --- per-step coefficients of the axis rows ------------------------------------------------------
+//
+// What the axis rows need that is fixed for a physics step (controls, gains, gears, force ranges,
+// damping, armature, the substep) is computed once per step, so that a solver pass costs
+// multiply-adds and one division per force row (the row's effective mass changes with the
+// configuration). Layout: kActuatorPrepSize Reals per actuator, then kJointPrepSize per joint.
+constexpr int kActuatorPrepSize = 5;
+constexpr int kActPrepBiasRate = 0;  // k / (c + h k / 2) for a position actuator, else 0, 1/s
+constexpr int kActPrepGamma = 1;     // compliance per substep; <= 0: the row is inactive
+constexpr int kActPrepOffset = 2;    // velocity target term without q: -bias_rate u / g, or -u / g
+constexpr int kActPrepLo = 3;        // impulse bounds per substep, N s (or N m s)
+constexpr int kActPrepHi = 4;
+constexpr int kJointPrepSize = 3;
+constexpr int kJointPrepArmatureGamma = 0;  // 1 / armature, 0 without
+constexpr int kJointPrepDampingGamma = 1;   // 1 / (damping h), 0 without
+constexpr int kJointPrepFrictionLimit = 2;  // friction loss times h, 0 without
+
+S2R_HD int AxisPrepSize(const ModelView& m) {
+  return kActuatorPrepSize * m.nactuator + kJointPrepSize * m.njoint + 1;
+}
+
 S2R_HD bool ActuatorIsImplicit(const ModelView& m, int i) {
   return m.actuator_trntype[i] == kTransmissionJoint && m.actuator_type[i] != kActuatorMotor;
 }
 
-// impulse bounds of an actuator over a substep, from its force range
-S2R_HD void ActuatorImpulseBounds(const ModelView& m, int world, int i, Real h, Real gear,
-                                  Real* lo, Real* hi) {
-  if (!m.actuator_forcelimited[i]) {
-    *lo = Real(-1e30);
-    *hi = Real(1e30);
-    return;
+// Position / velocity actuator i on its joint is one implicit spring-damper row along the axis:
+// length = g q, force = kp (u - g q) - kv g qdot  =>  generalized force g * force, clamped to the
+// force range. `ctrl`: the world's controls for this step.
+S2R_HD void PrepareAxisRows(const ModelView& m, int world, const Real* ctrl, Real h, Real* prep) {
+  for (int i = 0; i < m.nactuator; ++i) {
+    Real* p = prep + kActuatorPrepSize * i;
+    for (int k = 0; k < kActuatorPrepSize; ++k) p[k] = Real(0);
+    p[kActPrepGamma] = Real(-1);
+    if (!ActuatorIsImplicit(m, i)) continue;
+    Real g = m.actuator_gear.At(world)[6 * i];
+    if (g == Real(0)) continue;
+    bool position = m.actuator_type[i] == kActuatorPosition;
+    Real kp = position ? m.actuator_kp.At(world)[i] : Real(0);
+    Real kv = m.actuator_kv.At(world)[i];
+    SpringDamper sd = MakeSpringDamper(kp * g * g, kv * g * g, h);
+    if (sd.gamma <= Real(0)) continue;
+    Real target = ctrl[i] / g;
+    p[kActPrepBiasRate] = position ? sd.bias_rate : Real(0);
+    p[kActPrepGamma] = sd.gamma;
+    p[kActPrepOffset] = position ? -sd.bias_rate * target : -target;
+    p[kActPrepLo] = Real(-1e30);
+    p[kActPrepHi] = Real(1e30);
+    if (m.actuator_forcelimited[i]) {
+      const Real* fr = m.actuator_forcerange.At(world) + 2 * i;
+      Real x = h * g * fr[0], y = h * g * fr[1];
+      p[kActPrepLo] = Min(x, y);
+      p[kActPrepHi] = Max(x, y);
+    }
   }
-  const Real* fr = m.actuator_forcerange.At(world) + 2 * i;
-  Real x = h * gear * fr[0], y = h * gear * fr[1];
-  *lo = Min(x, y);
-  *hi = Max(x, y);
-}
-
-// Position / velocity actuator i on its joint: one implicit spring-damper row along the axis.
-// length = g q, force = kp (u - g q) - kv g qdot  =>  generalized force g * force.
-// Returns the impulse to add, given the joint coordinate q, its velocity cdot, the row's inverse
-// effective mass w and the accumulated impulse acc (clamped to the force range).
-S2R_HD Real JointActuatorImpulse(const ModelView& m, int world, int i, Real q, Real cdot, Real w,
-                                 Real ctrl, Real acc, Real h) {
-  Real g = m.actuator_gear.At(world)[6 * i];
-  if (g == Real(0)) return Real(0);
-  Real kp = m.actuator_type[i] == kActuatorPosition ? m.actuator_kp.At(world)[i] : Real(0);
-  Real kv = m.actuator_kv.At(world)[i];
-  SpringDamper sd = MakeSpringDamper(kp * g * g, kv * g * g, h);
-  if (sd.gamma <= Real(0)) return Real(0);
-  Real target_term = m.actuator_type[i] == kActuatorPosition ? sd.bias_rate * (q - ctrl / g)
-                                                             : -ctrl / g;
-  Real lo, hi;
-  ActuatorImpulseBounds(m, world, i, h, g, &lo, &hi);
-  Real total = Clamp(acc - (cdot + target_term + sd.gamma * acc) / (w + sd.gamma), lo, hi);
-  return total - acc;
+  Real* jp = prep + kActuatorPrepSize * m.nactuator;
+  for (int j = 0; j < m.njoint; ++j, jp += kJointPrepSize) {
+    Real armature = m.joint_armature.At(world)[j];
+    Real damping = m.joint_damping.At(world)[j];
+    Real friction_loss = m.joint_frictionloss.At(world)[j];
+    jp[kJointPrepArmatureGamma] = armature > Real(0) ? Real(1) / armature : Real(0);
+    jp[kJointPrepDampingGamma] = damping > Real(0) ? Real(1) / (damping * h) : Real(0);
+    jp[kJointPrepFrictionLimit] = friction_loss > Real(0) ? friction_loss * h : Real(0);
+  }
 }
 
 // The rows along a joint's free axis, in one Gauss-Seidel pass: implicit actuators, armature (as
@@ -366,8 +393,8 @@ S2R_HD Real JointActuatorImpulse(const ModelView& m, int world, int i, Real q, R
 // They share one Jacobian, so after an impulse p the velocity is cdot + w p: each row updates
 // cdot analytically. Returns the total impulse for the caller to apply along the axis.
 S2R_HD Real SolveAxisRows(const ModelView& m, int world, int j, Real q, Real cdot, Real w,
-                          Real* impulse, Softness soft, bool use_bias, Real h, Real qdot0,
-                          bool armature_row, const Real* ctrl, Real* act_impulse) {
+                          Real* impulse, Softness soft, bool use_bias, Real inv_h, Real qdot0,
+                          bool armature_row, const Real* prep, Real* act_impulse) {
   Real applied = Real(0);
   const Real inv_w = Real(1) / w;
   // Force elements (actuators, armature, damping, friction loss) act in the solve pass only:
@@ -377,33 +404,42 @@ S2R_HD Real SolveAxisRows(const ModelView& m, int world, int j, Real q, Real cdo
   bool forces = use_bias;
   // actuators on this joint: implicit spring-dampers, clamped to their force range
   for (int i = forces ? m.joint_actuator[j] : -1; i >= 0; i = m.actuator_next[i]) {
-    Real imp = JointActuatorImpulse(m, world, i, q, cdot, w, ctrl[i], act_impulse[i], h);
-    act_impulse[i] += imp;
+    const Real* p = prep + kActuatorPrepSize * i;
+    Real gamma = p[kActPrepGamma];
+    if (gamma <= Real(0)) continue;
+    // total = acc - (cdot + bias_rate q + offset + gamma acc) / (w + gamma), clamped; all but the
+    // cdot term is off the velocity chain
+    Real acc = act_impulse[i];
+    Real inv_den = Real(1) / (w + gamma);
+    Real base = acc - (p[kActPrepBiasRate] * q + p[kActPrepOffset] + gamma * acc) * inv_den;
+    Real total = Clamp(base - cdot * inv_den, p[kActPrepLo], p[kActPrepHi]);
+    Real imp = total - acc;
+    act_impulse[i] = total;
     applied += imp;
     cdot += w * imp;
   }
-  Real armature = m.joint_armature.At(world)[j];
-  if (forces && armature_row && armature > Real(0)) {
-    Real gamma = Real(1) / armature;
+  const Real* jp = prep + kActuatorPrepSize * m.nactuator + kJointPrepSize * j;
+  Real armature_gamma = jp[kJointPrepArmatureGamma];
+  if (forces && armature_row && armature_gamma > Real(0)) {
     Real& acc = impulse[kSlotArmature];
-    Real imp = -(cdot - qdot0 + gamma * acc) / (w + gamma);
+    Real inv_den = Real(1) / (w + armature_gamma);
+    Real imp = (qdot0 - armature_gamma * acc) * inv_den - cdot * inv_den;
     acc += imp;
     applied += imp;
     cdot += w * imp;
   }
-  Real damping = m.joint_damping.At(world)[j];
-  if (forces && damping > Real(0)) {
-    Real gamma = Real(1) / (damping * h);
+  Real damping_gamma = jp[kJointPrepDampingGamma];
+  if (forces && damping_gamma > Real(0)) {
     Real& acc = impulse[kSlotDamping];
-    Real imp = -(cdot + gamma * acc) / (w + gamma);
+    Real inv_den = Real(1) / (w + damping_gamma);
+    Real imp = -(damping_gamma * acc) * inv_den - cdot * inv_den;
     acc += imp;
     applied += imp;
     cdot += w * imp;
   }
-  Real friction_loss = m.joint_frictionloss.At(world)[j];
-  if (forces && friction_loss > Real(0)) {
+  Real limit = jp[kJointPrepFrictionLimit];
+  if (forces && limit > Real(0)) {
     Real& acc = impulse[kSlotFrictionLoss];
-    Real limit = friction_loss * h;
     Real total = Clamp(acc - cdot * inv_w, -limit, limit);
     Real imp = total - acc;
     acc = total;
@@ -418,16 +454,17 @@ S2R_HD Real SolveAxisRows(const ModelView& m, int world, int j, Real q, Real cdo
       Real c = side == 0 ? q - range[0] : range[1] - q;
       Real bias = Real(0), mass_scale = Real(1), impulse_scale = Real(0);
       if (c > Real(0)) {
-        bias = c / h;
+        bias = c * inv_h;
       } else if (use_bias) {
         bias = soft.bias_rate * c;
         mass_scale = soft.mass_scale;
         impulse_scale = soft.impulse_scale;
       }
       Real& acc = impulse[side == 0 ? kSlotLowerLimit : kSlotUpperLimit];
-      Real imp = -mass_scale * (sign * cdot + bias) * inv_w - impulse_scale * acc;
-      Real total = Max(acc + imp, Real(0));
-      imp = sign * (total - acc);
+      Real k = mass_scale * inv_w;
+      Real target = acc - k * bias - impulse_scale * acc;
+      Real total = Max(target - k * (sign * cdot), Real(0));
+      Real imp = sign * (total - acc);
       acc = total;
       applied += imp;
       cdot += w * imp;
@@ -437,12 +474,13 @@ S2R_HD Real SolveAxisRows(const ModelView& m, int world, int j, Real q, Real cdo
 }
 
 // One Gauss-Seidel pass over a joint's rows in frame f (the bodies' current configuration).
-// qdot0: joint velocity at the substep start; prep: from PrepareJointBlock this step; ctrl and
-// act_impulse: the world's actuator controls and accumulated actuator impulses. solve_locks
+// qdot0: joint velocity at the substep start; prep: from PrepareJointBlock this step; axis_prep
+// (PrepareAxisRows) and act_impulse: the world's axis-row coefficients and accumulated actuator
+// impulses; inv_h: 1 / substep. solve_locks
 // false leaves the lock rows to SolveLocksTogether (the whole world's locks as one block).
 S2R_HD void SolveJoint(const ModelView& m, int world, int j, const JointFrame& f, Real* impulse,
-                       SolverBody* a, SolverBody* b, Softness soft, bool use_bias, Real h,
-                       Real qdot0, const Real* prep, const Real* ctrl, Real* act_impulse,
+                       SolverBody* a, SolverBody* b, Softness soft, bool use_bias, Real inv_h,
+                       Real qdot0, const Real* prep, const Real* axis_prep, Real* act_impulse,
                        bool solve_locks) {
   int type = m.joint_type[j];
   if (type == kJointFree) return;
@@ -455,8 +493,8 @@ S2R_HD void SolveJoint(const ModelView& m, int world, int j, const JointFrame& f
   Real w = prep[solve_locks ? kPrepAxisInvMass : kPrepAxisInvMassLocked];
   if (type != kJointWeld && w > Real(0)) {
     Real cdot = Dot(f.axis, type == kJointHinge ? dw : dv);
-    applied = SolveAxisRows(m, world, j, f.q, cdot, w, impulse, soft, use_bias, h, qdot0, true, ctrl,
-                            act_impulse);
+    applied = SolveAxisRows(m, world, j, f.q, cdot, w, impulse, soft, use_bias, inv_h, qdot0, true,
+                            axis_prep, act_impulse);
     if (applied != Real(0)) {
       dv += applied * LoadVec3(prep + kPrepAxisDv);
       dw += applied * LoadVec3(prep + kPrepAxisDw);
@@ -509,14 +547,14 @@ S2R_HD void ReducedJointFrame(const ReducedSet& red, int rank, const SolverBody&
 // the whole tree (solver_reduced.h).
 S2R_HD void SolveReducedJoint(const ModelView& m, int world, int j, const JointFrame& f,
                               Real* impulse, const ReducedSet& red, Softness soft, bool use_bias,
-                              Real h, const Real* ctrl, Real* act_impulse) {
+                              Real inv_h, const Real* axis_prep, Real* act_impulse) {
   const SolverBody& a = red.bodies[m.joint_parent[j]];
   const SolverBody& b = red.bodies[m.joint_body[j]];
   int rank = b.reduced;
   Real w = red.minv[rank * red.count + rank];
   Real cdot = Dot(f.axis, b.v - a.v);
-  Real applied = SolveAxisRows(m, world, j, f.q, cdot, w, impulse, soft, use_bias, h, Real(0),
-                               false, ctrl, act_impulse);
+  Real applied = SolveAxisRows(m, world, j, f.q, cdot, w, impulse, soft, use_bias, inv_h, Real(0),
+                               false, axis_prep, act_impulse);
   if (applied != Real(0)) ReducedJointImpulse(red, rank, applied);
 }
 

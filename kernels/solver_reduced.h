@@ -48,17 +48,34 @@ struct ReducedSet {
   Real* factor = nullptr;         // (R, R) Cholesky scratch
   Real* q0 = nullptr;             // (R) joint coordinate at the step start, m
   Real* subtree_mass = nullptr;   // (R) mass of each rank's body and everything below it, kg
+  Real* rot = nullptr;            // (R, 4) orientation of each rank's body (fixed: trees do not rotate)
+  Real* parent_arm = nullptr;     // (R, 3) parent's COM to the joint anchor, world, m
+  Real* child_arm = nullptr;      // (R, 3) body's COM to the joint anchor, world, m
+  uint32_t* valid = nullptr;      // what of the above is current (kReducedBaseValid, W columns)
 };
 
-S2R_HD int ReducedScratchSize(int r) { return r * r * 2 + 3 * r + 3 * r * r + 9 * r * r + 3 * r + 2 * r; }
+// The block is per world and survives between steps: everything in it but q0 depends only on the
+// model parameters (masses, armature, inertial frames, gravity) and on where the trees' fixed
+// parents stand, none of which a step changes, so it is built once and reused until the backend
+// clears `valid` (a parameter change, reset or state upload). Bit kReducedBaseValid: the geometry,
+// M^-1, U and gravity response; bit b < R: W's column b.
+constexpr uint32_t kReducedBaseValid = 1u << 31;
 
-S2R_HD ReducedSet MakeReducedSet(const ModelView& m, SolverBody* bodies, Real* scratch) {
+S2R_HD int ReducedScratchSize(int r) {
+  return r * r * 2 + 3 * r + 3 * r * r + 9 * r * r + 3 * r + 2 * r + 10 * r;
+}
+
+// `scratch`: the world's block of ReducedScratchSize(nreduced) Reals, `valid` its validity word
+// (0 when nothing in it may be reused)
+S2R_HD ReducedSet MakeReducedSet(const ModelView& m, SolverBody* bodies, Real* scratch,
+                                 uint32_t* valid) {
   ReducedSet red;
   int r = m.nreduced;
   red.count = scratch != nullptr ? r : 0;
   red.body = m.reduced_body;
   red.parent = m.reduced_parent;
   red.bodies = bodies;
+  red.valid = valid;
   if (red.count == 0) return red;
   red.minv = scratch;
   red.factor = red.minv + r * r;
@@ -68,18 +85,43 @@ S2R_HD ReducedSet MakeReducedSet(const ModelView& m, SolverBody* bodies, Real* s
   red.gravity_dv = red.w + 9 * r * r;
   red.q0 = red.gravity_dv + 3 * r;
   red.subtree_mass = red.q0 + r;
+  red.rot = red.subtree_mass + r;
+  red.parent_arm = red.rot + 4 * r;
+  red.child_arm = red.parent_arm + 3 * r;
   return red;
+}
+
+// W[c][b] p: body c's velocity change for linear impulse p on tree body b
+S2R_HDI Vec3 ReducedResponse(const ReducedSet& red, int c, int b, Vec3 p) {
+  const Real* w = red.w + 9 * (c * red.count + b);
+  return Vec3{w[0] * p.x + w[1] * p.y + w[2] * p.z, w[3] * p.x + w[4] * p.y + w[5] * p.z,
+              w[6] * p.x + w[7] * p.y + w[8] * p.z};
 }
 
 // velocity change of every tree body for linear impulse p on reduced body `rank`
 S2R_HD void ReducedBodyImpulse(const ReducedSet& red, int rank, Vec3 p) {
-  const int r = red.count;
-  for (int c = 0; c < r; ++c) {
-    const Real* w = red.w + 9 * (c * r + rank);
-    SolverBody& b = red.bodies[red.body[c]];
-    b.v.x += w[0] * p.x + w[1] * p.y + w[2] * p.z;
-    b.v.y += w[3] * p.x + w[4] * p.y + w[5] * p.z;
-    b.v.z += w[6] * p.x + w[7] * p.y + w[8] * p.z;
+  for (int c = 0; c < red.count; ++c) red.bodies[red.body[c]].v += ReducedResponse(red, c, rank, p);
+}
+
+// Impulses of one constraint pair's rows (a contact manifold: bodies a and b) on tree bodies.
+// The rows read only a's and b's velocities, so those change at once (each row carries their
+// response, ContactRow::dv_a / dv_b) and the rest of the tree takes the pair's summed impulses at
+// the end (FlushPairTreeImpulses): the same velocities as moving the whole tree per row, at a
+// fixed cost per row instead of 9 R multiply-adds.
+struct PairTreeImpulses {
+  Vec3 a{0, 0, 0}, b{0, 0, 0};  // linear impulses on a and on b so far
+};
+
+// the rest of the tree: every tree body but a and b, for the pair's impulses
+S2R_HD void FlushPairTreeImpulses(const ReducedSet& red, const SolverBody& a, const SolverBody& b,
+                                  const PairTreeImpulses& t) {
+  if (a.reduced < 0 && b.reduced < 0) return;
+  for (int c = 0; c < red.count; ++c) {
+    if (c == a.reduced || c == b.reduced) continue;
+    Vec3 dv{0, 0, 0};
+    if (a.reduced >= 0) dv += ReducedResponse(red, c, a.reduced, t.a);
+    if (b.reduced >= 0) dv += ReducedResponse(red, c, b.reduced, t.b);
+    red.bodies[red.body[c]].v += dv;
   }
 }
 
@@ -91,50 +133,38 @@ S2R_HD void ReducedJointImpulse(const ReducedSet& red, int rank, Real impulse) {
   }
 }
 
-// d^T W[c][b] d
-S2R_HD Real ReducedCoupling(const ReducedSet& red, int c, int b, Vec3 d) {
-  const Real* w = red.w + 9 * (c * red.count + b);
-  return d.x * (w[0] * d.x + w[1] * d.y + w[2] * d.z) + d.y * (w[3] * d.x + w[4] * d.y + w[5] * d.z) +
-         d.z * (w[6] * d.x + w[7] * d.y + w[8] * d.z);
-}
-
-// Linear part of a row's inverse effective mass along d between bodies a and b: the plain inverse
-// masses for ordinary bodies, d^T (W_aa + W_bb - W_ab - W_ba) d for tree bodies (the cross terms
-// when both are in one tree: two fingers on one stage).
-S2R_HD Real LinearInvMass(const ReducedSet& red, const SolverBody& a, const SolverBody& b, Vec3 d) {
-  Real k = a.reduced >= 0 ? ReducedCoupling(red, a.reduced, a.reduced, d) : a.inv_mass;
-  k += b.reduced >= 0 ? ReducedCoupling(red, b.reduced, b.reduced, d) : b.inv_mass;
-  if (a.reduced >= 0 && b.reduced >= 0) {
-    k -= ReducedCoupling(red, a.reduced, b.reduced, d) + ReducedCoupling(red, b.reduced, a.reduced, d);
-  }
-  return k;
-}
-
-// Linear impulse p on body b: through the tree for a reduced body, else v += p / m.
-S2R_HD void ApplyLinearImpulse(const ReducedSet& red, SolverBody* b, Vec3 p) {
-  if (b->reduced >= 0) ReducedBodyImpulse(red, b->reduced, p);
-  else b->v += b->inv_mass * p;
-}
-
-// Once per physics step, after the bodies are loaded: projects every tree body onto its joint,
-// records the axes and builds M^-1, U and the gravity response (W: PrepareReducedImpulseResponse). Returns false when M cannot be
-// factored (a massless leaf): the caller flags the world.
+// Once per physics step, after the bodies are loaded: projects every tree body onto its joint.
+// When the world's block is not current it first records the axes, orientations and anchor arms
+// and builds M^-1, U and the gravity response (W: PrepareReducedImpulseResponse). Returns false
+// when M cannot be factored (a massless leaf): the caller flags the world.
 S2R_HD bool PrepareReduced(const ModelView& m, int world, const ReducedSet& red, Vec3 gravity) {
   const int r = red.count;
   if (r == 0) return true;
-  const Real* mass = m.body_mass.At(world);
+  const bool cached = (*red.valid & kReducedBaseValid) != 0;
+  if (!cached) {
+    // geometry: axes, orientations and anchor arms (ranks follow body order, parents first, so a
+    // tree parent's orientation is already set)
+    for (int k = 0; k < r; ++k) {
+      int b = red.body[k];
+      int j = m.body_joint[b];
+      SolverBody& sb = red.bodies[b];
+      const SolverBody& sp = red.bodies[m.body_parent[b]];
+      StoreVec3(red.axis + 3 * k, Rotate(sp.rot, LoadVec3(m.joint_axis_parent + 3 * j)));
+      sb.rot = NormalizeQuat(sp.rot * LoadQuat(m.joint_qrel0 + 4 * j));
+      StoreQuat(red.rot + 4 * k, sb.rot);
+      StoreVec3(red.parent_arm + 3 * k, Rotate(sp.rot, LoadVec3(m.joint_pos_parent + 3 * j) - sp.ipos));
+      StoreVec3(red.child_arm + 3 * k, Rotate(sb.rot, LoadVec3(m.joint_pos_child + 3 * j) - sb.ipos));
+    }
+  }
+  // every step: pose from q, velocity from q-dot (the parent is fixed or already projected)
   for (int k = 0; k < r; ++k) {
     int b = red.body[k];
-    int j = m.body_joint[b];
     SolverBody& sb = red.bodies[b];
     const SolverBody& sp = red.bodies[m.body_parent[b]];
-    Vec3 axis = Rotate(sp.rot, LoadVec3(m.joint_axis_parent + 3 * j));
-    StoreVec3(red.axis + 3 * k, axis);
-    // pose from q, velocity from q-dot: the parent is fixed or already projected (ranks follow
-    // body order, parents first)
-    sb.rot = NormalizeQuat(sp.rot * LoadQuat(m.joint_qrel0 + 4 * j));
-    Vec3 pa = sp.com + Rotate(sp.rot, LoadVec3(m.joint_pos_parent + 3 * j) - sp.ipos);
-    Vec3 rb = Rotate(sb.rot, LoadVec3(m.joint_pos_child + 3 * j) - sb.ipos);
+    Vec3 axis = LoadVec3(red.axis + 3 * k);
+    sb.rot = LoadQuat(red.rot + 4 * k);
+    Vec3 pa = sp.com + LoadVec3(red.parent_arm + 3 * k);
+    Vec3 rb = LoadVec3(red.child_arm + 3 * k);
     Real q = Dot(sb.com + rb - pa, axis);
     sb.com = pa + q * axis - rb;
     red.q0[k] = q;
@@ -142,6 +172,8 @@ S2R_HD bool PrepareReduced(const ModelView& m, int world, const ReducedSet& red,
     sb.v = sp.v + qdot * axis;
     sb.w = Vec3{0, 0, 0};
   }
+  if (cached) return true;
+  const Real* mass = m.body_mass.At(world);
   // M: for k below (or at) i, M_ik = (a_i . a_k) times the mass of k's subtree; 0 for joints on
   // different branches
   Real* sub = red.subtree_mass;
@@ -208,13 +240,17 @@ S2R_HD bool PrepareReduced(const ModelView& m, int world, const ReducedSet& red,
     for (int j = 0; j < r; ++j) g += tau[j] * LoadVec3(red.u + 3 * (c * r + j));
     StoreVec3(red.gravity_dv + 3 * c, g);
   }
+  *red.valid = kReducedBaseValid;  // W's columns are built as needed
   return true;
 }
 
 // W[.][b] = J M^-1 J_b^T for the tree bodies b in `mask` (bit b): the response to a linear impulse
-// on b. Only bodies that take such impulses this step (contacts, site actuators) need it.
+// on b. Only bodies that take such impulses (contacts, site actuators) need it, from the first
+// step they do.
 S2R_HD void PrepareReducedImpulseResponse(const ReducedSet& red, uint32_t mask) {
   const int r = red.count;
+  mask &= ~*red.valid;  // columns built in an earlier step are still current
+  *red.valid |= mask;
   for (int b = 0; b < r; ++b) {
     if (!(mask & (1u << b))) continue;
     for (int c = 0; c < r; ++c) {

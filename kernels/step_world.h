@@ -29,7 +29,11 @@ struct Workspace {
   Real* joint_factor;              // (njoint, kJointFactorSize) lock-block Cholesky factors
   Real* lock_factor;               // (R, R) all lock rows' factor, R = TotalLockRows <= kMaxTreeLockRows
   Real* lock_scratch;              // (3 R): two vectors and the factor's envelope
-  Real* reduced;                   // (ReducedScratchSize(nreduced)) slide trees, or null when none
+  Real* reduced;                   // (ReducedScratchSize(nreduced)) this world's slide-tree block,
+                                   // or null when none; kept between steps (solver_reduced.h)
+  uint32_t* reduced_valid;         // what of that block is current; the backend sets it to 0 when
+                                   // parameters or state change from outside
+  Real* axis_prep;                 // (AxisPrepSize) this step's axis-row coefficients
   int32_t locks_together;          // set per step: the world's locks are solved as one block
 };
 
@@ -216,7 +220,7 @@ struct StepSoftness {
 S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspace* ws,
                      const ReducedSet& red, int nman, const StepSoftness& soft, bool use_bias,
                      Real h) {
-  const Real* ctrl = s.ctrl(world);
+  const Real inv_h = Real(1) / h;
   Real* act_impulse = s.actuator_impulse(world);
   Real push = m.contact_push_velocity.At(world)[0];
   for (int k = 0; k < nman; ++k) {
@@ -225,7 +229,7 @@ S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspac
     SolverBody* b = &ws->bodies[mf->body_b];
     bool against_static = IsStatic(*a) || IsStatic(*b);
     SolveManifold(red, mf, ws->constraints, a, b,
-                  against_static ? soft.contact_static : soft.contact, use_bias, Real(1) / h, push);
+                  against_static ? soft.contact_static : soft.contact, use_bias, inv_h, push);
   }
   for (int j = 0; j < m.njoint; ++j) {
     if (m.joint_type[j] == kJointFree) continue;
@@ -234,13 +238,13 @@ S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspac
     if (b->reduced >= 0) {
       if (!use_bias) ReducedJointFrame(red, b->reduced, *a, *b, &ws->joint_frame[j]);
       SolveReducedJoint(m, world, j, ws->joint_frame[j], s.joint_impulse(world, j), red, soft.joint,
-                        use_bias, h, ctrl, act_impulse);
+                        use_bias, inv_h, ws->axis_prep, act_impulse);
       continue;
     }
     if (!use_bias) ws->joint_frame[j] = ComputeJointFrame(m, j, *a, *b);
     SolveJoint(m, world, j, ws->joint_frame[j], s.joint_impulse(world, j), a, b, soft.joint,
-               use_bias, h, ws->joint_qdot0[j], ws->joint_factor + j * kJointFactorSize, ctrl,
-               act_impulse, !ws->locks_together);
+               use_bias, inv_h, ws->joint_qdot0[j], ws->joint_factor + j * kJointFactorSize,
+               ws->axis_prep, act_impulse, !ws->locks_together);
   }
   if (ws->locks_together) {
     int rows = TotalLockRows(m);
@@ -269,7 +273,7 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
   // bodies at the step start, derived quantities from the current parameters
   for (int b = 0; b < m.nbody; ++b) LoadSolverBody(m, s, world, b, &ws->bodies[b]);
   Vec3 gravity = LoadVec3(m.gravity.At(world));
-  ReducedSet red = MakeReducedSet(m, ws->bodies, ws->reduced);
+  ReducedSet red = MakeReducedSet(m, ws->bodies, ws->reduced, ws->reduced_valid);
   if (!PrepareReduced(m, world, red, gravity)) {  // a slide tree without mass along an axis
     s.status(world) |= kWorldNonFinite;
     return;
@@ -284,6 +288,7 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
   soft.contact_static = MakeSoft(Min(Real(2) * contact_hertz, max_hertz), contact_zeta, h);
   soft.joint = MakeSoft(Min(m.joint_hertz.At(world)[0], max_hertz),
                         m.joint_damping_ratio.At(world)[0], h);
+  PrepareAxisRows(m, world, s.ctrl(world), h, ws->axis_prep);
 
   // collide, then prepare one normal row per point, warm-started from last step's point with the
   // same feature pair; failing that (clipping can renumber the points of a face contact when the
@@ -311,6 +316,9 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
   const Real* friction = m.geom_friction.At(world);
   const Real* restitution = m.geom_restitution.At(world);
   Real match_radius = Real(2) * m.speculative_distance.At(world)[0];
+  // last step's points of the current geom pair: [old_first, old_end) (each pair's points are
+  // contiguous, in the same narrow-phase order)
+  int old_first = 0, old_end = 0;
   for (int c = 0; c < ncon; ++c) {
     const Contact& pt = ws->contacts[c];
     ContactConstraint* cc = &ws->constraints[c];
@@ -320,10 +328,20 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
                         pt.normal, pt.separation);
     cc->restitution = Max(restitution[pt.geom_a], restitution[pt.geom_b]);
     cc->normal_impulse = Real(0);
+    if (c == 0 || pt.geom_a != ws->contacts[c - 1].geom_a || pt.geom_b != ws->contacts[c - 1].geom_b) {
+      old_first = 0;
+      while (old_first < nold &&
+             (old[old_first].geom_a != pt.geom_a || old[old_first].geom_b != pt.geom_b)) {
+        ++old_first;
+      }
+      old_end = old_first;
+      while (old_end < nold && old[old_end].geom_a == pt.geom_a && old[old_end].geom_b == pt.geom_b) {
+        ++old_end;
+      }
+    }
     int match = -1;
     Real best = match_radius * match_radius;
-    for (int o = 0; o < nold; ++o) {
-      if (old[o].geom_a != pt.geom_a || old[o].geom_b != pt.geom_b) continue;
+    for (int o = old_first; o < old_end; ++o) {
       if (old[o].feature == pt.feature) {
         match = o;
         break;

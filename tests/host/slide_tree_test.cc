@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "host/engine.h"
 #include "host/scene_source.h"
 #include "tests/host/test_scenes.h"
 
@@ -254,6 +255,110 @@ TEST(SlideTrees, ReducedAndMaximalStagesAgreeOnTheBenchScenes) {
     EXPECT_LT(worst, 5e-4) << scene << ": the stages differ by " << worst * 1e3 << " mm";
     std::printf("%s: stages, reduced vs maximal: %.3f mm\n", scene, worst * 1e3);
   }
+}
+
+// --- the per-world tree block is rebuilt when its inputs change ---------------------------------
+
+// the bench script's actions at control step k
+std::vector<Real> ScriptActions(const Model& m, int nworld, int k) {
+  std::vector<Real> a(static_cast<size_t>(nworld) * m.nactuator());
+  for (int w = 0; w < nworld; ++w) {
+    for (int i = 0; i < m.nactuator(); ++i) {
+      double lo = m.actuator_ctrlrange[2 * i], hi = m.actuator_ctrlrange[2 * i + 1];
+      a[w * m.nactuator() + i] =
+          Real(0.5 * (lo + hi) + 0.25 * (hi - lo) * std::sin(M_PI * k / 50.0 + 0.3 * w + i));
+    }
+  }
+  return a;
+}
+
+template <typename T>
+void CopyInto(const std::vector<T>& from, std::vector<T>* to) {
+  ASSERT_EQ(from.size(), to->size());
+  std::copy(from.begin(), from.end(), to->begin());
+}
+
+// every field of a state, into an engine of the same model and world count (its views stay valid)
+void CopyState(const HostState& from, HostState* to) {
+  CopyInto(from.body_pos, &to->body_pos);
+  CopyInto(from.body_quat, &to->body_quat);
+  CopyInto(from.body_linvel, &to->body_linvel);
+  CopyInto(from.body_angvel, &to->body_angvel);
+  CopyInto(from.ctrl_queue, &to->ctrl_queue);
+  CopyInto(from.ctrl, &to->ctrl);
+  CopyInto(from.joint_impulse, &to->joint_impulse);
+  CopyInto(from.actuator_impulse, &to->actuator_impulse);
+  CopyInto(from.actuator_force, &to->actuator_force);
+  CopyInto(from.time, &to->time);
+  CopyInto(from.contacts, &to->contacts);
+  CopyInto(from.contact_count, &to->contact_count);
+  CopyInto(from.status, &to->status);
+  CopyInto(from.contact_overflow, &to->contact_overflow);
+  CopyInto(from.control_step, &to->control_step);
+}
+
+// The tree's mass matrix, responses and geometry are kept per world between steps and rebuilt
+// only when a parameter or the state is changed from outside. A run whose masses, armature and
+// gravity change mid-episode must match, bit for bit, a fresh engine that had those values from
+// the start and was handed the same state: with a stale block it would not (the stage's mass
+// changes by 50% and its gravity by 20%).
+TEST(SlideTrees, ParameterChangesMidRunReachTheTreeResponse) {
+  Model m = LoadScene("builtin:pick_lift");
+  const int nworld = 3;
+  EngineOptions opt;
+  opt.nworld = nworld;
+  opt.threads = 2;
+  Engine run(m, opt);
+  for (int k = 0; k < 40; ++k) run.Step(ScriptActions(m, nworld, k).data());
+
+  std::vector<Real> mass, armature, gravity;
+  for (int w = 0; w < nworld; ++w) {
+    std::vector<Real> mw = run.GetParam("body_mass", w), aw = run.GetParam("joint_armature", w),
+                      gw = run.GetParam("gravity", w);
+    mw[m.BodyId("hand")] *= Real(1.5);
+    mw[m.BodyId("finger_left")] *= Real(1 + w);
+    aw[m.body_joint[m.BodyId("gripper_y")]] = Real(0.01 * w);
+    gw[2] *= Real(1.2);
+    mass.insert(mass.end(), mw.begin(), mw.end());
+    armature.insert(armature.end(), aw.begin(), aw.end());
+    gravity.insert(gravity.end(), gw.begin(), gw.end());
+  }
+  run.SetParam("body_mass", mass);
+  run.SetParam("joint_armature", armature);
+  run.SetParam("gravity", gravity);
+
+  Engine fresh(m, opt);
+  fresh.SetParam("body_mass", mass);
+  fresh.SetParam("joint_armature", armature);
+  fresh.SetParam("gravity", gravity);
+  run.Download();
+  CopyState(run.state(), &fresh.mutable_state());
+  fresh.Upload();
+
+  // and the same after a reset: both rebuild from the initial state
+  Engine unchanged(m, opt);
+  for (int k = 0; k < 40; ++k) unchanged.Step(ScriptActions(m, nworld, k).data());
+  for (int k = 40; k < 80; ++k) {
+    run.Step(ScriptActions(m, nworld, k).data());
+    fresh.Step(ScriptActions(m, nworld, k).data());
+    unchanged.Step(ScriptActions(m, nworld, k).data());
+  }
+  run.Download();
+  fresh.Download();
+  unchanged.Download();
+  EXPECT_EQ(run.StateHash(), fresh.StateHash());
+  EXPECT_NE(run.StateHash(), unchanged.StateHash()) << "the changes should have mattered";
+  for (int w = 0; w < nworld; ++w) EXPECT_EQ(run.state().status[w], kWorldOk);
+
+  run.Reset();
+  fresh.Reset();
+  for (int k = 0; k < 20; ++k) {
+    run.Step(ScriptActions(m, nworld, k).data());
+    fresh.Step(ScriptActions(m, nworld, k).data());
+  }
+  run.Download();
+  fresh.Download();
+  EXPECT_EQ(run.StateHash(), fresh.StateHash());
 }
 
 }  // namespace
