@@ -103,6 +103,20 @@ S2R_HD void AngularRowImpulse(const ContactRow& r, Real p, Body* a, Body* b) {
   b->w += p * r.dw_b;
 }
 
+// A pair's velocities for its rows: tree bodies' from their tree's joint rates
+S2R_HD BodyVelocity PairVelocity(const ReducedSet& red, const SolverBody& b) {
+  BodyVelocity bv = LoadVelocity(b);
+  if (b.reduced >= 0) bv.v = TreeBodyVelocity(red, b.reduced);
+  return bv;
+}
+// and back: ordinary bodies take their new velocities, trees the pair's impulses
+S2R_HD void EndPair(const ReducedSet& red, const BodyVelocity& va, const BodyVelocity& vb,
+                    const PairTreeImpulses& tree, SolverBody* a, SolverBody* b) {
+  if (a->reduced < 0) StoreVelocity(va, a);
+  if (b->reduced < 0) StoreVelocity(vb, b);
+  FlushPairTreeImpulses(red, *a, *b, tree);
+}
+
 // one contact point: the normal row
 struct ContactConstraint {
   int32_t body_a, body_b;
@@ -174,22 +188,23 @@ S2R_HD Vec3 ManifoldArm(const ContactManifold& mf, const ContactConstraint& c) {
 
 S2R_HD void WarmStartManifold(const ReducedSet& red, const ContactManifold& mf,
                               const ContactConstraint* points, SolverBody* a, SolverBody* b) {
+  BodyVelocity va = PairVelocity(red, *a), vb = PairVelocity(red, *b);
   PairTreeImpulses tree;
   for (int k = 0; k < mf.count; ++k) {
     const ContactConstraint& c = points[mf.first + k];
-    RowImpulse(c.row, c.normal, c.normal_impulse, a, b, &tree);
+    RowImpulse(c.row, c.normal, c.normal_impulse, &va, &vb, &tree);
   }
-  RowImpulse(mf.rows[0], mf.tangent1, mf.tangent1_impulse, a, b, &tree);
-  RowImpulse(mf.rows[1], mf.tangent2, mf.tangent2_impulse, a, b, &tree);
-  AngularRowImpulse(mf.rows[2], mf.twist_impulse, a, b);
-  FlushPairTreeImpulses(red, *a, *b, tree);
+  RowImpulse(mf.rows[0], mf.tangent1, mf.tangent1_impulse, &va, &vb, &tree);
+  RowImpulse(mf.rows[1], mf.tangent2, mf.tangent2_impulse, &va, &vb, &tree);
+  AngularRowImpulse(mf.rows[2], mf.twist_impulse, &va, &vb);
+  EndPair(red, va, vb, tree, a, b);
 }
 
 // soft: the step's contact softness; use_bias false is the relax pass
 S2R_HD void SolveManifold(const ReducedSet& red, ContactManifold* mf, ContactConstraint* points,
                           SolverBody* a, SolverBody* b, Softness soft, bool use_bias, Real inv_h,
                           Real push_velocity) {
-  BodyVelocity va = LoadVelocity(*a), vb = LoadVelocity(*b);
+  BodyVelocity va = PairVelocity(red, *a), vb = PairVelocity(red, *b);
   // friction first, inside the cone of the current normal impulses
   Real normal_sum = Real(0), twist_sum = Real(0);
   for (int k = 0; k < mf->count; ++k) {
@@ -248,24 +263,23 @@ S2R_HD void SolveManifold(const ReducedSet& red, ContactManifold* mf, ContactCon
     c->max_normal_impulse = Max(c->max_normal_impulse, impulse);
     RowImpulse(c->row, c->normal, impulse, &va, &vb, &tree);
   }
-  StoreVelocity(va, a);
-  StoreVelocity(vb, b);
-  FlushPairTreeImpulses(red, *a, *b, tree);
+  EndPair(red, va, vb, tree, a, b);
 }
 
 S2R_HD void ApplyRestitution(const ReducedSet& red, ContactConstraint* c, SolverBody* a, SolverBody* b,
                              Real threshold) {
   if (c->restitution == Real(0)) return;
   if (c->relative_velocity > -threshold || c->max_normal_impulse == Real(0)) return;
-  Real vn = RowSpeed(c->row, c->normal, *a, *b);
+  BodyVelocity va = PairVelocity(red, *a), vb = PairVelocity(red, *b);
+  Real vn = RowSpeed(c->row, c->normal, va, vb);
   Real impulse = -c->normal_mass * (vn + c->restitution * c->relative_velocity);
   Real total = Max(c->normal_impulse + impulse, Real(0));
   impulse = total - c->normal_impulse;
   c->normal_impulse = total;
   c->max_normal_impulse = Max(c->max_normal_impulse, impulse);
   PairTreeImpulses tree;
-  RowImpulse(c->row, c->normal, impulse, a, b, &tree);
-  FlushPairTreeImpulses(red, *a, *b, tree);
+  RowImpulse(c->row, c->normal, impulse, &va, &vb, &tree);
+  EndPair(red, va, vb, tree, a, b);
 }
 
 // Per-point friction for the state (logging and next step's warm start): the manifold's

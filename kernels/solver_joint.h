@@ -542,17 +542,15 @@ S2R_HD void ReducedJointFrame(const ReducedSet& red, int rank, const SolverBody&
   f->q = red.q0[rank] + Dot(b.delta_pos - a.delta_pos, f->axis);
 }
 
-// One pass over the axis rows of a slide in a reduced tree: the joint velocity is read from the
-// two bodies, the inverse effective mass is (M^-1)_jj (armature is in M), and the impulse moves
-// the whole tree (solver_reduced.h).
+// One pass over the axis rows of a slide in a reduced tree: the joint velocity is its q-dot, the
+// inverse effective mass (M^-1)_jj (armature is in M), and the impulse moves the whole tree
+// (solver_reduced.h).
 S2R_HD void SolveReducedJoint(const ModelView& m, int world, int j, const JointFrame& f,
                               Real* impulse, const ReducedSet& red, Softness soft, bool use_bias,
                               Real inv_h, const Real* axis_prep, Real* act_impulse) {
-  const SolverBody& a = red.bodies[m.joint_parent[j]];
-  const SolverBody& b = red.bodies[m.joint_body[j]];
-  int rank = b.reduced;
+  int rank = red.bodies[m.joint_body[j]].reduced;
   Real w = red.minv[rank * red.count + rank];
-  Real cdot = Dot(f.axis, b.v - a.v);
+  Real cdot = red.qdot[rank];
   Real applied = SolveAxisRows(m, world, j, f.q, cdot, w, impulse, soft, use_bias, inv_h, Real(0),
                                false, axis_prep, act_impulse);
   if (applied != Real(0)) ReducedJointImpulse(red, rank, applied);

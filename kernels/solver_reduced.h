@@ -4,24 +4,31 @@
 // a parallel gripper's fingers on a stage -- never rotates, and its configuration is one
 // coordinate per joint. In maximal coordinates each of its bodies would carry 6 DOFs and each
 // slide 5 lock rows (a 3-slide stage with two fingers: 25 rows, factored every substep); here it
-// carries its joint coordinates q and nothing else:
+// carries its joint coordinates q and their rates q-dot and nothing else:
 //   - the generalized mass matrix M_jk = sum over bodies c below both j and k of m_c (a_j . a_k),
 //     plus the joint's armature on the diagonal, is constant while the axes are (all of them are:
-//     nothing in the tree rotates); it is factored once per physics step;
-//   - a linear impulse P on tree body b moves the coordinates by M^-1 J_b^T P, J_b the 3 x n
-//     matrix whose columns are the axes of b's joint and its ancestors', so every tree body c
-//     changes velocity by W_cb P with W_cb = J_c M^-1 J_b^T (3 x 3, precomputed per step);
-//   - a generalized impulse on joint j changes body c's velocity by U_cj = J_c M^-1 e_j;
+//     nothing in the tree rotates);
+//   - a generalized impulse on joint j changes q-dot by M^-1 e_j; a linear impulse P on tree body
+//     b by G_b P, G_b = M^-1 J_b^T (R x 3), J_b the 3 x R matrix whose columns are the axes of
+//     b's joint and its ancestors' (zero elsewhere);
+//   - tree body c moves at J_c q-dot; within one contact pair's rows its velocity changes by
+//     W_cb P, W_cb = J_c G_b (3 x 3), and the pair hands its summed impulses to q-dot at the end;
 //   - torques are carried by the slides' bearings into the world: tree bodies never spin.
-// The bodies keep their maximal state (pose, velocity) in the world's arrays, which is exactly
-// J q-dot; contacts, sensors and the dataset see ordinary bodies. Every step starts by projecting
-// each tree body back onto its joint (pose from q, velocity from q-dot) so rounding cannot drift.
-// Position, velocity and motor actuators, limits, damping and friction loss act on q-dot with the
-// inverse effective mass (M^-1)_jj, exactly what the locked maximal-coordinate rows converge to.
+// During a substep's solve passes q-dot is the tree's velocity and the bodies' own velocities are
+// stale; SyncTreeVelocities writes J q-dot into them before positions are integrated and at the
+// end of the step, so the world's arrays keep ordinary body states (exactly J q-dot) that
+// contacts, sensors and the dataset read. Every step starts by projecting each tree body back
+// onto its joint (pose from q, velocity from q-dot) so rounding cannot drift. Position, velocity
+// and motor actuators, limits, damping and friction loss act on q-dot with the inverse effective
+// mass (M^-1)_jj, exactly what the locked maximal-coordinate rows converge to. Joints along
+// orthogonal axes do not couple (their M^-1 entries are exact zeros), and impulses skip those
+// entries, so an XYZ stage's joints are independent chains for the CPU to overlap.
 //
-// The solver treats a tree body as having no inverse mass of its own (inv_mass = 0, inverse
-// inertia 0): its velocity changes only through the functions here, which the contact and joint
-// code call when SolverBody::reduced >= 0.
+// M^-1, G, W, the axes and the anchor arms depend only on the parameters and on where the trees'
+// fixed parents stand: they are kept per world between steps (see kReducedBaseValid). The solver
+// treats a tree body as having no inverse mass of its own (inv_mass = 0, inverse inertia 0): its
+// velocity changes only through the functions here, which the contact and joint code call when
+// SolverBody::reduced >= 0.
 #pragma once
 
 #include "kernels/model_view.h"
@@ -34,7 +41,7 @@ namespace s2r {
 constexpr int kMaxReducedBodies = 12;
 static_assert(kMaxReducedBodies <= 32, "impulse-response masks are 32-bit");
 
-// Per-world scratch for the reduced bodies, laid out in one Real block (ReducedScratchSize).
+// Per-world block for the reduced bodies, laid out in one Real array (ReducedScratchSize).
 struct ReducedSet {
   int32_t count = 0;              // R
   const int32_t* body = nullptr;  // (R) body of each reduced rank (the model's reduced_body)
@@ -42,27 +49,28 @@ struct ReducedSet {
   SolverBody* bodies = nullptr;   // the world's solver bodies
   Real* minv = nullptr;           // (R, R) M^-1
   Real* axis = nullptr;           // (R, 3) world axis of each rank's joint
-  Real* u = nullptr;              // (R, R, 3) U[c][j]: body c's velocity per unit impulse on joint j
+  Real* g = nullptr;              // (R, R, 3) G[b][k]: q-dot_k per unit linear impulse on body b
   Real* w = nullptr;              // (R, R, 9) W[c][b]: body c's velocity per unit linear impulse on b
-  Real* gravity_dv = nullptr;     // (R, 3) body c's velocity change per second of gravity
+  Real* gravity_dq = nullptr;     // (R) q-dot change per second of gravity, 1/s^2 (m/s^2)
   Real* factor = nullptr;         // (R, R) Cholesky scratch
   Real* q0 = nullptr;             // (R) joint coordinate at the step start, m
+  Real* qdot = nullptr;           // (R) joint rates: the tree's velocity during a step, m/s
   Real* subtree_mass = nullptr;   // (R) mass of each rank's body and everything below it, kg
   Real* rot = nullptr;            // (R, 4) orientation of each rank's body (fixed: trees do not rotate)
   Real* parent_arm = nullptr;     // (R, 3) parent's COM to the joint anchor, world, m
   Real* child_arm = nullptr;      // (R, 3) body's COM to the joint anchor, world, m
-  uint32_t* valid = nullptr;      // what of the above is current (kReducedBaseValid, W columns)
+  uint32_t* valid = nullptr;      // what of the above is current (kReducedBaseValid, G/W columns)
 };
 
-// The block is per world and survives between steps: everything in it but q0 depends only on the
-// model parameters (masses, armature, inertial frames, gravity) and on where the trees' fixed
-// parents stand, none of which a step changes, so it is built once and reused until the backend
-// clears `valid` (a parameter change, reset or state upload). Bit kReducedBaseValid: the geometry,
-// M^-1, U and gravity response; bit b < R: W's column b.
+// The block is per world and survives between steps: everything in it but q0 and q-dot depends
+// only on the model parameters (masses, armature, inertial frames, gravity) and on where the
+// trees' fixed parents stand, none of which a step changes, so it is built once and reused until
+// the backend clears `valid` (a parameter change, reset or state upload). Bit kReducedBaseValid:
+// the geometry, M^-1 and the gravity response; bit b < R: G's and W's column b.
 constexpr uint32_t kReducedBaseValid = 1u << 31;
 
 S2R_HD int ReducedScratchSize(int r) {
-  return r * r * 2 + 3 * r + 3 * r * r + 9 * r * r + 3 * r + 2 * r + 10 * r;
+  return 2 * r * r + 3 * r + 3 * r * r + 9 * r * r + r + r + r + r + 4 * r + 3 * r + 3 * r;
 }
 
 // `scratch`: the world's block of ReducedScratchSize(nreduced) Reals, `valid` its validity word
@@ -80,11 +88,12 @@ S2R_HD ReducedSet MakeReducedSet(const ModelView& m, SolverBody* bodies, Real* s
   red.minv = scratch;
   red.factor = red.minv + r * r;
   red.axis = red.factor + r * r;
-  red.u = red.axis + 3 * r;
-  red.w = red.u + 3 * r * r;
-  red.gravity_dv = red.w + 9 * r * r;
-  red.q0 = red.gravity_dv + 3 * r;
-  red.subtree_mass = red.q0 + r;
+  red.g = red.axis + 3 * r;
+  red.w = red.g + 3 * r * r;
+  red.gravity_dq = red.w + 9 * r * r;
+  red.q0 = red.gravity_dq + r;
+  red.qdot = red.q0 + r;
+  red.subtree_mass = red.qdot + r;
   red.rot = red.subtree_mass + r;
   red.parent_arm = red.rot + 4 * r;
   red.child_arm = red.parent_arm + 3 * r;
@@ -98,45 +107,55 @@ S2R_HDI Vec3 ReducedResponse(const ReducedSet& red, int c, int b, Vec3 p) {
               w[6] * p.x + w[7] * p.y + w[8] * p.z};
 }
 
-// velocity change of every tree body for linear impulse p on reduced body `rank`
+// tree body c's velocity J_c q-dot (its tree's root hangs from a fixed body)
+S2R_HD Vec3 TreeBodyVelocity(const ReducedSet& red, int c) {
+  Vec3 v{0, 0, 0};
+  for (int k = c; k >= 0; k = red.parent[k]) v += red.qdot[k] * LoadVec3(red.axis + 3 * k);
+  return v;
+}
+
+// every tree body's velocity from q-dot (before positions are integrated, and at the step's end)
+S2R_HD void SyncTreeVelocities(const ReducedSet& red) {
+  for (int c = 0; c < red.count; ++c) red.bodies[red.body[c]].v = TreeBodyVelocity(red, c);
+}
+
+// linear impulse p on tree body `rank`: q-dot += G_rank p (zero rows skipped)
 S2R_HD void ReducedBodyImpulse(const ReducedSet& red, int rank, Vec3 p) {
-  for (int c = 0; c < red.count; ++c) red.bodies[red.body[c]].v += ReducedResponse(red, c, rank, p);
+  const int r = red.count;
+  for (int k = 0; k < r; ++k) {
+    Vec3 gk = LoadVec3(red.g + 3 * (rank * r + k));
+    if (gk.x != Real(0) || gk.y != Real(0) || gk.z != Real(0)) red.qdot[k] += Dot(gk, p);
+  }
+}
+
+// generalized impulse on the joint of `rank`: q-dot += M^-1 e_rank (zero entries skipped: joints
+// that do not couple are not touched)
+S2R_HD void ReducedJointImpulse(const ReducedSet& red, int rank, Real impulse) {
+  const int r = red.count;
+  for (int k = 0; k < r; ++k) {
+    Real mk = red.minv[rank * r + k];
+    if (mk != Real(0)) red.qdot[k] += impulse * mk;
+  }
 }
 
 // Impulses of one constraint pair's rows (a contact manifold: bodies a and b) on tree bodies.
 // The rows read only a's and b's velocities, so those change at once (each row carries their
-// response, ContactRow::dv_a / dv_b) and the rest of the tree takes the pair's summed impulses at
-// the end (FlushPairTreeImpulses): the same velocities as moving the whole tree per row, at a
-// fixed cost per row instead of 9 R multiply-adds.
+// response, ContactRow::dv_a / dv_b, in the pair's register copies) and q-dot takes the pair's
+// summed impulses at the end (FlushPairTreeImpulses).
 struct PairTreeImpulses {
   Vec3 a{0, 0, 0}, b{0, 0, 0};  // linear impulses on a and on b so far
 };
 
-// the rest of the tree: every tree body but a and b, for the pair's impulses
 S2R_HD void FlushPairTreeImpulses(const ReducedSet& red, const SolverBody& a, const SolverBody& b,
                                   const PairTreeImpulses& t) {
-  if (a.reduced < 0 && b.reduced < 0) return;
-  for (int c = 0; c < red.count; ++c) {
-    if (c == a.reduced || c == b.reduced) continue;
-    Vec3 dv{0, 0, 0};
-    if (a.reduced >= 0) dv += ReducedResponse(red, c, a.reduced, t.a);
-    if (b.reduced >= 0) dv += ReducedResponse(red, c, b.reduced, t.b);
-    red.bodies[red.body[c]].v += dv;
-  }
-}
-
-// velocity change of every tree body for generalized impulse `impulse` on the joint of `rank`
-S2R_HD void ReducedJointImpulse(const ReducedSet& red, int rank, Real impulse) {
-  const int r = red.count;
-  for (int c = 0; c < r; ++c) {
-    red.bodies[red.body[c]].v += impulse * LoadVec3(red.u + 3 * (c * r + rank));
-  }
+  if (a.reduced >= 0) ReducedBodyImpulse(red, a.reduced, t.a);
+  if (b.reduced >= 0) ReducedBodyImpulse(red, b.reduced, t.b);
 }
 
 // Once per physics step, after the bodies are loaded: projects every tree body onto its joint.
 // When the world's block is not current it first records the axes, orientations and anchor arms
-// and builds M^-1, U and the gravity response (W: PrepareReducedImpulseResponse). Returns false
-// when M cannot be factored (a massless leaf): the caller flags the world.
+// and builds M^-1 and the gravity response (G, W: PrepareReducedImpulseResponse). Sets q-dot.
+// Returns false when M cannot be factored (a massless leaf): the caller flags the world.
 S2R_HD bool PrepareReduced(const ModelView& m, int world, const ReducedSet& red, Vec3 gravity) {
   const int r = red.count;
   if (r == 0) return true;
@@ -169,6 +188,7 @@ S2R_HD bool PrepareReduced(const ModelView& m, int world, const ReducedSet& red,
     sb.com = pa + q * axis - rb;
     red.q0[k] = q;
     Real qdot = Dot(sb.v - sp.v, axis);
+    red.qdot[k] = qdot;
     sb.v = sp.v + qdot * axis;
     sb.w = Vec3{0, 0, 0};
   }
@@ -222,54 +242,49 @@ S2R_HD bool PrepareReduced(const ModelView& m, int world, const ReducedSet& red,
     }
     for (int i = 0; i < r; ++i) red.minv[col * r + i] = x[i];  // M^-1 is symmetric: rows = columns
   }
-  // U[c][j] = sum over c's chain k of a_k (M^-1)_kj = U[parent c][j] + a_c (M^-1)_cj
-  for (int c = 0; c < r; ++c) {
-    Vec3 ac = LoadVec3(red.axis + 3 * c);
-    int p = red.parent[c];
-    for (int j = 0; j < r; ++j) {
-      Vec3 u = red.minv[c * r + j] * ac;
-      if (p >= 0) u += LoadVec3(red.u + 3 * (p * r + j));
-      StoreVec3(red.u + 3 * (c * r + j), u);
-    }
-  }
-  // gravity: generalized force tau_j = (a_j . g) times the mass below j, then U tau
+  // gravity: generalized force tau_j = (a_j . g) times the mass below j, then M^-1 tau
   Real* tau = red.factor;  // M's factor is no longer needed
   for (int j = 0; j < r; ++j) tau[j] = sub[j] * Dot(LoadVec3(red.axis + 3 * j), gravity);
-  for (int c = 0; c < r; ++c) {
-    Vec3 g{0, 0, 0};
-    for (int j = 0; j < r; ++j) g += tau[j] * LoadVec3(red.u + 3 * (c * r + j));
-    StoreVec3(red.gravity_dv + 3 * c, g);
+  for (int k = 0; k < r; ++k) {
+    Real dq = Real(0);
+    for (int j = 0; j < r; ++j) dq += red.minv[k * r + j] * tau[j];
+    red.gravity_dq[k] = dq;
   }
   *red.valid = kReducedBaseValid;  // W's columns are built as needed
   return true;
 }
 
-// W[.][b] = J M^-1 J_b^T for the tree bodies b in `mask` (bit b): the response to a linear impulse
-// on b. Only bodies that take such impulses (contacts, site actuators) need it, from the first
-// step they do.
+// G[b] = M^-1 J_b^T and W[.][b] = J G[b] for the tree bodies b in `mask` (bit b): the responses
+// to a linear impulse on b. Only bodies that take such impulses (contacts, site actuators) need
+// them, from the first step they do.
 S2R_HD void PrepareReducedImpulseResponse(const ReducedSet& red, uint32_t mask) {
   const int r = red.count;
   mask &= ~*red.valid;  // columns built in an earlier step are still current
   *red.valid |= mask;
   for (int b = 0; b < r; ++b) {
     if (!(mask & (1u << b))) continue;
-    for (int c = 0; c < r; ++c) {
+    for (int k = 0; k < r; ++k) {  // G[b][k] = sum over b's chain j of (M^-1)_kj a_j
+      Vec3 gk{0, 0, 0};
+      for (int j = b; j >= 0; j = red.parent[j]) gk += red.minv[k * r + j] * LoadVec3(red.axis + 3 * j);
+      StoreVec3(red.g + 3 * (b * r + k), gk);
+    }
+    for (int c = 0; c < r; ++c) {  // W[c][b] = sum over c's chain k of a_k G[b][k]^T
       Real* w = red.w + 9 * (c * r + b);
-      for (int k = 0; k < 9; ++k) w[k] = Real(0);
-      for (int j = b; j >= 0; j = red.parent[j]) {  // sum over b's chain j of U[c][j] a_j^T
-        Vec3 u = LoadVec3(red.u + 3 * (c * r + j));
-        Vec3 a = LoadVec3(red.axis + 3 * j);
-        w[0] += u.x * a.x; w[1] += u.x * a.y; w[2] += u.x * a.z;
-        w[3] += u.y * a.x; w[4] += u.y * a.y; w[5] += u.y * a.z;
-        w[6] += u.z * a.x; w[7] += u.z * a.y; w[8] += u.z * a.z;
+      for (int e = 0; e < 9; ++e) w[e] = Real(0);
+      for (int k = c; k >= 0; k = red.parent[k]) {
+        Vec3 a = LoadVec3(red.axis + 3 * k);
+        Vec3 gk = LoadVec3(red.g + 3 * (b * r + k));
+        w[0] += a.x * gk.x; w[1] += a.x * gk.y; w[2] += a.x * gk.z;
+        w[3] += a.y * gk.x; w[4] += a.y * gk.y; w[5] += a.y * gk.z;
+        w[6] += a.z * gk.x; w[7] += a.z * gk.y; w[8] += a.z * gk.z;
       }
     }
   }
 }
 
-// gravity over a substep on every tree body
+// gravity over a substep on the joint rates
 S2R_HD void ReducedIntegrateVelocity(const ReducedSet& red, Real h) {
-  for (int c = 0; c < red.count; ++c) red.bodies[red.body[c]].v += h * LoadVec3(red.gravity_dv + 3 * c);
+  for (int k = 0; k < red.count; ++k) red.qdot[k] += h * red.gravity_dq[k];
 }
 
 }  // namespace s2r

@@ -181,7 +181,8 @@ S2R_HD void ApplyExplicitActuators(const ModelView& m, const StateView& s, int w
     Vec3 r = Rotate(b->rot, LoadVec3(m.site_pos + 3 * site) - b->ipos);
     Vec3 dir_f = Rotate(site_rot, Vec3{gear[0], gear[1], gear[2]});
     Vec3 dir_t = Rotate(site_rot, Vec3{gear[3], gear[4], gear[5]});
-    Real velocity = Dot(dir_f, PointVelocity(*b, r)) + Dot(dir_t, b->w);
+    Vec3 v = b->reduced >= 0 ? TreeBodyVelocity(red, b->reduced) : b->v;
+    Real velocity = Dot(dir_f, v + Cross(b->w, r)) + Dot(dir_t, b->w);
     Real force;
     switch (m.actuator_type[i]) {
       case kActuatorPosition:
@@ -444,6 +445,7 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
     }
     // solve, integrate, relax
     SolveAll(m, s, world, ws, red, nman, soft, true, h);
+    SyncTreeVelocities(red);
     for (int b = 1; b < m.nbody; ++b) IntegratePosition(&ws->bodies[b], h);
     SolveAll(m, s, world, ws, red, nman, soft, false, h);
   }
@@ -454,6 +456,7 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
     ContactConstraint* cc = &ws->constraints[c];
     ApplyRestitution(red, cc, &ws->bodies[cc->body_a], &ws->bodies[cc->body_b], threshold);
   }
+  SyncTreeVelocities(red);  // the relax pass and restitution moved q-dot
 
   // store: contact forces (of the last substep), actuator forces, bodies
   Contact* out = s.contacts(world);

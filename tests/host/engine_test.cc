@@ -55,8 +55,8 @@ struct PinnedHash {
   const char* hash;
 };
 const PinnedHash kPinned[] = {
-    {"builtin:box_push", "d343594bf163d332"},
-    {"builtin:pick_lift", "be80264e4f895f3e"},
+    {"builtin:box_push", "0e45ccfa292f07f7"},
+    {"builtin:pick_lift", "bb0bb69f2dad2b16"},
     {"builtin:stack5", "ec8ba582ccb588f3"},
 };
 
