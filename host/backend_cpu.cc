@@ -1,5 +1,6 @@
 // CPU backend: the kernels' world functions over a static partition of the worlds.
 #include <algorithm>
+#include <algorithm>
 #include <memory>
 #include <new>
 #include <vector>
@@ -106,14 +107,13 @@ class CpuBackend : public Backend {
     });
   }
   // Last step's contacts of world w (read to warm-start its next step) sit max_contacts apart per
-  // world, a stride the hardware prefetcher does not follow: fetch them while the world before
-  // steps (with thousands of worlds they are no longer in cache).
+  // world, a stride the hardware prefetcher does not follow: fetch the first few lines while the
+  // world before steps (with thousands of worlds they are no longer in cache). Not sized by the
+  // world's contact count: waiting for that load stalled the loop more than the prefetch saved.
   void PrefetchContacts(int w) const {
     const char* p = reinterpret_cast<const char*>(state_.contacts(w));
-    int64_t bytes = static_cast<int64_t>(sizeof(Contact)) * state_.contact_count(w);
-    for (int64_t off = 0; off < bytes && off < int64_t{16 * kCacheLine}; off += int64_t{kCacheLine}) {
-      __builtin_prefetch(p + off);
-    }
+    int64_t bytes = std::min<int64_t>(int64_t{sizeof(Contact)} * model_.max_contacts, int64_t{8 * kCacheLine});
+    for (int64_t off = 0; off < bytes; off += int64_t{kCacheLine}) __builtin_prefetch(p + off);
   }
   void Download(const StateView&) override {}
   // the host state is the backend's state; an upload means it was edited (the trees' fixed

@@ -86,10 +86,10 @@ S2R_HD void StoreSolverBody(const SolverBody& b, const StateView& s, int world, 
   StoreVec3(s.body_angvel(world, body), b.w);
 }
 
-// d(omega)/dt = I^-1 (I omega x omega) in the principal frame: torque-free Euler equations
-// (inv_inertia: the principal moments' reciprocals)
-S2R_HD Vec3 EulerRate(Vec3 inertia, Vec3 inv_inertia, Vec3 omega) {
-  return Mul(inv_inertia, Cross(Mul(inertia, omega), omega));
+// d(omega)/dt = I^-1 (I omega x omega) in the principal frame: torque-free Euler equations,
+// componentwise (I_y - I_z) / I_x omega_y omega_z and cyclic; `coef` holds those inertia ratios
+S2R_HD Vec3 EulerRate(Vec3 coef, Vec3 omega) {
+  return Vec3{coef.x * (omega.y * omega.z), coef.y * (omega.z * omega.x), coef.z * (omega.x * omega.y)};
 }
 
 // Velocity stage of a substep: gravity, applied force and torque, and the gyroscopic term.
@@ -107,11 +107,12 @@ S2R_HD void IntegrateVelocity(SolverBody* b, Vec3 gravity, Vec3 force, Vec3 torq
   if (b->inertia.x == b->inertia.y && b->inertia.y == b->inertia.z) return;
   Quat frame = b->rot * b->iquat;
   Vec3 om = InvRotate(frame, b->w);
-  Vec3 inv_i{Real(1) / b->inertia.x, Real(1) / b->inertia.y, Real(1) / b->inertia.z};
-  Vec3 k1 = EulerRate(b->inertia, inv_i, om);
-  Vec3 k2 = EulerRate(b->inertia, inv_i, om + (Real(0.5) * h) * k1);
-  Vec3 k3 = EulerRate(b->inertia, inv_i, om + (Real(0.5) * h) * k2);
-  Vec3 k4 = EulerRate(b->inertia, inv_i, om + h * k3);
+  Vec3 in = b->inertia;
+  Vec3 coef{(in.y - in.z) / in.x, (in.z - in.x) / in.y, (in.x - in.y) / in.z};
+  Vec3 k1 = EulerRate(coef, om);
+  Vec3 k2 = EulerRate(coef, om + (Real(0.5) * h) * k1);
+  Vec3 k3 = EulerRate(coef, om + (Real(0.5) * h) * k2);
+  Vec3 k4 = EulerRate(coef, om + h * k3);
   om += (h / Real(6)) * (k1 + Real(2) * k2 + Real(2) * k3 + k4);
   b->w = Rotate(frame, om);
 }

@@ -56,7 +56,7 @@ struct PinnedHash {
 };
 const PinnedHash kPinned[] = {
     {"builtin:box_push", "0e45ccfa292f07f7"},
-    {"builtin:pick_lift", "bb0bb69f2dad2b16"},
+    {"builtin:pick_lift", "da64057512d3225b"},
     {"builtin:stack5", "ec8ba582ccb588f3"},
 };
 
