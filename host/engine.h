@@ -76,7 +76,9 @@ class Engine {
   void Download();
   const HostState& state() const { return state_; }
   HostState& mutable_state() { return state_; }
-  // Copies a modified host state to the backend (no-op on the CPU backend).
+  // Hands a modified host state to the backend: call it after every edit of mutable_state(). The
+  // CUDA backend copies it to the device; both backends drop the per-world data they keep between
+  // steps (slide-tree blocks) and rebuild it at the next step.
   void Upload();
 
   // FNV-1a 64 over every world's body state bytes (after Download)
