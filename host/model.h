@@ -70,7 +70,7 @@ struct Model {
   std::vector<Real> joint_damping_ratio{Real(2)};
   std::vector<Real> contact_push_velocity{Real(3)};
   std::vector<Real> restitution_threshold{Real(0.2)};
-  std::vector<Real> linear_slop{Real(0.0005)};
+  std::vector<Real> linear_slop{Real(0)};
   std::vector<Real> speculative_distance{Real(0.002)};
   std::vector<Real> max_linear_speed{Real(100)};
 

@@ -133,7 +133,7 @@ struct ModelView {
   Batched<Real> joint_damping_ratio;    // (1)
   Batched<Real> contact_push_velocity;  // (1) max speed penetration is resolved at, m/s
   Batched<Real> restitution_threshold;  // (1) approach speed below which no bounce, m/s
-  Batched<Real> linear_slop;        // (1) allowed penetration, m
+  Batched<Real> linear_slop;        // (1) penetration left uncorrected, m
   Batched<Real> speculative_distance;   // (1) contacts are created below this gap, m
   Batched<Real> max_linear_speed;   // (1) runaway threshold, m/s
 };

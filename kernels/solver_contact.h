@@ -203,7 +203,7 @@ S2R_HD void WarmStartManifold(const ReducedSet& red, const ContactManifold& mf,
 // soft: the step's contact softness; use_bias false is the relax pass
 S2R_HD void SolveManifold(const ReducedSet& red, ContactManifold* mf, ContactConstraint* points,
                           SolverBody* a, SolverBody* b, Softness soft, bool use_bias, Real inv_h,
-                          Real push_velocity) {
+                          Real push_velocity, Real slop) {
   BodyVelocity va = PairVelocity(red, *a), vb = PairVelocity(red, *b);
   // friction first, inside the cone of the current normal impulses
   Real normal_sum = Real(0), twist_sum = Real(0);
@@ -247,7 +247,9 @@ S2R_HD void SolveManifold(const ReducedSet& red, ContactManifold* mf, ContactCon
     if (s > Real(0)) {
       bias = s * inv_h;
     } else if (use_bias) {
-      bias = Max(soft.bias_rate * s, -push_velocity);
+      // penetration up to the slop is left alone (the bias targets -slop, never pulls in)
+      Real depth = slop > Real(0) ? Min(s + slop, Real(0)) : s;
+      bias = Max(soft.bias_rate * depth, -push_velocity);
       mass_scale = soft.mass_scale;
       impulse_scale = soft.impulse_scale;
     }

@@ -224,13 +224,14 @@ S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspac
   const Real inv_h = Real(1) / h;
   Real* act_impulse = s.actuator_impulse(world);
   Real push = m.contact_push_velocity.At(world)[0];
+  Real slop = m.linear_slop.At(world)[0];
   for (int k = 0; k < nman; ++k) {
     ContactManifold* mf = &ws->manifolds[k];
     SolverBody* a = &ws->bodies[mf->body_a];
     SolverBody* b = &ws->bodies[mf->body_b];
     bool against_static = IsStatic(*a) || IsStatic(*b);
     SolveManifold(red, mf, ws->constraints, a, b,
-                  against_static ? soft.contact_static : soft.contact, use_bias, inv_h, push);
+                  against_static ? soft.contact_static : soft.contact, use_bias, inv_h, push, slop);
   }
   for (int j = 0; j < m.njoint; ++j) {
     if (m.joint_type[j] == kJointFree) continue;

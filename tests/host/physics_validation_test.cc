@@ -187,6 +187,24 @@ TEST(PhysicsValidation, BoxRestsWithinOneMillimetre) {
   EXPECT_LT(worst, 1e-3) << "a box at rest on a plane stays within 1 mm over 10 s";
 }
 
+// s2r_linear_slop: penetration the push-out bias leaves alone, so a resting contact settles that
+// much deeper than without (the soft solve pass lets a little of gravity through each substep and,
+// inside the slop, nothing pushes back: the box creeps down over a few seconds). Per world: 0 and
+// 1 mm; observed after 10 s: 0.006 mm and 1.006 mm.
+TEST(PhysicsValidation, LinearSlopIsThePenetrationARestingContactKeeps) {
+  Model m = LoadText(Scene(kBoxOnFloor, 0.005, 4));
+  EngineOptions opt;
+  opt.nworld = 2;
+  Engine e(m, opt);
+  e.SetParam("linear_slop", {0, 0.001});
+  for (int k = 0; k < 500; ++k) e.Step(nullptr);  // 10 s
+  double depth0 = 0.05 - Sample(e, 0, 1).pos[2], depth1 = 0.05 - Sample(e, 1, 1).pos[2];
+  std::printf("resting depth: slop 0: %.4f mm, slop 1 mm: %.4f mm\n", depth0 * 1e3, depth1 * 1e3);
+  EXPECT_LT(std::abs(depth0), 1e-4) << "without slop the contact settles within 0.1 mm";
+  EXPECT_NEAR(depth1 - depth0, 1e-3, 5e-5) << "with 1 mm of slop it settles 1 mm deeper";
+  for (int w = 0; w < 2; ++w) EXPECT_LT(std::abs(Sample(e, w, 1).linvel[2]), 1e-3) << "world " << w;
+}
+
 TEST(PhysicsValidation, FiveBoxStackStandsTenSeconds) {
   Model m = LoadMjcfFile(std::string(S2R_SOURCE_DIR) + "/configs/scenes/stack5.xml");
   Engine e(m, EngineOptions{});

@@ -478,9 +478,8 @@ def test_box_resting(tmp_path):
     ref = run_mujoco(scene, 2.0, None, contact=True)
     check_same_times(s2r, ref)
     # resting height within 0.5 mm of MuJoCo's (which sinks 7 um with the stiff reference
-    # contact): s2r's contact solver leaves up to s2r_linear_slop = 0.5 mm of penetration
-    # uncorrected by design; a sinking or hovering box (wrong contact point, normal or margin)
-    # is off by millimetres
+    # contact; s2r's soft contact settles within tens of um): a sinking or hovering box (wrong
+    # contact point, normal or margin) is off by millimetres
     err, at = worst(s2r["box.pz"] - ref["box.pz"], s2r)
     assert err < 5e-4, f"resting height differs by {err * 1e3:.3g} mm at t = {at:.2f} s"
     assert abs(ref["box.pz"][-1] - BOX_HALF) < 5e-5
