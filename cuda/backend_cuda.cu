@@ -39,7 +39,7 @@ __global__ void ControlStepKernel(ModelView m, StateView s, DeviceWorkspaces dw,
                dw.joint_frame + static_cast<int64_t>(world) * (m.njoint + 1),
                dw.joint_factor + static_cast<int64_t>(world) * (m.njoint + 1) * kJointFactorSize,
                dw.lock_factor ? dw.lock_factor + static_cast<int64_t>(world) * dw.lock_rows * dw.lock_rows : nullptr,
-               dw.lock_scratch ? dw.lock_scratch + static_cast<int64_t>(world) * 3 * dw.lock_rows : nullptr,
+               dw.lock_scratch ? dw.lock_scratch + static_cast<int64_t>(world) * LockScratchSize(m) : nullptr,
                dw.reduced ? dw.reduced + static_cast<int64_t>(world) * ReducedScratchSize(m.nreduced) : nullptr,
                dw.reduced_valid + world,
                dw.axis_prep + static_cast<int64_t>(world) * AxisPrepSize(m),
@@ -194,7 +194,7 @@ class CudaBackend : public Backend {
            (sizeof(ContactConstraint) + sizeof(ContactManifold) + sizeof(Contact)) * model_.max_contacts +
            sizeof(Transform) * model_.ngeom +
            (sizeof(Real) * (1 + kJointFactorSize) + sizeof(JointFrame)) * (model_.njoint + 1) +
-           (lock_rows_ <= kMaxTreeLockRows ? sizeof(Real) * (lock_rows_ * lock_rows_ + 3 * lock_rows_) : 0) +
+           (lock_rows_ <= kMaxTreeLockRows ? sizeof(Real) * (lock_rows_ * lock_rows_ + LockScratchSize(model_)) : 0) +
            sizeof(Real) * ReducedScratchSize(model_.nreduced) + sizeof(uint32_t) +
            sizeof(Real) * AxisPrepSize(model_);
   }
@@ -250,10 +250,10 @@ class CudaBackend : public Backend {
     ws_qdot0_.Resize(sizeof(Real) * nw * (m.njoint + 1));
     ws_frame_.Resize(sizeof(JointFrame) * nw * (m.njoint + 1));
     ws_factor_.Resize(sizeof(Real) * nw * (m.njoint + 1) * kJointFactorSize);
-    lock_rows_ = TotalLockRows(m);
+    lock_rows_ = TotalBlockRows(m);
     bool together = lock_rows_ > 0 && lock_rows_ <= kMaxTreeLockRows;
     ws_lock_factor_.Resize(together ? sizeof(Real) * nw * lock_rows_ * lock_rows_ : 0);
-    ws_lock_scratch_.Resize(together ? sizeof(Real) * nw * 3 * lock_rows_ : 0);
+    ws_lock_scratch_.Resize(together ? sizeof(Real) * nw * LockScratchSize(m) : 0);
     ws_reduced_.Resize(sizeof(Real) * nw * ReducedScratchSize(m.nreduced));
     ws_reduced_valid_.Resize(sizeof(uint32_t) * nw);
     ws_axis_prep_.Resize(sizeof(Real) * nw * AxisPrepSize(m));

@@ -17,7 +17,7 @@ struct DeviceWorkspaces {
   JointFrame* joint_frame;
   Real* joint_factor;
   Real* lock_factor;   // (R * R) per world, or null when R > kMaxTreeLockRows
-  Real* lock_scratch;  // (3 R) per world
+  Real* lock_scratch;  // (LockScratchSize) per world
   int32_t lock_rows;   // R
   Real* reduced;       // (ReducedScratchSize(nreduced)) per world, or null when nreduced = 0
   uint32_t* reduced_valid;  // (1) per world: what of its reduced block is current

@@ -57,10 +57,10 @@ struct alignas(kCacheLine) CpuScratch {
     joint_qdot0.resize(m.njoint + 1);
     joint_frame.resize(m.njoint + 1);
     joint_factor.resize((m.njoint + 1) * kJointFactorSize);
-    int rows = TotalLockRows(m);
+    int rows = TotalBlockRows(m);
     bool together = rows > 0 && rows <= kMaxTreeLockRows;
     lock_factor.assign(together ? rows * rows : 0, Real(0));
-    lock_scratch.assign(together ? 3 * rows : 0, Real(0));
+    lock_scratch.assign(together ? LockScratchSize(m) : 0, Real(0));
     axis_prep.assign(AxisPrepSize(m), Real(0));
     ws = Workspace{bodies.data(),      constraints.data(), manifolds.data(), contacts.data(), geom_xform.data(),
                    joint_qdot0.data(), joint_frame.data(), joint_factor.data(),

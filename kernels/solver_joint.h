@@ -48,7 +48,7 @@ struct JointFrame {
   Vec3 rb;      // child COM to the child's anchor, world, m
   Vec3 gap;     // child anchor minus parent anchor, world, m
   Vec3 axis;    // joint axis carried by the parent, world
-  Vec3 t1, t2;  // completes axis to an orthonormal basis
+  Vec3 t1, t2;  // completes axis to an orthonormal basis (fixed in the parent's frame)
   Vec3 rot_err; // rotation vector from the reference relative orientation to the current one
   Vec3 hinge_err;  // axis_parent x axis_child (hinge alignment error)
   Real q;       // joint coordinate: rad (hinge) or m (slide)
@@ -62,8 +62,15 @@ S2R_HD JointFrame ComputeJointFrame(const ModelView& m, int j, const SolverBody&
   Vec3 pb = b.com + f.rb;
   f.gap = pb - pa;
   f.ra = pb - a.com;
-  f.axis = Rotate(a.rot, LoadVec3(m.joint_axis_parent + 3 * j));
-  OrthonormalBasis(f.axis, &f.t1, &f.t2);
+  // the basis is built in the parent's frame and carried with it: a world-frame construction
+  // (OrthonormalBasis of the world axis) jumps when the axis crosses its branch plane, and the
+  // warm-started lock impulses, stored per basis vector, would then push the wrong way
+  Vec3 axis_local = LoadVec3(m.joint_axis_parent + 3 * j);
+  Vec3 t1_local, t2_local;
+  OrthonormalBasis(axis_local, &t1_local, &t2_local);
+  f.axis = Rotate(a.rot, axis_local);
+  f.t1 = Rotate(a.rot, t1_local);
+  f.t2 = Rotate(a.rot, t2_local);
   Quat target = a.rot * LoadQuat(m.joint_qrel0 + 4 * j);
   if (m.joint_type[j] != kJointHinge) {
     Quat err = b.rot * Conjugate(target);
@@ -135,6 +142,26 @@ S2R_HD bool JointIsReduced(const ModelView& m, int j) {
 }
 S2R_HD int JointLockRows(const ModelView& m, int j) {
   return JointIsReduced(m, j) ? 0 : LockRowCount(m.joint_type[j]);
+}
+// Rows of joint j in the world's block when the locks are solved together (SolveLocksTogether):
+// its lock rows, then for a hinge or slide its armature row -- the rotor's inertia as a soft row
+// along the axis (compliance 1 / armature, target the joint velocity at the substep start), solved
+// with the locks so that the whole chain feels every rotor at once. A world whose armature is 0
+// keeps the row, inactive.
+S2R_HD bool JointHasArmatureRow(const ModelView& m, int j) {
+  int type = m.joint_type[j];
+  return (type == kJointHinge || type == kJointSlide) && !JointIsReduced(m, j);
+}
+S2R_HD int JointBlockRows(const ModelView& m, int j) {
+  return JointLockRows(m, j) + (JointHasArmatureRow(m, j) ? 1 : 0);
+}
+// the k-th block row of joint j: LockRow, or past the lock rows the armature row (c = 0)
+S2R_HD Row BlockRow(const ModelView& m, int j, const JointFrame& f, int k, Real* c, int* slot) {
+  int type = m.joint_type[j];
+  if (k < LockRowCount(type)) return LockRow(type, f, k, c, slot);
+  *c = Real(0);
+  *slot = kSlotArmature;
+  return Row{f.axis, f.ra, f.rb, type == kJointHinge};
 }
 
 constexpr int kMaxLockRows = 6;
@@ -477,13 +504,14 @@ S2R_HD Real SolveAxisRows(const ModelView& m, int world, int j, Real q, Real cdo
 // qdot0: joint velocity at the substep start; prep: from PrepareJointBlock this step; axis_prep
 // (PrepareAxisRows) and act_impulse: the world's axis-row coefficients and accumulated actuator
 // impulses; inv_h: 1 / substep. solve_locks
-// false leaves the lock rows to SolveLocksTogether (the whole world's locks as one block).
-S2R_HD void SolveJoint(const ModelView& m, int world, int j, const JointFrame& f, Real* impulse,
+// false leaves the lock rows to SolveLocksTogether (the whole world's locks as one block); the
+// caller then carries the returned axis impulse through the locks (ApplyAxisImpulseThroughLocks).
+S2R_HD Real SolveJoint(const ModelView& m, int world, int j, const JointFrame& f, Real* impulse,
                        SolverBody* a, SolverBody* b, Softness soft, bool use_bias, Real inv_h,
                        Real qdot0, const Real* prep, const Real* axis_prep, Real* act_impulse,
                        bool solve_locks) {
   int type = m.joint_type[j];
-  if (type == kJointFree) return;
+  if (type == kJointFree) return Real(0);
 
   // Rows along the free axis. They share one Jacobian, so the axis velocity after an impulse p is
   // cdot + w p exactly: each row updates cdot analytically, and the sum joins the lock impulses.
@@ -493,8 +521,8 @@ S2R_HD void SolveJoint(const ModelView& m, int world, int j, const JointFrame& f
   Real w = prep[solve_locks ? kPrepAxisInvMass : kPrepAxisInvMassLocked];
   if (type != kJointWeld && w > Real(0)) {
     Real cdot = Dot(f.axis, type == kJointHinge ? dw : dv);
-    applied = SolveAxisRows(m, world, j, f.q, cdot, w, impulse, soft, use_bias, inv_h, qdot0, true,
-                            axis_prep, act_impulse);
+    applied = SolveAxisRows(m, world, j, f.q, cdot, w, impulse, soft, use_bias, inv_h, qdot0,
+                            solve_locks, axis_prep, act_impulse);
     if (applied != Real(0)) {
       dv += applied * LoadVec3(prep + kPrepAxisDv);
       dw += applied * LoadVec3(prep + kPrepAxisDw);
@@ -532,6 +560,7 @@ S2R_HD void SolveJoint(const ModelView& m, int world, int j, const JointFrame& f
     }
   }
   ApplyLockImpulse(f, linear, angular, a, b);
+  return applied;
 }
 
 // The frame fields a slide of a reduced tree uses: its axis (fixed for the step) and q, from the
@@ -578,30 +607,29 @@ S2R_HD Real CrossResponse(const Row& r, int pa, int pb, const RowResponse& resp,
   return Dot(r.n, (dvb + Cross(dwb, r.rb)) - (dva + Cross(dwa, r.ra)));
 }
 
-// total lock rows of the model's joints
-S2R_HD int TotalLockRows(const ModelView& m) {
+// rows of the world's block: every joint's lock rows and armature rows
+S2R_HD int TotalBlockRows(const ModelView& m) {
   int n = 0;
-  for (int j = 0; j < m.njoint; ++j) n += JointLockRows(m, j);
+  for (int j = 0; j < m.njoint; ++j) n += JointBlockRows(m, j);
   return n;
 }
 
 // Assembles and factors the world's lock block from the joint frames (step start). factor holds
 // R x R. Returns false if it cannot be factored (then per-joint blocks are used).
-S2R_HD bool PrepareLocksTogether(const ModelView& m, const JointFrame* frames,
+S2R_HD bool PrepareLocksTogether(const ModelView& m, int world, const JointFrame* frames,
                                  const SolverBody* bodies, Real* factor, Real* first) {
-  int total = TotalLockRows(m);
+  int total = TotalBlockRows(m);
   // every lock row with its bodies and its response to a unit impulse
   Row rows[kMaxTreeLockRows];
   RowResponse resp[kMaxTreeLockRows];
   int body_a[kMaxTreeLockRows], body_b[kMaxTreeLockRows];
   int r = 0;
   for (int j = 0; j < m.njoint; ++j) {
-    int type = m.joint_type[j];
     int pa = m.joint_parent[j], pb = m.joint_body[j];
-    for (int k = 0; k < JointLockRows(m, j); ++k, ++r) {
+    for (int k = 0; k < JointBlockRows(m, j); ++k, ++r) {
       Real c;
       int slot;
-      rows[r] = LockRow(type, frames[j], k, &c, &slot);
+      rows[r] = BlockRow(m, j, frames[j], k, &c, &slot);
       resp[r] = UnitImpulseResponse(rows[r], bodies[pa], bodies[pb]);
       body_a[r] = pa;
       body_b[r] = pb;
@@ -619,21 +647,36 @@ S2R_HD bool PrepareLocksTogether(const ModelView& m, const JointFrame* frames,
       factor[col * total + row] = v;
     }
   }
+  // armature rows: compliance 1 / armature on the diagonal; without armature, decoupled and inert
+  const Real* armature = m.joint_armature.At(world);
+  r = 0;
+  for (int j = 0; j < m.njoint; ++j) {
+    r += JointLockRows(m, j);
+    if (!JointHasArmatureRow(m, j)) continue;
+    if (armature[j] > Real(0)) {
+      factor[r * total + r] += Real(1) / armature[j];
+    } else {
+      for (int i = 0; i < total; ++i) factor[r * total + i] = factor[i * total + r] = Real(0);
+      factor[r * total + r] = Real(1);
+    }
+    ++r;
+  }
   return EnvelopeCholeskyFactor(factor, total, first);
 }
 
 // One pass over all lock rows at once. frames: the joints' current frames; scratch: 2 R reals.
-S2R_HD void SolveLocksTogether(const ModelView& m, const JointFrame* frames, SolverBody* bodies,
-                               Real* joint_impulse /* (njoint, kJointImpulseSlots) */,
+S2R_HD void SolveLocksTogether(const ModelView& m, int world, const JointFrame* frames,
+                               SolverBody* bodies, Real* joint_impulse /* (njoint, kJointImpulseSlots) */,
                                const Real* factor, const Real* first, Real* scratch, Softness soft,
-                               bool use_bias) {
-  int total = TotalLockRows(m);
+                               bool use_bias, const Real* qdot0) {
+  int total = TotalBlockRows(m);
   Real* rhs = scratch;
   Real* dl = scratch + total;
+  const Real* armature = m.joint_armature.At(world);
   int r = 0;
   for (int j = 0; j < m.njoint; ++j) {
     int type = m.joint_type[j];
-    int n = JointLockRows(m, j);
+    int n = JointBlockRows(m, j);
     if (n == 0) continue;
     const SolverBody& a = bodies[m.joint_parent[j]];
     const SolverBody& b = bodies[m.joint_body[j]];
@@ -643,8 +686,14 @@ S2R_HD void SolveLocksTogether(const ModelView& m, const JointFrame* frames, Sol
     for (int k = 0; k < n; ++k, ++r) {
       Real c;
       int slot;
-      Row row = LockRow(type, f, k, &c, &slot);
-      rhs[r] = Dot(row.n, row.angular ? dw : dv) + (use_bias ? soft.bias_rate * c : Real(0));
+      Row row = BlockRow(m, j, f, k, &c, &slot);
+      Real cdot = Dot(row.n, row.angular ? dw : dv);
+      if (k < LockRowCount(type)) {
+        rhs[r] = cdot + (use_bias ? soft.bias_rate * c : Real(0));
+      } else {  // the rotor: cdot' - qdot0 + impulse / armature = 0 (implicit over the substep)
+        const Real* imp = joint_impulse + j * kJointImpulseSlots;
+        rhs[r] = armature[j] > Real(0) ? cdot - qdot0[j] + imp[kSlotArmature] / armature[j] : Real(0);
+      }
     }
   }
   EnvelopeCholeskySolve(factor, first, rhs, total, dl);
@@ -653,15 +702,14 @@ S2R_HD void SolveLocksTogether(const ModelView& m, const JointFrame* frames, Sol
   Real impulse_scale = Real(0);
   r = 0;
   for (int j = 0; j < m.njoint; ++j) {
-    int type = m.joint_type[j];
-    int n = JointLockRows(m, j);
+    int n = JointBlockRows(m, j);
     if (n == 0) continue;
     Real* impulse = joint_impulse + j * kJointImpulseSlots;
     Vec3 linear{0, 0, 0}, angular{0, 0, 0};
     for (int k = 0; k < n; ++k, ++r) {
       Real c;
       int slot;
-      Row row = LockRow(type, frames[j], k, &c, &slot);
+      Row row = BlockRow(m, j, frames[j], k, &c, &slot);
       Real imp = -mass_scale * dl[r] - impulse_scale * impulse[slot];
       impulse[slot] += imp;
       if (row.angular) angular += imp * row.n;
@@ -672,32 +720,36 @@ S2R_HD void SolveLocksTogether(const ModelView& m, const JointFrame* frames, Sol
 }
 
 // The axis row's inverse effective mass seen through the locks (a Schur complement):
-//   w_eff = J_axis M^-1 J_axis^T - u^T K^-1 u,  u = J_lock M^-1 J_axis^T.
-// The lock solve that follows an axis impulse in the same pass redistributes it, so the axis
-// velocity changes by w_eff per unit impulse, not by the bare w: for a pendulum on a hinge w_eff is
-// 1 / I_pivot where w is 1 / I_com, a factor m L^2 / I_com apart. Rows acting along the axis
-// (limits, servos, damping) use w_eff so that one pass gets their impulse right.
-S2R_HD Real AxisInvMassThroughLocks(const ModelView& m, int j, const JointFrame* frames,
+//   w_eff = J_axis M^-1 J_axis^T - u^T K^-1 u,  u = J_lock M^-1 J_axis^T,
+// and `coupling` = K^-1 u (R reals): the lock impulses, per unit axis impulse, that keep the locks'
+// velocities where they were (ApplyAxisImpulseThroughLocks). With them an axis impulse moves the
+// chain as the articulated system would, so the axis velocity changes by exactly w_eff per unit
+// impulse, not by the bare w: for a pendulum on a hinge w_eff is 1 / I_pivot where w is 1 / I_com,
+// a factor m L^2 / I_com apart. Rows acting along the axis (limits, servos, damping, armature) use
+// w_eff so that one pass gets their impulse right.
+S2R_HD Real AxisInvMassThroughLocks(const ModelView& m, int world, int j, const JointFrame* frames,
                                     const SolverBody* bodies, const Real* factor,
-                                    const Real* first, Real* scratch) {
-  int total = TotalLockRows(m);
+                                    const Real* first, Real* scratch, Real* coupling) {
+  int total = TotalBlockRows(m);
   int pa = m.joint_parent[j], pb = m.joint_body[j];
   Row axis = AxisRow(m, j, frames[j]);
   RowResponse resp = UnitImpulseResponse(axis, bodies[pa], bodies[pb]);
   Real w = RowVelocityOfResponse(axis, resp);
   Real* u = scratch;
-  Real* y = scratch + total;
+  Real* y = coupling;
   int r = 0;
   for (int j2 = 0; j2 < m.njoint; ++j2) {
     int type2 = m.joint_type[j2];
     int qa = m.joint_parent[j2], qb = m.joint_body[j2];
     bool touches = qa == pa || qa == pb || qb == pa || qb == pb;
-    for (int k = 0; k < JointLockRows(m, j2); ++k, ++r) {
+    for (int k = 0; k < JointBlockRows(m, j2); ++k, ++r) {
       u[r] = Real(0);
-      if (!touches) continue;
+      // an inert armature row (no armature in this world) takes no impulse
+      bool inert = k >= LockRowCount(type2) && !(m.joint_armature.At(world)[j2] > Real(0));
+      if (!touches || inert) continue;
       Real c;
       int slot;
-      Row row = LockRow(type2, frames[j2], k, &c, &slot);
+      Row row = BlockRow(m, j2, frames[j2], k, &c, &slot);
       u[r] = CrossResponse(row, qa, qb, resp, pa, pb);
     }
   }
@@ -706,6 +758,43 @@ S2R_HD Real AxisInvMassThroughLocks(const ModelView& m, int j, const JointFrame*
   for (int i = 0; i < total; ++i) reduced -= u[i] * y[i];
   // a row the locks fully determine has no inertia left along the axis: keep it well posed
   return Max(reduced, Real(1e-6) * w);
+}
+
+// An axis impulse of joint j (`applied`, already given to its two bodies) followed by the lock
+// impulses that keep every lock's velocity where it was: -applied coupling_r on lock row r, added
+// to the rows' accumulated impulses. Without them the impulse first moves the two bodies alone,
+// and the next joints' axis rows in the same pass read velocities off the locks -- for a light
+// link many times too large -- and answer them. coupling: from AxisInvMassThroughLocks.
+S2R_HD void ApplyAxisImpulseThroughLocks(const ModelView& m, const JointFrame* frames,
+                                         SolverBody* bodies, Real* joint_impulse,
+                                         const Real* coupling, Real applied) {
+  int r = 0;
+  for (int j = 0; j < m.njoint; ++j) {
+    int n = JointBlockRows(m, j);
+    if (n == 0) continue;
+    Real* impulse = joint_impulse + j * kJointImpulseSlots;
+    Vec3 linear{0, 0, 0}, angular{0, 0, 0};
+    bool any = false;
+    for (int k = 0; k < n; ++k, ++r) {
+      if (coupling[r] == Real(0)) continue;
+      Real c;
+      int slot;
+      Row row = BlockRow(m, j, frames[j], k, &c, &slot);
+      Real mu = -applied * coupling[r];
+      impulse[slot] += mu;
+      if (row.angular) angular += mu * row.n;
+      else linear += mu * row.n;
+      any = true;
+    }
+    if (any) ApplyLockImpulse(frames[j], linear, angular, &bodies[m.joint_parent[j]], &bodies[m.joint_body[j]]);
+  }
+}
+
+// Reals of the locks-together scratch: rhs and solution (2 R), the factor's envelope (R), and
+// each joint's coupling vector (njoint R)
+S2R_HD int LockScratchSize(const ModelView& m) {
+  int r = TotalBlockRows(m);
+  return 3 * r + m.njoint * r;
 }
 
 }  // namespace s2r

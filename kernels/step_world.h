@@ -27,8 +27,9 @@ struct Workspace {
   Real* joint_qdot0;               // (njoint) joint velocity at the substep start
   JointFrame* joint_frame;         // (njoint) joint geometry at the substep start
   Real* joint_factor;              // (njoint, kJointFactorSize) lock-block Cholesky factors
-  Real* lock_factor;               // (R, R) all lock rows' factor, R = TotalLockRows <= kMaxTreeLockRows
-  Real* lock_scratch;              // (3 R): two vectors and the factor's envelope
+  Real* lock_factor;               // (R, R) all lock rows' factor, R = TotalBlockRows <= kMaxTreeLockRows
+  Real* lock_scratch;              // (LockScratchSize): two vectors, the factor's envelope and
+                                   // each joint's lock coupling
   Real* reduced;                   // (ReducedScratchSize(nreduced)) this world's slide-tree block,
                                    // or null when none; kept between steps (solver_reduced.h)
   uint32_t* reduced_valid;         // what of that block is current; the backend sets it to 0 when
@@ -233,6 +234,29 @@ S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspac
     SolveManifold(red, mf, ws->constraints, a, b,
                   against_static ? soft.contact_static : soft.contact, use_bias, inv_h, push, slop);
   }
+  if (ws->locks_together) {
+    int rows = TotalBlockRows(m);
+    if (use_bias) {
+      // the axis rows below read joint velocities: first put the bodies back on their locks (the
+      // warm start and the contacts moved them off, a light link far off)
+      SolveLocksTogether(m, world, ws->joint_frame, ws->bodies, s.joint_impulse(world, 0),
+                         ws->lock_factor, ws->lock_scratch + 2 * rows, ws->lock_scratch, soft.joint,
+                         true, ws->joint_qdot0);
+    } else {
+      // the relax pass runs in the moved configuration: new frames and the block refactored for
+      // them. With the substep-start factor one solve leaves a residual that grows with the
+      // chain's speed -- armature lost half its effect (a six-joint chain 23 mm off MuJoCo after
+      // 2 s, 5 mm now) -- and iterating that solve made fast undamped chains diverge.
+      for (int j = 0; j < m.njoint; ++j) {
+        if (m.joint_type[j] == kJointFree || JointIsReduced(m, j)) continue;
+        ws->joint_frame[j] = ComputeJointFrame(m, j, ws->bodies[m.joint_parent[j]], ws->bodies[m.joint_body[j]]);
+      }
+      if (!PrepareLocksTogether(m, world, ws->joint_frame, ws->bodies, ws->lock_factor,
+                                ws->lock_scratch + 2 * rows)) {
+        ws->locks_together = 0;  // singular: this relax pass leaves the locks alone
+      }
+    }
+  }
   for (int j = 0; j < m.njoint; ++j) {
     if (m.joint_type[j] == kJointFree) continue;
     SolverBody* a = &ws->bodies[m.joint_parent[j]];
@@ -243,15 +267,22 @@ S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspac
                         use_bias, inv_h, ws->axis_prep, act_impulse);
       continue;
     }
-    if (!use_bias) ws->joint_frame[j] = ComputeJointFrame(m, j, *a, *b);
-    SolveJoint(m, world, j, ws->joint_frame[j], s.joint_impulse(world, j), a, b, soft.joint,
-               use_bias, inv_h, ws->joint_qdot0[j], ws->joint_factor + j * kJointFactorSize,
-               ws->axis_prep, act_impulse, !ws->locks_together);
+    if (!use_bias && !ws->locks_together) ws->joint_frame[j] = ComputeJointFrame(m, j, *a, *b);
+    Real applied = SolveJoint(m, world, j, ws->joint_frame[j], s.joint_impulse(world, j), a, b,
+                              soft.joint, use_bias, inv_h, ws->joint_qdot0[j],
+                              ws->joint_factor + j * kJointFactorSize, ws->axis_prep, act_impulse,
+                              !ws->locks_together);
+    if (ws->locks_together && applied != Real(0)) {
+      int rows = TotalBlockRows(m);
+      ApplyAxisImpulseThroughLocks(m, ws->joint_frame, ws->bodies, s.joint_impulse(world, 0),
+                                   ws->lock_scratch + 3 * rows + j * rows, applied);
+    }
   }
   if (ws->locks_together) {
-    int rows = TotalLockRows(m);
-    SolveLocksTogether(m, ws->joint_frame, ws->bodies, s.joint_impulse(world, 0), ws->lock_factor,
-                       ws->lock_scratch + 2 * rows, ws->lock_scratch, soft.joint, use_bias);
+    int rows = TotalBlockRows(m);
+    SolveLocksTogether(m, world, ws->joint_frame, ws->bodies, s.joint_impulse(world, 0),
+                       ws->lock_factor, ws->lock_scratch + 2 * rows, ws->lock_scratch, soft.joint,
+                       use_bias, ws->joint_qdot0);
   }
 }
 
@@ -373,9 +404,10 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
     WarmStartManifoldFriction(mf, old, nold, ga, gb, a.com + mf->anchor_a, h);
   }
 
-  int lock_rows = TotalLockRows(m);
+  int lock_rows = TotalBlockRows(m);
   bool together = lock_rows > 0 && lock_rows <= kMaxTreeLockRows && ws->lock_factor != nullptr;
   Real* act_impulse = s.actuator_impulse(world);
+  bool axes_through_locks = false;  // AxisInvMassThroughLocks done this step
   for (int sub = 0; sub < m.substeps; ++sub) {
     // joint frames and lock-block factors at the substep start (a slide's lever arm changes as
     // it extends, so the factors cannot be held for a whole step); joint velocities before this
@@ -395,17 +427,23 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
       PrepareJointBlock(m, j, f, a, b, ws->joint_factor + j * kJointFactorSize, !together);
     }
     ws->locks_together =
-        together && PrepareLocksTogether(m, ws->joint_frame, ws->bodies, ws->lock_factor,
+        together && PrepareLocksTogether(m, world, ws->joint_frame, ws->bodies, ws->lock_factor,
                                           ws->lock_scratch + 2 * lock_rows);
-    // the axis rows' effective masses through the locks change slowly with the configuration:
-    // once per step (a stale value only slows convergence; the locks are solved exactly)
-    if (ws->locks_together && sub == 0) {
+    // the axis rows' effective masses and lock couplings through the locks change slowly with
+    // the configuration: once per step, at the first substep whose locks factor (a stale value
+    // only slows convergence; the locks are solved exactly in every pass)
+    if (ws->locks_together && !axes_through_locks) {
+      axes_through_locks = true;
       for (int j = 0; j < m.njoint; ++j) {
         int type = m.joint_type[j];
-        if ((type != kJointHinge && type != kJointSlide) || JointIsReduced(m, j)) continue;
+        Real* coupling = ws->lock_scratch + 3 * lock_rows + j * lock_rows;
+        if ((type != kJointHinge && type != kJointSlide) || JointIsReduced(m, j)) {
+          for (int r = 0; r < lock_rows; ++r) coupling[r] = Real(0);
+          continue;
+        }
         ws->joint_factor[j * kJointFactorSize + kPrepAxisInvMassLocked] = AxisInvMassThroughLocks(
-            m, j, ws->joint_frame, ws->bodies, ws->lock_factor, ws->lock_scratch + 2 * lock_rows,
-            ws->lock_scratch);
+            m, world, j, ws->joint_frame, ws->bodies, ws->lock_factor, ws->lock_scratch + 2 * lock_rows,
+            ws->lock_scratch, coupling);
       }
     }
     if (together && !ws->locks_together) {  // singular: fall back to per-joint blocks
