@@ -594,7 +594,9 @@ S2R_HD void SolveReducedJoint(const ModelView& m, int world, int j, const JointF
 // (dense, factored once per substep), one solve per pass. Cost per substep O(R^3 / 6), per pass
 // O(R^2). At the velocity level the locks are rigid (solved exactly); only the correction of a
 // position error is soft.
-constexpr int kMaxTreeLockRows = 48;
+// 64: a 7-axis arm with a two-finger gripper (9 joints, 54 rows) fits; past it the per-joint
+// blocks are used, and a chain of light links with armature or stiff servos is fragile there
+constexpr int kMaxTreeLockRows = 64;
 
 // row r's velocity response to unit impulse `resp` of a row acting on bodies (qa, qb)
 S2R_HD Real CrossResponse(const Row& r, int pa, int pb, const RowResponse& resp, int qa, int qb) {

@@ -617,6 +617,61 @@ TEST(PhysicsValidation, SixAxisArmWithServosAndArmatureHoldsItsPose) {
   }
 }
 
+// A 7-axis arm with a two-finger gripper (9 joints, 54 block rows: the largest the locks-together
+// path takes), armature 0.1 kg m^2 on the arm joints, damping, limits, position servos holding
+// the pose with targets at zero, links touching each other. It must stay finite for 5 s and come
+// to rest. (With a 48-row block it fell back to per-joint blocks and ran away.)
+TEST(PhysicsValidation, SevenAxisArmWithGripperHoldsStill) {
+  Model m = LoadText(Scene(R"(
+  <default>
+    <joint type="hinge" armature="0.1" damping="1" range="-2.8 2.8"/>
+    <geom type="capsule" size="0.05" density="500"/>
+    <position kp="300" kv="30" ctrlrange="-2.8 2.8" forcerange="-87 87"/>
+    <default class="finger">
+      <joint type="slide" range="0 0.04" armature="0" damping="10"/>
+      <geom type="box" size="0.01 0.01 0.025" density="2000"/>
+      <position kp="200" kv="10" ctrlrange="0 0.04" forcerange="-20 20"/>
+    </default>
+  </default>
+  <worldbody>
+    <geom name="floor" type="plane" size="2 2 0.05"/>
+    <body name="link1" pos="0 0 0.333"><joint name="j1" axis="0 0 1"/><geom fromto="0 0 -0.1 0 0 0"/>
+      <body name="link2"><joint name="j2" axis="0 1 0"/><geom fromto="0 0 0 0 0 0.316"/>
+        <body name="link3" pos="0 0 0.316"><joint name="j3" axis="0 0 1"/><geom fromto="0 0 0 0.0825 0 0" size="0.045"/>
+          <body name="link4" pos="0.0825 0 0"><joint name="j4" axis="0 -1 0" range="-3 0"/><geom fromto="0 0 0 -0.0825 0 0.384" size="0.045"/>
+            <body name="link5" pos="-0.0825 0 0.384"><joint name="j5" axis="0 0 1"/><geom fromto="0 0 0 0 0 -0.1" size="0.04"/>
+              <body name="link6"><joint name="j6" axis="0 -1 0" range="-0.1 3.7"/><geom fromto="0 0 0 0.088 0 0" size="0.04"/>
+                <body name="link7" pos="0.088 0 0"><joint name="j7" axis="0 0 -1"/><geom fromto="0 0 0 0 0 -0.107" size="0.04"/>
+                  <body name="hand" pos="0 0 -0.107"><geom type="box" size="0.02 0.1 0.02" density="500"/>
+                    <body name="left" pos="0 0.03 -0.05" childclass="finger"><joint name="f1" axis="0 1 0"/><geom/></body>
+                    <body name="right" pos="0 -0.03 -0.05" childclass="finger"><joint name="f2" axis="0 -1 0"/><geom/></body>
+                  </body>
+                </body>
+              </body>
+            </body>
+          </body>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+  <contact><exclude body1="hand" body2="link6"/><exclude body1="link7" body2="link5"/><exclude body1="left" body2="right"/></contact>
+  <actuator>
+    <position joint="j1"/><position joint="j2"/><position joint="j3"/><position joint="j4" ctrlrange="-3 0"/>
+    <position joint="j5"/><position joint="j6" ctrlrange="-0.1 3.7"/><position joint="j7"/>
+    <position class="finger" joint="f1"/><position class="finger" joint="f2"/>
+  </actuator>)", 0.01, 4));
+  Engine e(m, EngineOptions{});
+  std::vector<Real> hold(m.nactuator(), Real(0));
+  for (int k = 0; k < 250; ++k) {  // 5 s
+    e.Step(hold.data());
+    ASSERT_EQ(e.state().status[0], kWorldOk) << "at control step " << k;
+  }
+  for (int b = 1; b < m.nbody(); ++b) {
+    const double* w = Sample(e, 0, b).angvel;
+    EXPECT_LT(std::sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]), 0.05) << "link " << b << " still moving";
+  }
+}
+
 // --- joint limits, friction loss, damping; velocity and motor actuators ------------------------------
 
 TEST(PhysicsValidation, HingeLimitStopsThePendulum) {
