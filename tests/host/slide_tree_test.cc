@@ -211,23 +211,26 @@ TEST_P(SlideModes, FingersOfOneTreeClosingOnEachOtherStopAtContact) {
 
 // --- the two paths agree on the bench scenes ------------------------------------------------------
 
+// the bench script's actions at control step k
+std::vector<Real> ScriptActions(const Model& m, int nworld, int k) {
+  std::vector<Real> a(static_cast<size_t>(nworld) * m.nactuator());
+  for (int w = 0; w < nworld; ++w) {
+    for (int i = 0; i < m.nactuator(); ++i) {
+      double lo = m.actuator_ctrlrange[2 * i], hi = m.actuator_ctrlrange[2 * i + 1];
+      a[w * m.nactuator() + i] =
+          Real(0.5 * (lo + hi) + 0.25 * (hi - lo) * std::sin(M_PI * k / 50.0 + 0.3 * w + i));
+    }
+  }
+  return a;
+}
+
 // every slide-tree body's position in every world after the bench's sinusoidal script
 std::vector<double> StagePositions(const Model& model, int nworld, int steps) {
   EngineOptions opt;
   opt.nworld = nworld;
   Engine e(model, opt);
   const Model& m = e.model();
-  std::vector<Real> a(static_cast<size_t>(nworld) * m.nactuator());
-  for (int k = 0; k < steps; ++k) {
-    for (int w = 0; w < nworld; ++w) {
-      for (int i = 0; i < m.nactuator(); ++i) {
-        double lo = m.actuator_ctrlrange[2 * i], hi = m.actuator_ctrlrange[2 * i + 1];
-        a[w * m.nactuator() + i] =
-            Real(0.5 * (lo + hi) + 0.25 * (hi - lo) * std::sin(M_PI * k / 50.0 + 0.3 * w + i));
-      }
-    }
-    e.Step(a.data());
-  }
+  for (int k = 0; k < steps; ++k) e.Step(ScriptActions(m, nworld, k).data());
   std::vector<double> out;
   Model reduced = WithSlideTrees(m, true);
   for (int w = 0; w < nworld; ++w) {
@@ -242,8 +245,9 @@ std::vector<double> StagePositions(const Model& model, int nworld, int steps) {
 TEST(SlideTrees, ReducedAndMaximalStagesAgreeOnTheBenchScenes) {
   // 2 s of the bench's sinusoidal script in 4 worlds, the stages sweeping through the free
   // object. The stages follow their servos in both paths: they differ by the maximal path's lock
-  // compliance and its Gauss-Seidel coupling through the contacts (observed: < 0.001 mm box_push,
-  // 0.02 mm pick_lift). Where the swept object ends up is chaotic in both and is not compared: the
+  // compliance and its Gauss-Seidel coupling through the contacts (observed: 0.0001 mm box_push,
+  // 0.0003 mm pick_lift; 0.02 mm before the maximal path carried axis impulses through its locks
+  // and put armature in its lock block). Where the swept object ends up is chaotic in both and is not compared: the
   // grasp, lift and push outcomes are checked per path in BenchSceneSlides.
   for (const char* scene : {"builtin:box_push", "builtin:pick_lift"}) {
     Model m = LoadScene(scene);
@@ -253,24 +257,11 @@ TEST(SlideTrees, ReducedAndMaximalStagesAgreeOnTheBenchScenes) {
     double worst = 0;
     for (size_t i = 0; i < reduced.size(); ++i) worst = std::max(worst, std::abs(reduced[i] - maximal[i]));
     EXPECT_LT(worst, 5e-4) << scene << ": the stages differ by " << worst * 1e3 << " mm";
-    std::printf("%s: stages, reduced vs maximal: %.3f mm\n", scene, worst * 1e3);
+    std::printf("%s: stages, reduced vs maximal: %.4f mm\n", scene, worst * 1e3);
   }
 }
 
 // --- the per-world tree block is rebuilt when its inputs change ---------------------------------
-
-// the bench script's actions at control step k
-std::vector<Real> ScriptActions(const Model& m, int nworld, int k) {
-  std::vector<Real> a(static_cast<size_t>(nworld) * m.nactuator());
-  for (int w = 0; w < nworld; ++w) {
-    for (int i = 0; i < m.nactuator(); ++i) {
-      double lo = m.actuator_ctrlrange[2 * i], hi = m.actuator_ctrlrange[2 * i + 1];
-      a[w * m.nactuator() + i] =
-          Real(0.5 * (lo + hi) + 0.25 * (hi - lo) * std::sin(M_PI * k / 50.0 + 0.3 * w + i));
-    }
-  }
-  return a;
-}
 
 template <typename T>
 void CopyInto(const std::vector<T>& from, std::vector<T>* to) {
