@@ -445,25 +445,23 @@ S2R_HD Real SolveAxisRows(const ModelView& m, int world, int j, Real q, Real cdo
     applied += imp;
     cdot += w * imp;
   }
+  // implicit rows driving cdot to `target` with compliance gamma (armature: the substep-start
+  // velocity; damping: rest): d_lambda = (target - cdot - gamma acc) / (w + gamma), with the
+  // cdot term last so only it is on the velocity chain
+  auto implicit_row = [&](Real gamma, Real target, Real& acc) {
+    Real inv_den = Real(1) / (w + gamma);
+    Real imp = (target - gamma * acc) * inv_den - cdot * inv_den;
+    acc += imp;
+    applied += imp;
+    cdot += w * imp;
+  };
   const Real* jp = prep + kActuatorPrepSize * m.nactuator + kJointPrepSize * j;
   Real armature_gamma = jp[kJointPrepArmatureGamma];
   if (forces && armature_row && armature_gamma > Real(0)) {
-    Real& acc = impulse[kSlotArmature];
-    Real inv_den = Real(1) / (w + armature_gamma);
-    Real imp = (qdot0 - armature_gamma * acc) * inv_den - cdot * inv_den;
-    acc += imp;
-    applied += imp;
-    cdot += w * imp;
+    implicit_row(armature_gamma, qdot0, impulse[kSlotArmature]);
   }
   Real damping_gamma = jp[kJointPrepDampingGamma];
-  if (forces && damping_gamma > Real(0)) {
-    Real& acc = impulse[kSlotDamping];
-    Real inv_den = Real(1) / (w + damping_gamma);
-    Real imp = -(damping_gamma * acc) * inv_den - cdot * inv_den;
-    acc += imp;
-    applied += imp;
-    cdot += w * imp;
-  }
+  if (forces && damping_gamma > Real(0)) implicit_row(damping_gamma, Real(0), impulse[kSlotDamping]);
   Real limit = jp[kJointPrepFrictionLimit];
   if (forces && limit > Real(0)) {
     Real& acc = impulse[kSlotFrictionLoss];

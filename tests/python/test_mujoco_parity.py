@@ -405,17 +405,22 @@ def compare_slides(s2r, ref):
 SLIDE_MODES = pytest.mark.parametrize("reduced", [True, False], ids=["reduced", "maximal"])
 
 
-def slides_scene(tmp_path, reduced):
-    src = scene_path("slides.xml")
-    if reduced:
-        return src
-    with open(src) as f:
+def edited_scene(tmp_path, name, old, new, out_name):
+    """A copy of a test scene with the text `old` (which must occur) replaced by `new`."""
+    with open(scene_path(name)) as f:
         text = f.read()
-    assert "<custom>" in text
-    text = text.replace("<custom>", '<custom>\n    <numeric name="s2r_reduce_slide_trees" data="0"/>', 1)
-    out = tmp_path / "slides_maximal.xml"
-    out.write_text(text)
+    assert old in text, f"{name} has no {old!r}"
+    out = tmp_path / out_name
+    out.write_text(text.replace(old, new))
     return str(out)
+
+
+def slides_scene(tmp_path, reduced):
+    if reduced:
+        return scene_path("slides.xml")
+    return edited_scene(tmp_path, "slides.xml", "<custom>",
+                        '<custom>\n    <numeric name="s2r_reduce_slide_trees" data="0"/>',
+                        "slides_maximal.xml")
 
 
 @SLIDE_MODES
@@ -524,15 +529,10 @@ def test_box_sliding_distance(tmp_path):
 
 def hinge_chain_scene(tmp_path, armature):
     """configs/scenes/test/hinge_chain.xml, with its armature (0.01 kg m^2 per joint) or none."""
-    src = scene_path("hinge_chain.xml")
     if armature:
-        return src
-    with open(src) as f:
-        text = f.read()
-    assert 'armature="0.01"' in text
-    out = tmp_path / "hinge_chain_no_armature.xml"
-    out.write_text(text.replace(' armature="0.01"', ""))
-    return str(out)
+        return scene_path("hinge_chain.xml")
+    return edited_scene(tmp_path, "hinge_chain.xml", ' armature="0.01"', "",
+                        "hinge_chain_no_armature.xml")
 
 
 @pytest.mark.parametrize("armature", [False, True], ids=["damping", "armature_damping"])
