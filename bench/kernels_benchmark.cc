@@ -2,7 +2,7 @@
 #include <benchmark/benchmark.h>
 
 #include "host/engine.h"
-#include "host/scene_source.h"
+#include "host/scene/scene_source.h"
 #include "kernels/collide.h"
 
 namespace s2r {

@@ -18,7 +18,7 @@
 
 #include "host/cli.h"
 #include "host/engine.h"
-#include "host/scene_source.h"
+#include "host/scene/scene_source.h"
 
 namespace s2r {
 namespace {

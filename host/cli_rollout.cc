@@ -9,7 +9,7 @@
 
 #include "host/cli.h"
 #include "host/engine.h"
-#include "host/scene_source.h"
+#include "host/scene/scene_source.h"
 #include "host/trajectory_io.h"
 
 namespace s2r {

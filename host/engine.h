@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "host/model.h"
+#include "host/scene/model.h"
 #include "kernels/state_view.h"
 
 namespace s2r {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "host/backend.h"
-#include "host/scene_source.h"
+#include "host/scene/scene_source.h"
 #include "tests/host/test_scenes.h"
 
 namespace s2r {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "host/scene_source.h"
+#include "host/scene/scene_source.h"
 #include "tests/host/test_scenes.h"
 
 namespace s2r {

@@ -1,6 +1,6 @@
 // Tests of the MJCF subset loader (host/mjcf_load). Expected numbers for poses, fromto frames and
 // default-class resolution were produced by MuJoCo 4.0 loading the same XML.
-#include "host/mjcf_load.h"
+#include "host/scene/mjcf_load.h"
 
 #include <gtest/gtest.h>
 

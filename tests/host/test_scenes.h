@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "host/engine.h"
-#include "host/mjcf_load.h"
+#include "host/scene/mjcf_load.h"
 
 namespace s2r {
 namespace test_util {

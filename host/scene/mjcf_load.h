@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "host/model.h"
+#include "host/scene/model.h"
 
 namespace s2r {
 

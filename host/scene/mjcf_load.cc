@@ -5,7 +5,7 @@
 // attribute schema (names, number syntax and counts) when it is reached; values are then resolved
 // through the default-class chain ("layers") and checked for meaning. Geometry is done in double
 // precision and stored as Real at the end.
-#include "host/mjcf_load.h"
+#include "host/scene/mjcf_load.h"
 
 #include <Eigen/Dense>
 #include <algorithm>

@@ -1,4 +1,4 @@
-#include "host/model.h"
+#include "host/scene/model.h"
 
 #include <cmath>
 #include <stdexcept>

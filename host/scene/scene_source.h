@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "host/model.h"
+#include "host/scene/model.h"
 
 namespace s2r {
 

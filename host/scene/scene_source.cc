@@ -1,6 +1,6 @@
-#include "host/scene_source.h"
+#include "host/scene/scene_source.h"
 
-#include "host/mjcf_load.h"
+#include "host/scene/mjcf_load.h"
 
 namespace s2r {
 
