@@ -6,22 +6,12 @@
 
 namespace s2r {
 
-// device scratch for all worlds: world w uses [w * per-world count, ...)
+// device scratch for all worlds (kernels/workspace.h): world w's blocks start at
+// w * layout.step_bytes and w * layout.world_bytes
 struct DeviceWorkspaces {
-  SolverBody* bodies;
-  ContactConstraint* constraints;
-  ContactManifold* manifolds;
-  Contact* contacts;
-  Transform* geom_xform;
-  Real* joint_qdot0;
-  JointFrame* joint_frame;
-  Real* joint_factor;
-  Real* lock_factor;   // (R * R) per world, or null when R > kMaxTreeLockRows
-  Real* lock_scratch;  // (LockScratchSize) per world
-  int32_t lock_rows;   // R
-  Real* reduced;       // (ReducedScratchSize(nreduced)) per world, or null when nreduced = 0
-  uint32_t* reduced_valid;  // (1) per world: what of its reduced block is current
-  Real* axis_prep;     // (AxisPrepSize) per world
+  char* step_blocks;
+  char* world_blocks;
+  WorkspaceLayout layout;
 };
 
 void LaunchResetWorlds(const ModelView& m, const StateView& s, void* stream);

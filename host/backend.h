@@ -3,7 +3,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <string>
 
 #include "kernels/model_view.h"
 #include "kernels/state_view.h"
@@ -13,9 +12,9 @@ namespace s2r {
 class Backend {
  public:
   virtual ~Backend() = default;
-  // (Re)binds the model; called at start and whenever a parameter field changes. `changed` names
-  // the one field that changed ("" = all).
-  virtual void SetModel(const ModelView& host_view, const std::string& changed) = 0;
+  // (Re)binds the model; called at start and whenever a parameter field changes. `changed` is the
+  // one field that changed (FieldId::kCount: all of them).
+  virtual void SetModel(const ModelView& host_view, FieldId changed) = 0;
   virtual void Reset() = 0;
   virtual void Step(const Real* actions) = 0;  // (nworld, nactuator) host array or null
   virtual void Download(const StateView& host) = 0;

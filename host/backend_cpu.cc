@@ -1,6 +1,5 @@
 // CPU backend: the kernels' world functions over a static partition of the worlds.
 #include <algorithm>
-#include <algorithm>
 #include <memory>
 #include <new>
 #include <vector>
@@ -35,56 +34,25 @@ struct LineAllocator {
 template <typename T>
 using LineVector = std::vector<T, LineAllocator<T>>;
 
-// one thread's scratch, reused for every world that thread steps
-struct alignas(kCacheLine) CpuScratch {
-  LineVector<SolverBody> bodies;
-  LineVector<ContactConstraint> constraints;
-  LineVector<ContactManifold> manifolds;
-  LineVector<Contact> contacts;
-  LineVector<Transform> geom_xform;
-  LineVector<Real> joint_qdot0;
-  LineVector<JointFrame> joint_frame;
-  LineVector<Real> joint_factor;
-  LineVector<Real> lock_factor, lock_scratch;
-  LineVector<Real> axis_prep;
-  Workspace ws;
-  void Allocate(const ModelView& m) {
-    bodies.resize(m.nbody);
-    constraints.resize(m.max_contacts);
-    manifolds.resize(m.max_contacts);
-    contacts.resize(m.max_contacts);
-    geom_xform.resize(m.ngeom);
-    joint_qdot0.resize(m.njoint + 1);
-    joint_frame.resize(m.njoint + 1);
-    joint_factor.resize((m.njoint + 1) * kJointFactorSize);
-    int rows = TotalBlockRows(m);
-    bool together = rows > 0 && rows <= kMaxTreeLockRows;
-    lock_factor.assign(together ? rows * rows : 0, Real(0));
-    lock_scratch.assign(together ? LockScratchSize(m) : 0, Real(0));
-    axis_prep.assign(AxisPrepSize(m), Real(0));
-    ws = Workspace{bodies.data(),      constraints.data(), manifolds.data(), contacts.data(), geom_xform.data(),
-                   joint_qdot0.data(), joint_frame.data(), joint_factor.data(),
-                   together ? lock_factor.data() : nullptr, together ? lock_scratch.data() : nullptr,
-                   nullptr, nullptr, axis_prep.data(), 0};  // the slide-tree block is per world
-  }
-};
-
 class CpuBackend : public Backend {
  public:
   CpuBackend(const StateView& state, int nworld, int threads)
       : state_(state), nworld_(nworld), pool_(threads), scratch_(threads) {}
 
-  void SetModel(const ModelView& view, const std::string&) override {
+  void SetModel(const ModelView& view, FieldId) override {
     model_ = view;
-    for (CpuScratch& s : scratch_) s.Allocate(model_);
-    // each world's slide-tree block, padded to whole cache lines; rebuilt at the next step
-    reduced_stride_ = (ReducedScratchSize(model_.nreduced) * sizeof(Real) + kCacheLine - 1) / kCacheLine *
-                      kCacheLine / sizeof(Real);
-    reduced_.assign(model_.nreduced > 0 ? static_cast<size_t>(nworld_) * reduced_stride_ : 0, Real(0));
-    reduced_valid_.assign(nworld_, 0u);
+    // one step block per thread; one world block per world (the slide-tree blocks), rebuilt at
+    // the next step
+    layout_ = ComputeWorkspaceLayout(model_);
+    step_blocks_.assign(static_cast<size_t>(layout_.step_bytes) * scratch_.size(), 0);
+    world_blocks_.assign(static_cast<size_t>(layout_.world_bytes) * nworld_, 0);
+    for (size_t t = 0; t < scratch_.size(); ++t) {
+      scratch_[t] = BindWorkspace(layout_, step_blocks_.data() + t * layout_.step_bytes, nullptr);
+    }
+    InvalidateWorldBlocks();
   }
   void Reset() override {
-    std::fill(reduced_valid_.begin(), reduced_valid_.end(), 0u);
+    InvalidateWorldBlocks();
     pool_.ParallelFor(nworld_, [this](int begin, int end, int) {
       for (int w = begin; w < end; ++w) ResetWorld(model_, state_, w);
     });
@@ -97,11 +65,10 @@ class CpuBackend : public Backend {
       actions = zeros.data();
     }
     pool_.ParallelFor(nworld_, [&](int begin, int end, int t) {
-      Workspace* ws = &scratch_[t].ws;
+      Workspace* ws = &scratch_[t];
       for (int w = begin; w < end; ++w) {
         if (w + 1 < end) PrefetchContacts(w + 1);
-        if (model_.nreduced > 0) ws->reduced = reduced_.data() + static_cast<size_t>(w) * reduced_stride_;
-        ws->reduced_valid = &reduced_valid_[w];
+        BindWorldBlock(ws, w);
         ControlStep(model_, state_, w, ws, actions + static_cast<int64_t>(w) * nact);
       }
     });
@@ -118,22 +85,34 @@ class CpuBackend : public Backend {
   void Download(const StateView&) override {}
   // the host state is the backend's state; an upload means it was edited (the trees' fixed
   // parents may have moved)
-  void Upload(const StateView&) override { std::fill(reduced_valid_.begin(), reduced_valid_.end(), 0u); }
+  void Upload(const StateView&) override { InvalidateWorldBlocks(); }
   int threads() const override { return pool_.size(); }
-  // the slide-tree blocks; the rest of the scratch is per thread, not per world
-  int64_t ScratchBytesPerWorld() const override {
-    return model_.nreduced > 0 ? static_cast<int64_t>(reduced_stride_ * sizeof(Real) + sizeof(uint32_t)) : 0;
-  }
+  // the world blocks; the step blocks are per thread, not per world
+  int64_t ScratchBytesPerWorld() const override { return layout_.world_bytes; }
 
  private:
+  // the World-lifetime arrays of world w (kernels/workspace.h)
+  void BindWorldBlock(Workspace* ws, int w) {
+    Workspace world = BindWorkspace(layout_, nullptr, world_blocks_.data() + static_cast<size_t>(w) * layout_.world_bytes);
+    ws->reduced = world.reduced;
+    ws->reduced_valid = world.reduced_valid;
+  }
+  // every world's slide-tree block is rebuilt at its next step
+  void InvalidateWorldBlocks() {
+    for (int w = 0; w < nworld_; ++w) {
+      Workspace world = BindWorkspace(layout_, nullptr, world_blocks_.data() + static_cast<size_t>(w) * layout_.world_bytes);
+      *world.reduced_valid = 0u;
+    }
+  }
+
   StateView state_;
   int nworld_;
   ModelView model_;
   ThreadPool pool_;
-  std::vector<CpuScratch> scratch_;
-  LineVector<Real> reduced_;              // (nworld, reduced_stride_) slide-tree blocks
-  size_t reduced_stride_ = 0;
-  std::vector<uint32_t> reduced_valid_;   // (nworld) their validity words
+  WorkspaceLayout layout_{};
+  LineVector<char> step_blocks_;   // (threads, step_bytes)
+  LineVector<char> world_blocks_;  // (nworld, world_bytes)
+  std::vector<Workspace> scratch_;  // per thread: its step block bound, world arrays per world
 };
 
 }  // namespace

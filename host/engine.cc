@@ -1,128 +1,64 @@
 #include "host/engine.h"
 
 #include <cmath>
-#include <cstring>
 #include <stdexcept>
 #include <thread>
+#include <type_traits>
 
 #include "host/backend.h"
+#include "host/scene/fields.h"
 
 namespace s2r {
 namespace {
 
-struct RealField {
-  const char* name;
-  Batched<Real> ModelView::*view_member;
-  std::vector<Real> Model::*model_member;
-  int per_item;      // values per entity
-  char count_of;     // 'b' bodies, 'g' geoms, 'j' joints, 'a' actuators, '1' scalar
-  bool positive;     // must be > 0
-  bool non_negative; // must be >= 0
-};
-
-// every per-world Real field; the order is the documentation order
-const RealField kRealFields[] = {
-    {"gravity", &ModelView::gravity, &Model::gravity, 3, '1', false, false},
-    {"body_mass", &ModelView::body_mass, &Model::body_mass, 1, 'b', false, true},
-    {"body_inertia", &ModelView::body_inertia, &Model::body_inertia, 3, 'b', false, true},
-    {"body_ipos", &ModelView::body_ipos, &Model::body_ipos, 3, 'b', false, false},
-    {"body_iquat", &ModelView::body_iquat, &Model::body_iquat, 4, 'b', false, false},
-    {"body_pos0", &ModelView::body_pos0, &Model::body_pos0, 3, 'b', false, false},
-    {"body_quat0", &ModelView::body_quat0, &Model::body_quat0, 4, 'b', false, false},
-    {"body_linvel0", &ModelView::body_linvel0, &Model::body_linvel0, 3, 'b', false, false},
-    {"body_angvel0", &ModelView::body_angvel0, &Model::body_angvel0, 3, 'b', false, false},
-    {"geom_size", &ModelView::geom_size, &Model::geom_size, 3, 'g', false, true},
-    {"geom_pos", &ModelView::geom_pos, &Model::geom_pos, 3, 'g', false, false},
-    {"geom_quat", &ModelView::geom_quat, &Model::geom_quat, 4, 'g', false, false},
-    {"geom_friction", &ModelView::geom_friction, &Model::geom_friction, 1, 'g', false, true},
-    {"geom_restitution", &ModelView::geom_restitution, &Model::geom_restitution, 1, 'g', false, true},
-    {"joint_range", &ModelView::joint_range, &Model::joint_range, 2, 'j', false, false},
-    {"joint_damping", &ModelView::joint_damping, &Model::joint_damping, 1, 'j', false, true},
-    {"joint_frictionloss", &ModelView::joint_frictionloss, &Model::joint_frictionloss, 1, 'j', false, true},
-    {"joint_armature", &ModelView::joint_armature, &Model::joint_armature, 1, 'j', false, true},
-    {"joint_qpos0", &ModelView::joint_qpos0, &Model::joint_qpos0, 1, 'j', false, false},
-    {"joint_qvel0", &ModelView::joint_qvel0, &Model::joint_qvel0, 1, 'j', false, false},
-    {"actuator_gear", &ModelView::actuator_gear, &Model::actuator_gear, 6, 'a', false, false},
-    {"actuator_kp", &ModelView::actuator_kp, &Model::actuator_kp, 1, 'a', false, true},
-    {"actuator_kv", &ModelView::actuator_kv, &Model::actuator_kv, 1, 'a', false, true},
-    {"actuator_ctrlrange", &ModelView::actuator_ctrlrange, &Model::actuator_ctrlrange, 2, 'a', false, false},
-    {"actuator_forcerange", &ModelView::actuator_forcerange, &Model::actuator_forcerange, 2, 'a', false, false},
-    {"contact_hertz", &ModelView::contact_hertz, &Model::contact_hertz, 1, '1', true, false},
-    {"contact_damping_ratio", &ModelView::contact_damping_ratio, &Model::contact_damping_ratio, 1, '1', false, true},
-    {"joint_hertz", &ModelView::joint_hertz, &Model::joint_hertz, 1, '1', true, false},
-    {"joint_damping_ratio", &ModelView::joint_damping_ratio, &Model::joint_damping_ratio, 1, '1', false, true},
-    {"contact_push_velocity", &ModelView::contact_push_velocity, &Model::contact_push_velocity, 1, '1', true, false},
-    {"restitution_threshold", &ModelView::restitution_threshold, &Model::restitution_threshold, 1, '1', false, true},
-    {"linear_slop", &ModelView::linear_slop, &Model::linear_slop, 1, '1', false, true},
-    {"speculative_distance", &ModelView::speculative_distance, &Model::speculative_distance, 1, '1', false, true},
-    {"max_linear_speed", &ModelView::max_linear_speed, &Model::max_linear_speed, 1, '1', true, false},
-};
-
-int Count(const Model& m, char c) {
-  switch (c) {
-    case 'b': return m.nbody();
-    case 'g': return m.ngeom();
-    case 'j': return m.njoint();
-    case 'a': return m.nactuator();
-    default: return 1;
-  }
-}
-
-const RealField* FindField(const std::string& name) {
-  for (const RealField& f : kRealFields) {
-    if (name == f.name) return &f;
-  }
-  return nullptr;
-}
-
 template <typename T>
-void Resize(std::vector<T>* v, size_t n) { v->assign(n, T{}); }
+const char* StateTypeName() {
+  if (std::is_same_v<T, Real>) return sizeof(Real) == 4 ? "float32" : "float64";
+  if (std::is_same_v<T, int32_t>) return "int32";
+  if (std::is_same_v<T, int64_t>) return "int64";
+  return "contact";
+}
+
+// a parameter field's values in world w: the per-world override, or the model's values
+template <typename T>
+const T* WorldValues(const std::vector<T>& overrides, const std::vector<T>& model, int per_world, int w) {
+  return overrides.empty() ? model.data() : overrides.data() + static_cast<size_t>(w) * per_world;
+}
 
 }  // namespace
 
 void HostState::Allocate(const ModelView& m, int nworld) {
-  size_t nw = nworld;
-  Resize(&body_pos, nw * m.nbody * 3);
-  Resize(&body_quat, nw * m.nbody * 4);
-  Resize(&body_linvel, nw * m.nbody * 3);
-  Resize(&body_angvel, nw * m.nbody * 3);
-  Resize(&ctrl_queue, nw * m.latency_capacity * m.nactuator);
-  Resize(&ctrl, nw * m.nactuator);
-  Resize(&joint_impulse, nw * m.njoint * kJointImpulseSlots);
-  Resize(&actuator_impulse, nw * m.nactuator);
-  Resize(&actuator_force, nw * m.nactuator);
-  Resize(&time, nw);
-  Resize(&contacts, nw * m.max_contacts);
-  Resize(&contact_count, nw);
-  Resize(&status, nw);
-  Resize(&contact_overflow, nw);
-  Resize(&control_step, nw);
-  view = StateView{};
-  view.nworld = nworld;
-  view.nbody = m.nbody;
-  view.nactuator = m.nactuator;
-  view.njoint = m.njoint;
-  view.max_contacts = m.max_contacts;
-  view.latency_capacity = m.latency_capacity;
-  view.body_pos_ = body_pos.data();
-  view.body_quat_ = body_quat.data();
-  view.body_linvel_ = body_linvel.data();
-  view.body_angvel_ = body_angvel.data();
-  view.ctrl_queue_ = ctrl_queue.data();
-  view.ctrl_ = ctrl.data();
-  view.joint_impulse_ = joint_impulse.data();
-  view.actuator_impulse_ = actuator_impulse.data();
-  view.actuator_force_ = actuator_force.data();
-  view.contacts_ = contacts.data();
-  view.contact_count_ = contact_count.data();
-  view.contact_overflow_ = contact_overflow.data();
-  view.status_ = status.data();
-  view.control_step_ = control_step.data();
-  view.time_ = time.data();
+  view = StateDims(m, nworld);
+  // one vector per state array, nworld x rows x cols, zeroed
+  const StateView& v = view;
+#define S2R_ALLOCATE_STATE(shape, name, type, rows, cols, unit, hashed, description) \
+  name.assign(static_cast<size_t>(nworld) * (rows) * (cols), type{});                \
+  view.name##_ = name.data();
+  S2R_STATE_ARRAYS(S2R_ALLOCATE_STATE)
+#undef S2R_ALLOCATE_STATE
+}
+
+std::vector<StateArrayInfo> StateLayout(const ModelView& m) {
+  std::vector<StateArrayInfo> out;
+  const StateView v = StateDims(m, 1);
+#define S2R_STATE_INFO(shape, name, type, rows, cols, unit, hashed, description)                  \
+  {                                                                                               \
+    std::vector<int64_t> dims;                                                                    \
+    if (std::string(#shape) == "ROWS") dims = {int64_t(rows), int64_t(cols)};                     \
+    if (std::string(#shape) == "BLOCK") dims = {int64_t(cols)};                                   \
+    out.push_back({#name, StateTypeName<type>(), dims, unit, description, hashed != 0});          \
+  }
+  S2R_STATE_ARRAYS(S2R_STATE_INFO)
+#undef S2R_STATE_INFO
+  return out;
 }
 
 Engine::Engine(Model model, const EngineOptions& options)
-    : model_(std::move(model)), options_(options), nworld_(options.nworld) {
+    : model_(std::move(model)),
+      options_(options),
+      nworld_(options.nworld),
+      real_overrides_(kNumModelFields),
+      int_overrides_(kNumModelFields) {
   if (nworld_ < 1) throw std::invalid_argument("engine: nworld must be >= 1");
   view_ = model_.View();
   state_.Allocate(view_, nworld_);
@@ -134,7 +70,7 @@ Engine::Engine(Model model, const EngineOptions& options)
                                        : static_cast<int>(std::thread::hardware_concurrency());
     backend_ = MakeCpuBackend(state_.view, nworld_, threads < 1 ? 1 : threads);
   }
-  backend_->SetModel(view_, "");
+  backend_->SetModel(view_, FieldId::kCount);
   Reset();
 }
 
@@ -142,97 +78,102 @@ Engine::~Engine() = default;
 
 int Engine::threads() const { return backend_->threads(); }
 
+template <>
+std::vector<std::vector<Real>>& Engine::Overrides<Real>() { return real_overrides_; }
+template <>
+std::vector<std::vector<int32_t>>& Engine::Overrides<int32_t>() { return int_overrides_; }
+
 int64_t Engine::BytesPerWorld() const {
-  const ModelView& m = view_;
-  int64_t state = sizeof(Real) * (m.nbody * 13 + m.latency_capacity * m.nactuator + 3 * m.nactuator +
-                                  m.njoint * kJointImpulseSlots + 1) +
-                  sizeof(Contact) * m.max_contacts + 4 * 2 + 8 * 2;
-  int64_t params = 0;
-  for (const auto& o : overrides_) params += sizeof(Real) * o.second.size() / nworld_;
-  return state + params + backend_->ScratchBytesPerWorld();
+  int64_t bytes = 0;
+  StateView v = state_.view;
+  ForEachStateArray(v, [&bytes](const char*, auto* ptr, int64_t per_world, bool) {
+    bytes += per_world * static_cast<int64_t>(sizeof(*ptr));
+  });
+  for (const auto& o : real_overrides_) bytes += static_cast<int64_t>(sizeof(Real) * o.size()) / nworld_;
+  for (const auto& o : int_overrides_) bytes += static_cast<int64_t>(sizeof(int32_t) * o.size()) / nworld_;
+  return bytes + backend_->ScratchBytesPerWorld();
 }
 
 std::vector<ParamInfo> Engine::Params() const {
   std::vector<ParamInfo> out;
-  for (const RealField& f : kRealFields) out.push_back({f.name, f.per_item * Count(model_, f.count_of), false});
-  out.push_back({"latency_steps", 1, true});
+  for (const FieldInfo& f : kModelFields) {
+    if (f.cls != FieldClass::kParam) continue;
+    out.push_back({f.name, FieldValuesPerWorld(model_, IdOf(f)), f.type == FieldType::kInt32});
+  }
   return out;
 }
 
-void Engine::SetParam(const std::string& name, const std::vector<Real>& values) {
-  if (name == "latency_steps") {
-    if (values.size() != static_cast<size_t>(nworld_)) {
-      throw std::invalid_argument("parameter 'latency_steps': expected " + std::to_string(nworld_) + " values, got " + std::to_string(values.size()));
-    }
-    std::vector<int32_t> ints(values.size());
-    for (size_t i = 0; i < values.size(); ++i) {
-      double v = values[i];
-      if (!(v >= 0) || v >= model_.latency_capacity || v != std::floor(v)) {
-        throw std::invalid_argument("parameter 'latency_steps' world " + std::to_string(i) + ": " + std::to_string(v) +
-                                    " is not an integer in [0, " + std::to_string(model_.latency_capacity - 1) +
-                                    "] (raise s2r_max_latency_steps)");
-      }
-      ints[i] = static_cast<int32_t>(v);
-    }
-    int_overrides_.clear();
-    int_overrides_.emplace_back(name, std::move(ints));
-    RebuildView();
-    backend_->SetModel(view_, name);
-    return;
+void Engine::SetParam(const std::string& address, const std::vector<Real>& values) {
+  const FieldAddress a = ResolveFieldAddress(model_, address);
+  const int per_world = FieldValuesPerWorld(model_, a.field);
+  const size_t n = a.elements.size();
+  if (values.size() != n * nworld_) {
+    throw std::invalid_argument("parameter '" + address + "': expected " + std::to_string(n * nworld_) + " values (" +
+                                std::to_string(nworld_) + " worlds x " + std::to_string(n) + "), got " +
+                                std::to_string(values.size()));
   }
-  const RealField* f = FindField(name);
-  if (!f) throw std::invalid_argument("unknown parameter '" + name + "'");
-  size_t per_world = static_cast<size_t>(f->per_item) * Count(model_, f->count_of);
-  if (values.size() != per_world * nworld_) {
-    throw std::invalid_argument("parameter '" + name + "': expected " + std::to_string(per_world * nworld_) +
-                                " values (" + std::to_string(nworld_) + " worlds x " + std::to_string(per_world) +
-                                "), got " + std::to_string(values.size()));
-  }
-  for (size_t i = 0; i < values.size(); ++i) {
-    double v = values[i];
-    bool bad = !std::isfinite(v) || (f->positive && !(v > 0)) || (f->non_negative && !(v >= 0));
-    if (bad) {
-      throw std::invalid_argument("parameter '" + name + "' world " + std::to_string(i / per_world) + " element " +
-                                  std::to_string(i % per_world) + ": invalid value " + std::to_string(v));
+  ForEachParam(model_, [&](FieldId id, const auto& model_values) {
+    if (id != a.field) return;
+    using T = typename std::remove_reference_t<decltype(model_values)>::value_type;
+    std::vector<T>& overrides = Overrides<T>()[static_cast<int>(id)];
+    // every world's values after the change, each checked against the field's bound
+    std::vector<T> next(static_cast<size_t>(nworld_) * per_world);
+    std::vector<double> block(per_world);
+    for (int w = 0; w < nworld_; ++w) {
+      const T* now = WorldValues(overrides, model_values, per_world, w);
+      for (int k = 0; k < per_world; ++k) block[k] = static_cast<double>(now[k]);
+      for (size_t i = 0; i < n; ++i) block[a.elements[i]] = static_cast<double>(values[w * n + i]);
+      std::string error = FieldValuesError(model_, id, block.data());
+      if (!error.empty()) throw std::invalid_argument("parameter '" + address + "' world " + std::to_string(w) + ": " + error);
+      for (int k = 0; k < per_world; ++k) next[static_cast<size_t>(w) * per_world + k] = static_cast<T>(block[k]);
     }
-  }
-  bool found = false;
-  for (auto& o : overrides_) {
-    if (o.first == name) {
-      o.second = values;
-      found = true;
-    }
-  }
-  if (!found) overrides_.emplace_back(name, values);
+    overrides = std::move(next);
+  });
   RebuildView();
-  backend_->SetModel(view_, name);
+  backend_->SetModel(view_, a.field);
 }
 
-void Engine::ClearParam(const std::string& name) {
-  for (size_t i = 0; i < overrides_.size(); ++i) {
-    if (overrides_[i].first == name) overrides_.erase(overrides_.begin() + i);
-  }
-  if (name == "latency_steps") int_overrides_.clear();
+void Engine::ClearParam(const std::string& address) {
+  const FieldAddress a = ResolveFieldAddress(model_, address);
+  const int per_world = FieldValuesPerWorld(model_, a.field);
+  ForEachParam(model_, [&](FieldId id, const auto& model_values) {
+    if (id != a.field) return;
+    using T = typename std::remove_reference_t<decltype(model_values)>::value_type;
+    std::vector<T>& overrides = Overrides<T>()[static_cast<int>(id)];
+    if (a.whole_field) {
+      overrides.clear();
+      return;
+    }
+    if (overrides.empty()) return;
+    for (int w = 0; w < nworld_; ++w) {
+      for (int e : a.elements) overrides[static_cast<size_t>(w) * per_world + e] = model_values[e];
+    }
+  });
   RebuildView();
-  backend_->SetModel(view_, name);
+  backend_->SetModel(view_, a.field);
 }
 
-std::vector<Real> Engine::GetParam(const std::string& name, int world) const {
-  if (name == "latency_steps") return {static_cast<Real>(view_.latency_steps.At(world)[0])};
-  const RealField* f = FindField(name);
-  if (!f) throw std::invalid_argument("unknown parameter '" + name + "'");
-  int per_world = f->per_item * Count(model_, f->count_of);
-  const Real* p = (view_.*(f->view_member)).At(world);
-  return std::vector<Real>(p, p + per_world);
+std::vector<Real> Engine::GetParam(const std::string& address, int world) const {
+  const FieldAddress a = ResolveFieldAddress(model_, address);
+  if (world < 0 || world >= nworld_) {
+    throw std::invalid_argument("parameter '" + address + "': world " + std::to_string(world) + " is not in [0, " +
+                                std::to_string(nworld_ - 1) + "]");
+  }
+  std::vector<Real> out;
+  ForEachParam(view_, [&](FieldId id, const auto& field) {
+    if (id != a.field) return;
+    for (int e : a.elements) out.push_back(static_cast<Real>(field.At(world)[e]));
+  });
+  return out;
 }
 
 void Engine::RebuildView() {
   view_ = model_.View();
-  for (const auto& o : overrides_) {
-    const RealField* f = FindField(o.first);
-    view_.*(f->view_member) = Batched<Real>{o.second.data(), static_cast<int32_t>(o.second.size() / nworld_)};
-  }
-  for (const auto& o : int_overrides_) view_.latency_steps = Batched<int32_t>{o.second.data(), 1};
+  ForEachParam(view_, [this](FieldId id, auto& field) {
+    using T = std::remove_const_t<std::remove_pointer_t<decltype(field.data)>>;
+    const std::vector<T>& overrides = Overrides<T>()[static_cast<int>(id)];
+    if (!overrides.empty()) field = Batched<T>{overrides.data(), static_cast<int32_t>(overrides.size() / nworld_)};
+  });
 }
 
 void Engine::Reset() { backend_->Reset(); }
@@ -249,10 +190,10 @@ uint64_t Engine::StateHash() const {
       h *= 1099511628211ull;
     }
   };
-  mix(state_.body_pos.data(), state_.body_pos.size() * sizeof(Real));
-  mix(state_.body_quat.data(), state_.body_quat.size() * sizeof(Real));
-  mix(state_.body_linvel.data(), state_.body_linvel.size() * sizeof(Real));
-  mix(state_.body_angvel.data(), state_.body_angvel.size() * sizeof(Real));
+  StateView v = state_.view;
+  ForEachStateArray(v, [&](const char*, auto* ptr, int64_t per_world, bool hashed) {
+    if (hashed) mix(ptr, static_cast<size_t>(per_world) * nworld_ * sizeof(*ptr));
+  });
   return h;
 }
 

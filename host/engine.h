@@ -31,16 +31,26 @@ struct ParamInfo {
   bool is_int;
 };
 
-// Host-side state storage with a StateView over it.
+// Host-side state storage with a StateView over it: one vector per S2R_STATE_ARRAYS entry.
 struct HostState {
-  std::vector<Real> body_pos, body_quat, body_linvel, body_angvel, ctrl_queue, ctrl,
-      joint_impulse, actuator_impulse, actuator_force, time;
-  std::vector<Contact> contacts;
-  std::vector<int32_t> contact_count, status;
-  std::vector<int64_t> contact_overflow, control_step;
+#define S2R_HOST_STATE(shape, name, type, rows, cols, unit, hashed, description) std::vector<type> name;
+  S2R_STATE_ARRAYS(S2R_HOST_STATE)
+#undef S2R_HOST_STATE
   StateView view;
   void Allocate(const ModelView& m, int nworld);
 };
+
+// One state array as the dataset store records it: per-world shape and meaning.
+struct StateArrayInfo {
+  std::string name;
+  std::string dtype;           // "float32"/"float64" (Real), "int32", "int64", "contact"
+  std::vector<int64_t> shape;  // per world: [rows, cols] (ROWS), [cols] (BLOCK), [] (SCALAR)
+  std::string unit;
+  std::string description;
+  bool hashed;                 // part of Engine::StateHash
+};
+// Every state array of a model, in S2R_STATE_ARRAYS order.
+std::vector<StateArrayInfo> StateLayout(const ModelView& m);
 
 class Backend;
 
@@ -60,13 +70,19 @@ class Engine {
 
   // every per-world parameter field and its size
   std::vector<ParamInfo> Params() const;
-  // Gives each world its own values of a field: `values` holds nworld * per_world numbers,
-  // world-major. Throws std::invalid_argument naming the field on a bad name, size or value.
-  void SetParam(const std::string& name, const std::vector<Real>& values);
-  // Returns a field to the model's default shared by all worlds.
-  void ClearParam(const std::string& name);
-  // the value a world sees (per_world numbers)
-  std::vector<Real> GetParam(const std::string& name, int world) const;
+  // Parameters are addressed as in host/scene/fields.h: a whole field (`body_mass`), some of its
+  // entities by name (`body_mass[box]`, `geom_friction[box_geom, floor]`, `actuator_kp[*]`), and
+  // optionally one component (`gravity.z`, `joint_range[slide_x].hi`).
+  //
+  // Gives each world its own values of the addressed elements: `values` holds nworld x (elements
+  // addressed) numbers, world-major; the field's other elements keep what each world had.
+  // Throws std::invalid_argument naming the field, entity and world on a bad address, count or
+  // value (kernels/model_fields.h bounds); nothing changes then.
+  void SetParam(const std::string& address, const std::vector<Real>& values);
+  // Returns the addressed elements to the model's values (the whole field: shared again).
+  void ClearParam(const std::string& address);
+  // the values a world sees of the addressed elements
+  std::vector<Real> GetParam(const std::string& address, int world) const;
 
   // all worlds back to their initial state
   void Reset();
@@ -81,19 +97,23 @@ class Engine {
   // steps (slide-tree blocks) and rebuild it at the next step.
   void Upload();
 
-  // FNV-1a 64 over every world's body state bytes (after Download)
+  // FNV-1a 64 over every world's body state bytes (the `hashed` state arrays; after Download)
   uint64_t StateHash() const;
   // host model view with the per-world overrides applied
   const ModelView& view() const { return view_; }
 
  private:
   void RebuildView();
+  template <typename T>
+  std::vector<std::vector<T>>& Overrides();
 
   Model model_;
   EngineOptions options_;
   int nworld_;
-  std::vector<std::pair<std::string, std::vector<Real>>> overrides_;
-  std::vector<std::pair<std::string, std::vector<int32_t>>> int_overrides_;
+  // per-world values of the parameters that have them (nworld x per-world), by FieldId; empty:
+  // the field broadcasts the model's values
+  std::vector<std::vector<Real>> real_overrides_;
+  std::vector<std::vector<int32_t>> int_overrides_;
   ModelView view_;
   HostState state_;
   std::unique_ptr<Backend> backend_;

@@ -35,6 +35,36 @@ enum JointSlot : int {
   kSlotArmature = 10,
 };
 
+// The per-world state arrays, declared once: StateView's members and accessors, the host copy
+// (host/engine.h HostState), the CUDA backend's device copy and transfers, Engine::StateHash and
+// the state layout the dataset store records are all expanded from this list.
+//
+// X(shape, name, type, rows, cols, unit, hashed, description)
+//   shape   ROWS: `name(w, i)` points at row i of world w (rows x cols per world);
+//           BLOCK: `name(w)` points at world w's cols values (rows is 1);
+//           SCALAR: `name(w)` is world w's one value, by reference (rows and cols are 1)
+//   rows, cols  per-world extent, as expressions over the StateView `v`
+//   hashed  1 if Engine::StateHash covers it (the bodies' state)
+#define S2R_STATE_ARRAYS(X)                                                                       \
+  X(ROWS, body_pos, Real, v.nbody, 3, "m", 1, "body origin, world frame")                         \
+  X(ROWS, body_quat, Real, v.nbody, 4, "1", 1, "body orientation (w x y z), world frame")         \
+  X(ROWS, body_linvel, Real, v.nbody, 3, "m/s", 1, "velocity of the COM, world frame")            \
+  X(ROWS, body_angvel, Real, v.nbody, 3, "rad/s", 1, "angular velocity, world frame")             \
+  X(ROWS, ctrl_queue, Real, v.latency_capacity, v.nactuator, "ctrl", 0,                           \
+    "submitted actions, a ring buffer indexed by control step")                                    \
+  X(BLOCK, ctrl, Real, 1, v.nactuator, "ctrl", 0, "action in effect this control step")           \
+  X(ROWS, joint_impulse, Real, v.njoint, kJointImpulseSlots, "N s", 0,                            \
+    "joint rows' warm start (JointSlot)")                                                          \
+  X(BLOCK, actuator_impulse, Real, 1, v.nactuator, "N s", 0, "implicit actuator warm start")      \
+  X(BLOCK, actuator_force, Real, 1, v.nactuator, "N or N m", 0,                                   \
+    "actuator force in the last substep")                                                         \
+  X(BLOCK, contacts, Contact, 1, v.max_contacts, "", 0, "contacts after the last step")           \
+  X(SCALAR, contact_count, int32_t, 1, 1, "1", 0, "contacts in the pool after the last step")     \
+  X(SCALAR, contact_overflow, int64_t, 1, 1, "1", 0, "points dropped for lack of capacity, total")\
+  X(SCALAR, status, int32_t, 1, 1, "1", 0, "WorldStatus bits")                                    \
+  X(SCALAR, control_step, int64_t, 1, 1, "1", 0, "control steps taken since reset")               \
+  X(SCALAR, time, Real, 1, 1, "s", 0, "simulated time since reset")
+
 struct StateView {
   int32_t nworld = 0;
   int32_t nbody = 0;
@@ -43,41 +73,54 @@ struct StateView {
   int32_t max_contacts = 0;
   int32_t latency_capacity = 1;
 
-  Real* body_pos_ = nullptr;     // (nworld, nbody, 3) body origin, world frame, m
-  Real* body_quat_ = nullptr;    // (nworld, nbody, 4) body orientation, world frame
-  Real* body_linvel_ = nullptr;  // (nworld, nbody, 3) COM velocity, world frame, m/s
-  Real* body_angvel_ = nullptr;  // (nworld, nbody, 3) angular velocity, world frame, rad/s
-  Real* ctrl_queue_ = nullptr;   // (nworld, latency_capacity, nactuator) submitted actions
-  Real* ctrl_ = nullptr;         // (nworld, nactuator) action in effect this control step
-  Real* joint_impulse_ = nullptr;  // (nworld, njoint, kJointImpulseSlots) warm start, N s
-  Real* actuator_impulse_ = nullptr;  // (nworld, nactuator) implicit actuator warm start, N s
-  Real* actuator_force_ = nullptr;    // (nworld, nactuator) actuator force last substep, N or N m
-  Contact* contacts_ = nullptr;    // (nworld, max_contacts)
-  int32_t* contact_count_ = nullptr;     // (nworld) contacts in the pool after the last step
-  int64_t* contact_overflow_ = nullptr;  // (nworld) points dropped for lack of capacity, total
-  int32_t* status_ = nullptr;            // (nworld) WorldStatus bits
-  int64_t* control_step_ = nullptr;      // (nworld) control steps taken since reset
-  Real* time_ = nullptr;                 // (nworld) simulated time since reset, s
+  // one pointer per array, (nworld, rows, cols), world-major: `body_pos_`
+#define S2R_STATE_POINTER(shape, name, type, rows, cols, unit, hashed, description) \
+  type* name##_ = nullptr;
+  S2R_STATE_ARRAYS(S2R_STATE_POINTER)
+#undef S2R_STATE_POINTER
 
-  S2R_HD Real* body_pos(int w, int b) const { return body_pos_ + (int64_t(w) * nbody + b) * 3; }
-  S2R_HD Real* body_quat(int w, int b) const { return body_quat_ + (int64_t(w) * nbody + b) * 4; }
-  S2R_HD Real* body_linvel(int w, int b) const { return body_linvel_ + (int64_t(w) * nbody + b) * 3; }
-  S2R_HD Real* body_angvel(int w, int b) const { return body_angvel_ + (int64_t(w) * nbody + b) * 3; }
-  S2R_HD Real* ctrl_queue(int w, int slot) const {
-    return ctrl_queue_ + (int64_t(w) * latency_capacity + slot) * nactuator;
+  // accessors: `s.body_pos(w, b)`, `s.ctrl(w)`, `s.status(w)`
+#define S2R_STATE_ACCESSOR_ROWS(name, type, rows, cols)                 \
+  S2R_HDI type* name(int w, int i) const {                              \
+    const StateView& v = *this;                                         \
+    return name##_ + (int64_t(w) * (rows) + i) * (cols);                \
   }
-  S2R_HD Real* ctrl(int w) const { return ctrl_ + int64_t(w) * nactuator; }
-  S2R_HD Real* joint_impulse(int w, int j) const {
-    return joint_impulse_ + (int64_t(w) * njoint + j) * kJointImpulseSlots;
+#define S2R_STATE_ACCESSOR_BLOCK(name, type, rows, cols)                \
+  S2R_HDI type* name(int w) const {                                     \
+    const StateView& v = *this;                                         \
+    return name##_ + int64_t(w) * (cols);                               \
   }
-  S2R_HD Real* actuator_impulse(int w) const { return actuator_impulse_ + int64_t(w) * nactuator; }
-  S2R_HD Real* actuator_force(int w) const { return actuator_force_ + int64_t(w) * nactuator; }
-  S2R_HD Contact* contacts(int w) const { return contacts_ + int64_t(w) * max_contacts; }
-  S2R_HD int32_t& contact_count(int w) const { return contact_count_[w]; }
-  S2R_HD int64_t& contact_overflow(int w) const { return contact_overflow_[w]; }
-  S2R_HD int32_t& status(int w) const { return status_[w]; }
-  S2R_HD int64_t& control_step(int w) const { return control_step_[w]; }
-  S2R_HD Real& time(int w) const { return time_[w]; }
+#define S2R_STATE_ACCESSOR_SCALAR(name, type, rows, cols) \
+  S2R_HDI type& name(int w) const { return name##_[w]; }
+#define S2R_STATE_ACCESSOR(shape, name, type, rows, cols, unit, hashed, description) \
+  S2R_STATE_ACCESSOR_##shape(name, type, rows, cols)
+  S2R_STATE_ARRAYS(S2R_STATE_ACCESSOR)
+#undef S2R_STATE_ACCESSOR
+#undef S2R_STATE_ACCESSOR_ROWS
+#undef S2R_STATE_ACCESSOR_BLOCK
+#undef S2R_STATE_ACCESSOR_SCALAR
 };
+
+// A StateView's sizes for a model and world count; the pointers are left null.
+S2R_HD StateView StateDims(const ModelView& m, int nworld) {
+  StateView v;
+  v.nworld = nworld;
+  v.nbody = m.nbody;
+  v.nactuator = m.nactuator;
+  v.njoint = m.njoint;
+  v.max_contacts = m.max_contacts;
+  v.latency_capacity = m.latency_capacity;
+  return v;
+}
+
+// Elements of one world's block of each array: f(name, pointer member, elements per world,
+// hashed), in list order.
+template <typename View, typename F>
+void ForEachStateArray(View& v, F&& f) {
+#define S2R_VISIT_STATE(shape, name, type, rows, cols, unit, hashed, description) \
+  f(#name, v.name##_, int64_t(rows) * int64_t(cols), hashed != 0);
+  S2R_STATE_ARRAYS(S2R_VISIT_STATE)
+#undef S2R_VISIT_STATE
+}
 
 }  // namespace s2r

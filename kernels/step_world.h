@@ -10,33 +10,9 @@
 // A world whose status is non-zero is frozen: every stage returns at once.
 #pragma once
 
-#include "kernels/collide.h"
-#include "kernels/solver_contact.h"
-#include "kernels/solver_joint.h"
+#include "kernels/workspace.h"
 
 namespace s2r {
-
-// Scratch memory for one world's step. The CPU backend gives each thread one Workspace and reuses
-// it across worlds; CUDA gives each world its own.
-struct Workspace {
-  SolverBody* bodies;              // (nbody)
-  ContactConstraint* constraints;  // (max_contacts) one per point
-  ContactManifold* manifolds;      // (max_contacts) one per touching geom pair
-  Contact* contacts;               // (max_contacts) this step's points, copied to the state
-  Transform* geom_xform;           // (ngeom) world pose of each geom at the step start
-  Real* joint_qdot0;               // (njoint) joint velocity at the substep start
-  JointFrame* joint_frame;         // (njoint) joint geometry at the substep start
-  Real* joint_factor;              // (njoint, kJointFactorSize) lock-block Cholesky factors
-  Real* lock_factor;               // (R, R) all lock rows' factor, R = TotalBlockRows <= kMaxTreeLockRows
-  Real* lock_scratch;              // (LockScratchSize): two vectors, the factor's envelope and
-                                   // each joint's lock coupling
-  Real* reduced;                   // (ReducedScratchSize(nreduced)) this world's slide-tree block,
-                                   // or null when none; kept between steps (solver_reduced.h)
-  uint32_t* reduced_valid;         // what of that block is current; the backend sets it to 0 when
-                                   // parameters or state change from outside
-  Real* axis_prep;                 // (AxisPrepSize) this step's axis-row coefficients
-  int32_t locks_together;          // set per step: the world's locks are solved as one block
-};
 
 // Initial state. Free and static bodies take body_pos0 / body_quat0 and body_linvel0 /
 // body_angvel0; a body below a hinge, slide or weld is placed from its parent (bodies come after

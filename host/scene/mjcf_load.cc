@@ -16,9 +16,12 @@
 #include <limits>
 #include <map>
 #include <pugixml.hpp>
+#include <type_traits>
 #include <sstream>
 #include <utility>
 #include <vector>
+
+#include "host/scene/fields.h"
 
 namespace s2r {
 namespace {
@@ -1049,42 +1052,18 @@ void Loader::ReadActuator(pugi::xml_node n) {
   }
 }
 
+// <custom>: user data is accepted and ignored; every <numeric> named `s2r_...` must be the
+// `custom` name of a field in kernels/model_fields.h (an option or a per-world parameter), as
+// `s2r_x` (every entity of the field) or `s2r_x:<entity name>` (one entity; applied after the
+// whole-field settings, whatever the order in the file), holding the field's values per entity.
 void Loader::ReadCustom(const std::vector<pugi::xml_node>& sections) {
-  // what each s2r_ numeric accepts, and the one-value Model field it sets (nullptr: special)
-  struct Param {
-    const char* name;
-    bool integer;
-    double min;
-    bool min_inclusive;
-    double max;  // inclusive
-    std::vector<Real> Model::*field;
+  struct Setting {
+    pugi::xml_node node;
+    const FieldInfo* field;
+    int entity;  // -1: every entity
+    std::vector<double> data;
   };
-  constexpr double kBig = HUGE_VAL;
-  static const Param kParams[] = {
-      {"s2r_substeps", true, 1, true, 1e9, nullptr},
-      {"s2r_control_hz", false, 0, false, kBig, nullptr},
-      {"s2r_max_contacts", true, 1, true, 1e9, nullptr},
-      {"s2r_max_latency_steps", true, 0, true, 1e6, nullptr},
-      {"s2r_latency_steps", true, 0, true, 1e6, nullptr},
-      {"s2r_restitution", false, 0, true, 1, nullptr},
-      {"s2r_reduce_slide_trees", true, 0, true, 1, nullptr},
-      {"s2r_contact_hertz", false, 0, false, kBig, &Model::contact_hertz},
-      {"s2r_contact_damping_ratio", false, 0, false, kBig, &Model::contact_damping_ratio},
-      {"s2r_joint_hertz", false, 0, false, kBig, &Model::joint_hertz},
-      {"s2r_joint_damping_ratio", false, 0, false, kBig, &Model::joint_damping_ratio},
-      {"s2r_contact_push_velocity", false, 0, false, kBig, &Model::contact_push_velocity},
-      {"s2r_restitution_threshold", false, 0, true, kBig, &Model::restitution_threshold},
-      {"s2r_linear_slop", false, 0, true, kBig, &Model::linear_slop},
-      {"s2r_speculative_distance", false, 0, false, kBig, &Model::speculative_distance},
-      {"s2r_max_linear_speed", false, 0, false, kBig, &Model::max_linear_speed},
-  };
-  const std::string kRestitutionPrefix = "s2r_restitution:";
-
-  pugi::xml_node latency_node, max_latency_node;
-  double latency = -1;
-  std::vector<std::pair<int, double>> restitution_overrides;
-  pugi::xml_node restitution_node;
-  double restitution_all = -1;
+  std::vector<Setting> settings;
   std::vector<pugi::xml_node> entries;
   for (pugi::xml_node section : sections) {
     CheckAttributes(section, false);
@@ -1120,73 +1099,80 @@ void Loader::ReadCustom(const std::vector<pugi::xml_node>& sections) {
       data.push_back(v);
     }
     if (!ours) continue;  // user data: accepted and ignored
-    if (c.attribute("size") && std::string(Word(c, "size")) != "1") {
-      Fail(c, "an s2r parameter holds one number; attribute 'size' must be 1");
+
+    // the field, and the entity after ':'
+    size_t colon = name.find(':');
+    const std::string key = name.substr(0, colon);
+    const FieldInfo* field = nullptr;
+    for (const FieldInfo& f : kModelFields) {
+      if (f.custom[0] != '\0' && key == f.custom) field = &f;
     }
-    if (data.size() != 1) {
-      Fail(c, "attribute 'data' must hold exactly one number for s2r parameter " + Quote(name) +
-                  ", got " + std::to_string(data.size()));
-    }
-    double v = data[0];
-    if (name.compare(0, kRestitutionPrefix.size(), kRestitutionPrefix) == 0) {
-      std::string geom = name.substr(kRestitutionPrefix.size());
-      auto it = geom_ids_.find(geom);
-      if (geom.empty() || it == geom_ids_.end()) {
-        Fail(c, "s2r_restitution override names unknown geom " + Quote(geom));
-      }
-      if (!(v >= 0 && v <= 1)) Fail(c, "restitution must be in [0, 1], got " + Num(v));
-      restitution_overrides.emplace_back(it->second, v);
-      continue;
-    }
-    const Param* p = nullptr;
-    for (const Param& q : kParams) {
-      if (name == q.name) p = &q;
-    }
-    if (p == nullptr) {
+    if (field == nullptr) {
       Fail(c, "unknown s2r parameter " + Quote(name) +
                   " (names starting with 's2r_' are reserved; see docs/mjcf_subset.md)");
     }
-    bool ok = (p->min_inclusive ? v >= p->min : v > p->min) && v <= p->max;
-    if (p->integer && v != std::floor(v)) ok = false;
-    if (!ok) {
-      std::string want = std::string(p->integer ? "an integer " : "a number ") +
-                         (p->min_inclusive ? ">= " : "> ") + Num(p->min) +
-                         (p->max < 1e6 ? " and <= " + Num(p->max) : "");
-      Fail(c, "s2r parameter " + Quote(name) + " must be " + want + ", got " + Num(v));
+    int entity = -1;
+    if (colon != std::string::npos) {
+      std::string entity_name = name.substr(colon + 1);
+      const std::vector<std::string>* names = m_.Names(field->entity);
+      if (field->cls != FieldClass::kParam || names == nullptr) {
+        Fail(c, "s2r parameter " + Quote(key) + " is one value for the whole scene; it takes no ':<name>'");
+      }
+      for (size_t i = 0; i < names->size(); ++i) {
+        if (!entity_name.empty() && (*names)[i] == entity_name) entity = static_cast<int>(i);
+      }
+      if (entity < 0) {
+        Fail(c, key + " override names unknown " + EntityName(field->entity) + " " + Quote(entity_name));
+      }
     }
-    if (p->field != nullptr) {
-      (m_.*(p->field)) = {static_cast<Real>(v)};
-    } else if (name == "s2r_substeps") {
-      m_.substeps = static_cast<int>(v);
-    } else if (name == "s2r_control_hz") {
-      m_.control_hz = static_cast<Real>(v);
-    } else if (name == "s2r_max_contacts") {
-      m_.max_contacts = static_cast<int>(v);
-    } else if (name == "s2r_max_latency_steps") {
-      m_.latency_capacity = static_cast<int>(v) + 1;
-      max_latency_node = c;
-    } else if (name == "s2r_latency_steps") {
-      latency = v;
-      latency_node = c;
-    } else if (name == "s2r_reduce_slide_trees") {
-      m_.reduce_slide_trees = v != 0;
-    } else if (name == "s2r_restitution") {
-      restitution_all = v;
-      restitution_node = c;
+
+    // its values: `per` numbers, each within the field's bound
+    if (c.attribute("size") && std::string(Word(c, "size")) != std::to_string(field->per)) {
+      Fail(c, "s2r parameter " + Quote(key) + " holds " + std::to_string(field->per) +
+                  " number(s); attribute 'size' must be " + std::to_string(field->per));
+    }
+    if (static_cast<int>(data.size()) != field->per) {
+      Fail(c, "attribute 'data' must hold exactly " + std::string(field->per == 1 ? "one number" : std::to_string(field->per) + " numbers") +
+                  " for s2r parameter " + Quote(name) + ", got " + std::to_string(data.size()));
+    }
+    for (double v : data) {
+      if (!WithinScalarBound(*field, v)) {
+        Fail(c, "s2r parameter " + Quote(name) + " must be " + BoundText(*field) + ", got " + Num(v));
+      }
+    }
+    settings.push_back({c, field, entity, data});
+  }
+
+  // options and whole-field settings first, then per-entity ones
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const Setting& s : settings) {
+      if ((s.entity >= 0) != (pass == 1)) continue;
+      FieldId id = IdOf(*s.field);
+      if (s.field->cls == FieldClass::kOption) {
+        SetOption(&m_, id, s.data[0]);
+        continue;
+      }
+      ForEachParam(m_, [&](FieldId fid, auto& values) {
+        if (fid != id) return;
+        using T = typename std::remove_reference_t<decltype(values)>::value_type;
+        const int per = s.field->per;
+        for (int e = 0; e < static_cast<int>(values.size()) / per; ++e) {
+          if (s.entity >= 0 && e != s.entity) continue;
+          for (int k = 0; k < per; ++k) values[e * per + k] = static_cast<T>(s.data[k]);
+        }
+      });
     }
   }
-  if (latency_node) {
-    if (latency > m_.latency_capacity - 1) {
-      Fail(latency_node, "s2r_latency_steps " + Num(latency) + " exceeds s2r_max_latency_steps " +
-                             std::to_string(m_.latency_capacity - 1) +
-                             (max_latency_node ? "" : " (default 0)"));
-    }
-    m_.latency_steps = {static_cast<int32_t>(latency)};
+  // bounds that involve other fields (latency_steps <= max_latency_steps), at the setting's line
+  for (const Setting& s : settings) {
+    if (s.field->cls != FieldClass::kParam) continue;
+    ForEachParam(m_, [&](FieldId fid, const auto& values) {
+      if (fid != IdOf(*s.field)) return;
+      std::vector<double> block(values.begin(), values.end());
+      std::string error = FieldValuesError(m_, fid, block.data());
+      if (!error.empty()) Fail(s.node, error);
+    });
   }
-  if (restitution_node) {
-    for (Real& e : m_.geom_restitution) e = static_cast<Real>(restitution_all);
-  }
-  for (const auto& [g, e] : restitution_overrides) m_.geom_restitution[g] = static_cast<Real>(e);
 }
 
 // --- the document --------------------------------------------------------------------------------

@@ -574,7 +574,7 @@ TEST(MjcfLoad, CustomNumericErrors) {
   EXPECT_TRUE(FailsWith(xml("  <numeric name='s2r_restitution:nope' data='0.5'/>"), 3,
                         "<numeric name='s2r_restitution:nope'>", "unknown geom 'nope'"));
   EXPECT_TRUE(FailsWith(xml("  <numeric name='s2r_latency_steps' data='2'/>"), 3,
-                        "<numeric name='s2r_latency_steps'>", "exceeds s2r_max_latency_steps 0"));
+                        "<numeric name='s2r_latency_steps'>", "<= max_latency_steps (0; raise s2r_max_latency_steps), got 2"));
   EXPECT_TRUE(FailsWith(xml("  <numeric name='x' data='1'/>\n  <numeric name='x' data='2'/>"), 4,
                         "<numeric name='x'>", "duplicate custom name 'x'"));
   EXPECT_TRUE(FailsWith(xml("  <text name='s2r_substeps' data='4'/>"), 3,
