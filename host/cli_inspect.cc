@@ -1,4 +1,4 @@
-// s2r inspect STORE [--arrays] [--json]
+// s2r inspect STORE [--arrays] [--json]     (s2r inspect --fields SCENE: cli_fields.cc)
 // Looks inside a Zarr v3 directory store. With --arrays, every array under STORE is decoded and
 // fingerprinted (SHA-256 of its contents as C-order little-endian bytes), so that a store written
 // by s2r can be checked against numpy, zarr-python or tensorstore without moving the data.
@@ -25,6 +25,7 @@ namespace {
 struct InspectArgs {
   std::string store;
   bool arrays = false;
+  bool fields = false;
   bool json = false;
 };
 
@@ -220,6 +221,10 @@ void PrintDatasetSummary(const nlohmann::json& s) {
 }
 
 void RunInspect(const InspectArgs& args) {
+  if (args.fields) {
+    RunInspectFields(args.store, args.json);
+    return;
+  }
   if (!args.arrays) {
     if (DatasetReader::IsDataset(args.store)) {
       nlohmann::json s = DatasetSummary(args.store);
@@ -288,9 +293,17 @@ void RunInspect(const InspectArgs& args) {
 
 void AddInspectCommand(CLI::App* app) {
   auto args = std::make_shared<InspectArgs>();
-  CLI::App* cmd = app->add_subcommand("inspect", "Summarise an s2r dataset, or list any Zarr v3 store's arrays with content hashes");
-  cmd->add_option("store", args->store, "store directory")->required();
-  cmd->add_flag("--arrays", args->arrays, "decode every array and print shape, dtype, codecs and sha256");
+  CLI::App* cmd = app->add_subcommand(
+      "inspect",
+      "Summarise an s2r dataset, list any Zarr v3 store's arrays with content hashes, or (--fields) list a "
+      "scene's randomizable parameters");
+  cmd->add_option("store", args->store, "store directory (with --fields: a scene, MJCF file or builtin:<name>)")
+      ->required();
+  auto* arrays = cmd->add_flag("--arrays", args->arrays, "decode every array and print shape, dtype, codecs and sha256");
+  cmd->add_flag("--fields", args->fields,
+                "the argument is a scene: list every per-world parameter (address, shape, unit, nominal value, "
+                "valid values) and the scene options")
+      ->excludes(arrays);
   cmd->add_flag("--json", args->json, "print one JSON object");
   cmd->callback([args] { RunInspect(*args); });
 }

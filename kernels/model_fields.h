@@ -41,7 +41,7 @@ namespace s2r {
 // X(name, type, unit, bound, max, custom, defaults, description); max: the largest value accepted
 // (a sanity limit: a scene asking for more is an error, not an allocation failure)
 #define S2R_MODEL_OPTIONS(X)                                                                      \
-  X(timestep, Real, "s", Positive, 1, "", (0.002), "physics step (MJCF <option timestep>)")       \
+  X(timestep, Real, "s", Positive, 1, "", (0.002), "physics step (MJCF option timestep)")       \
   X(substeps, int32_t, "1", Positive, 1000, "s2r_substeps", (4),                                  \
     "solver substeps per physics step")                                                           \
   X(control_hz, Real, "Hz", Positive, 1e6, "s2r_control_hz", (50),                                \
@@ -92,7 +92,7 @@ namespace s2r {
 // X(name, type, entity, per, components, unit, bound, custom, defaults, description)
 #define S2R_MODEL_PARAMS(X)                                                                       \
   X(gravity, Real, None, 3, "x y z", "m/s^2", Finite, "", (0, 0, -9.81),                          \
-    "gravitational acceleration (MJCF <option gravity>)")                                        \
+    "gravitational acceleration (MJCF option gravity)")                                        \
   X(body_mass, Real, Body, 1, "", "kg", MovingPositive, "", (0), "mass")                          \
   X(body_inertia, Real, Body, 3, "x y z", "kg m^2", MovingPositive, "", (0, 0, 0),                \
     "principal moments of inertia about the COM")                                                 \

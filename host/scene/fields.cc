@@ -381,4 +381,18 @@ std::string FieldsMarkdown() {
   return out;
 }
 
+std::string CustomSettingsMarkdown() {
+  std::string out = "| name | sets | per entity | valid values | default | meaning |\n|---|---|---|---|---|---|\n";
+  for (const FieldInfo& f : kModelFields) {
+    if (f.custom[0] == '\0') continue;
+    std::string name = "`" + std::string(f.custom) + "`";
+    if (f.entity != Entity::kNone) name += ", `" + std::string(f.custom) + ":<" + EntityName(f.entity) + ">`";
+    std::string defaults;
+    for (int k = 0; k < f.per; ++k) defaults += (k ? " " : "") + Num(f.defaults[k]);
+    out += "| " + name + " | `" + f.name + "`" + (f.cls == FieldClass::kOption ? " (option)" : "") + " | " +
+           std::to_string(f.per) + " | " + BoundText(f) + " | " + defaults + " | " + f.description + " |\n";
+  }
+  return out;
+}
+
 }  // namespace s2r

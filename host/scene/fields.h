@@ -72,7 +72,11 @@ struct FieldEntry {
 };
 std::vector<FieldEntry> ParameterEntries(const Model& m);
 
-// docs/fields.md's generated table: every field of the three lists.
+// Generated documentation, kept in the documents between `<!-- generated:NAME -->` and
+// `<!-- end generated:NAME -->` lines (tests/host/fields_test.cc fails when they differ):
+//   FieldsMarkdown          docs/fields.md, every field of the three lists ("fields")
+//   CustomSettingsMarkdown  docs/mjcf_subset.md, the <custom> s2r_ settings ("custom")
 std::string FieldsMarkdown();
+std::string CustomSettingsMarkdown();
 
 }  // namespace s2r
