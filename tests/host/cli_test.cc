@@ -126,5 +126,30 @@ TEST(Cli, BadBackendAndCountsAreRejected) {
   EXPECT_NE(RunS2r("rollout builtin:box_push --duration -1 --out " + TempPath("x.csv")).exit_code, 0);
 }
 
+// inspect --fields: every address a config can use, with what the engine holds for it
+TEST(Cli, InspectFieldsListsAddressesWithNominalValues) {
+  RunResult r = RunS2r("inspect --fields builtin:box_push --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* text : {"\"address\": \"body_mass[box]\"", "\"address\": \"geom_friction[floor]\"",
+                           "\"address\": \"actuator_kp[act_x]\"", "\"address\": \"gravity\"",
+                           "\"field\": \"substeps\"", "\"unit\": \"kg\""}) {
+    EXPECT_NE(r.output.find(text), std::string::npos) << text << " missing from " << r.output.substr(0, 400);
+  }
+  EXPECT_EQ(r.output.find("body_mass[world]"), std::string::npos) << "the world body is not listed";
+  RunResult table = RunS2r("inspect --fields builtin:box_push");
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_NE(table.output.find("body_mass[box]"), std::string::npos);
+  EXPECT_NE(table.output.find("0.5"), std::string::npos) << "the box's nominal mass";
+}
+
+TEST(Cli, InspectFieldsOfABadSceneFailsNamingIt) {
+  std::string scene = Write("fields_broken.xml", "<mujoco>\n  <worldbody>\n    <bogus/>\n  </worldbody>\n</mujoco>\n");
+  RunResult r = RunS2r("inspect --fields " + scene);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find(scene + ":3:"), std::string::npos) << r.output;
+  EXPECT_NE(RunS2r("inspect --fields /nonexistent/scene.xml").exit_code, 0);
+  EXPECT_NE(RunS2r("inspect --fields --arrays builtin:box_push").exit_code, 0) << "--fields excludes --arrays";
+}
+
 }  // namespace
 }  // namespace s2r
