@@ -15,4 +15,7 @@ cmake --build build-f64 -j"$jobs"
 ctest --test-dir build-f64 --output-on-failure -j"$jobs"
 # bounded libFuzzer run of the store's metadata parser and chunk decoder (skips without clang)
 bash tests/fuzz/run_fuzz.sh 20
-S2R_BIN="$PWD/build/s2r" .venv/bin/python -m pytest tests/python -q
+# pytest's temporary files in one folder of this run, removed when every test passed
+pytest_tmp=$(mktemp -d "${TMPDIR:-/tmp}/s2r_pytest.XXXXXX")
+S2R_BIN="$PWD/build/s2r" .venv/bin/python -m pytest tests/python -q --basetemp="$pytest_tmp" -p no:cacheprovider
+rm -rf "$pytest_tmp"

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "tests/host/run_command.h"
+#include "tests/host/test_dir.h"
 
 namespace s2r {
 namespace {
@@ -17,9 +18,7 @@ using RunResult = CommandResult;
 
 RunResult RunS2r(const std::string& args) { return RunCommand(std::string(S2R_BINARY) + " " + args); }
 
-std::string TempPath(const std::string& name) {
-  return (::testing::TempDir().empty() ? std::string("/tmp/") : ::testing::TempDir()) + "s2r_cli_" + name;
-}
+std::string TempPath(const std::string& name) { return TestDir() + "/" + name; }
 
 std::string Write(const std::string& name, const std::string& text) {
   std::string path = TempPath(name);

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <string>
 
+#include "tests/host/test_dir.h"
+
 #ifndef S2R_SOURCE_DIR
 #define S2R_SOURCE_DIR "."
 #endif
@@ -633,7 +635,7 @@ TEST(MjcfLoad, VisualOnlyThingsAreAcceptedAndIgnored) {
 // -------------------------------------------------------------------------------
 
 TEST(MjcfLoad, FileLoadingSetsProvenance) {
-  std::string path = ::testing::TempDir() + "/mjcf_load_test_scene.xml";
+  std::string path = TestDir() + "/scene.xml";
   std::string text =
       "<mujoco>\n<worldbody>\n<body><freejoint/><geom size='0.1'/></body>\n"
       "</worldbody>\n</mujoco>\n";
@@ -646,7 +648,7 @@ TEST(MjcfLoad, FileLoadingSetsProvenance) {
   EXPECT_EQ(m.source_text, text);
   EXPECT_EQ(m.nbody(), 2);
 
-  std::string bad = ::testing::TempDir() + "/mjcf_load_test_bad.xml";
+  std::string bad = TestDir() + "/bad.xml";
   {
     std::ofstream out(bad);
     out << "<mujoco>\n<worldbody>\n<geom size='-1'/>\n</worldbody>\n</mujoco>\n";
@@ -657,7 +659,7 @@ TEST(MjcfLoad, FileLoadingSetsProvenance) {
   } catch (const LoadError& e) {
     EXPECT_EQ(std::string(e.what()).rfind(bad + ":3: <geom>: ", 0), 0u) << e.what();
   }
-  EXPECT_THROW(LoadMjcfFile(::testing::TempDir() + "/does_not_exist.xml"), LoadError);
+  EXPECT_THROW(LoadMjcfFile(TestDir() + "/does_not_exist.xml"), LoadError);
 }
 
 TEST(MjcfLoad, BoxPushScene) {

@@ -9,13 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "tests/host/test_dir.h"
+
 namespace s2r {
 
-// An empty directory unique to the running test: <tmp>/s2r_store_<suite>_<test>[_suffix].
+// An empty directory unique to the running test, inside its TestDir() (removed when it passes):
+// <TestDir>/store[_suffix].
 inline std::string FreshDir(const std::string& suffix = "") {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  std::string base = ::testing::TempDir().empty() ? std::string("/tmp/") : ::testing::TempDir();
-  std::string dir = base + "s2r_store_" + info->test_suite_name() + "_" + info->name() + suffix;
+  std::string dir = TestDir() + "/store" + suffix;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
