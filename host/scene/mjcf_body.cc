@@ -1,0 +1,497 @@
+#include "host/scene/mjcf_body.h"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace s2r::mjcf {
+namespace {
+
+// --- small geometry ------------------------------------------------------------------------------
+
+struct Frame {
+  Vec3d pos = Vec3d::Zero();
+  Quatd rot = Quatd::Identity();
+};
+
+std::array<Real, 3> ToReal3(const Vec3d& v) {
+  return {static_cast<Real>(v.x()), static_cast<Real>(v.y()), static_cast<Real>(v.z())};
+}
+std::array<Real, 4> ToReal4(const Quatd& q) {
+  return {static_cast<Real>(q.w()), static_cast<Real>(q.x()), static_cast<Real>(q.y()),
+          static_cast<Real>(q.z())};
+}
+
+// The minimal rotation taking +z onto unit vector v (MuJoCo's convention for fromto frames).
+Quatd ZToVector(const Vec3d& v) {
+  Vec3d cross = Vec3d::UnitZ().cross(v);
+  double s = cross.norm();
+  if (s < 1e-12) return v.z() > 0 ? Quatd::Identity() : Quatd(0, 1, 0, 0);
+  return Quatd(Eigen::AngleAxisd(std::atan2(s, v.z()), cross / s));
+}
+
+// --- the reader ----------------------------------------------------------------------------------
+
+// Reads bodies into a LoadState; one per <worldbody>.
+class BodyReader {
+ public:
+  explicit BodyReader(LoadState* state)
+      : s_(*state), file_(state->file), defaults_(state->defaults), m_(state->model) {}
+
+  void ReadBody(pugi::xml_node n, int parent, const Frame& parent_world, int childclass);
+
+ private:
+  double Angle(double v) const { return ToRadians(v, s_.compiler.angle); }
+  Quatd QuatFromLayer(pugi::xml_node n) const;
+  Quatd Orientation(const Layers& layers) const;
+  void ReadGeom(pugi::xml_node n, int body, bool body_static, int childclass,
+                std::vector<GeomMassSpec>* mass_specs, double* body_mass);
+  void ReadJoint(pugi::xml_node n, int body, const std::string& type, const Layers& layers);
+  void ReadSite(pugi::xml_node n, int body, int childclass);
+  void ReadInertial(pugi::xml_node n, int body);
+
+  LoadState& s_;
+  const SourceFile& file_;
+  const DefaultClasses& defaults_;
+  Model& m_;
+};
+
+// --- orientation ---------------------------------------------------------------------------------
+
+Quatd BodyReader::QuatFromLayer(pugi::xml_node n) const {
+  int count = (n.attribute("quat") ? 1 : 0) + (n.attribute("euler") ? 1 : 0) +
+              (n.attribute("axisangle") ? 1 : 0);
+  if (count > 1) {
+    file_.Fail(
+        n, "more than one of 'quat', 'euler', 'axisangle' given (give exactly one orientation)");
+  }
+  if (n.attribute("quat")) {
+    std::vector<double> q = Reals(n, "quat");
+    Quatd r(q[0], q[1], q[2], q[3]);
+    if (!(r.norm() > 1e-12)) file_.Fail(n, "attribute 'quat' is the zero quaternion");
+    return r.normalized();
+  }
+  if (n.attribute("axisangle")) {
+    std::vector<double> a = Reals(n, "axisangle");
+    Vec3d axis(a[0], a[1], a[2]);
+    if (!(axis.norm() > 1e-12)) file_.Fail(n, "attribute 'axisangle' has a zero axis");
+    return Quatd(Eigen::AngleAxisd(Angle(a[3]), axis.normalized()));
+  }
+  if (n.attribute("euler")) {
+    // eulerseq "xyz" (MJCF default): intrinsic, rotate about x, then the new y, then the new z
+    Vec3d e = Real3(n, "euler");
+    return Quatd(Eigen::AngleAxisd(Angle(e[0]), Vec3d::UnitX())) *
+           Quatd(Eigen::AngleAxisd(Angle(e[1]), Vec3d::UnitY())) *
+           Quatd(Eigen::AngleAxisd(Angle(e[2]), Vec3d::UnitZ()));
+  }
+  return Quatd::Identity();
+}
+
+Quatd BodyReader::Orientation(const Layers& layers) const {
+  for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+    if (it->attribute("quat") || it->attribute("euler") || it->attribute("axisangle")) {
+      return QuatFromLayer(*it);
+    }
+  }
+  return Quatd::Identity();
+}
+
+// --- bodies --------------------------------------------------------------------------------------
+
+void BodyReader::ReadBody(pugi::xml_node n, int parent, const Frame& parent_world, int childclass) {
+  const bool is_world = parent < 0;
+  int body = 0;
+  Frame world;
+  pugi::xml_node joint_node;
+  std::string joint_type;
+  Layers joint_layers;
+  bool body_static = true;
+
+  if (!is_world) {
+    CheckAttributes(file_, n, false);
+    if (n.attribute("childclass")) childclass = defaults_.ClassIndex(n, "childclass");
+  } else if (n.first_attribute()) {
+    file_.Fail(n, "<worldbody> takes no attributes");
+  }
+  CheckNoText(file_, n);
+
+  // classify children first: the joint decides whether the body is static
+  std::vector<pugi::xml_node> geoms, sites, bodies;
+  pugi::xml_node inertial;
+  for (pugi::xml_node c : n.children()) {
+    if (c.type() != pugi::node_element) continue;
+    std::string tag = c.name();
+    if (tag == "geom") {
+      geoms.push_back(c);
+    } else if (tag == "site") {
+      sites.push_back(c);
+    } else if (tag == "body") {
+      bodies.push_back(c);
+    } else if (tag == "light" || tag == "camera") {
+      continue;  // visual only
+    } else if (!is_world && (tag == "joint" || tag == "freejoint")) {
+      if (joint_node) {
+        std::string body = n.attribute("name")
+                               ? "body " + Quote(n.attribute("name").value())
+                               : "the body at line " + std::to_string(file_.LineOf(n));
+        file_.Fail(c, body + " already has a joint (line " +
+                          std::to_string(file_.LineOf(joint_node)) +
+                          "); s2r allows at most one joint per body: nest bodies for more degrees "
+                          "of freedom");
+      }
+      joint_node = c;
+    } else if (!is_world && tag == "inertial") {
+      if (inertial) file_.Fail(c, "a body has at most one <inertial>");
+      inertial = c;
+    } else {
+      file_.Fail(c, std::string("element not allowed inside <") + n.name() + "> in the s2r subset");
+    }
+  }
+
+  if (!is_world) {
+    Layers self{n};
+    Vec3d pos = n.attribute("pos") ? Real3(n, "pos") : Vec3d::Zero();
+    Quatd rot = Orientation(self);
+    world.pos = parent_world.pos + parent_world.rot * pos;
+    world.rot = (parent_world.rot * rot).normalized();
+
+    if (joint_node) {
+      CheckAttributes(file_, joint_node, false);
+      CheckNoText(file_, joint_node);
+      if (joint_node.first_child()) {
+        file_.Fail(joint_node.first_child(), "unexpected child element");
+      }
+      if (std::string(joint_node.name()) == "freejoint") {
+        joint_type = "free";
+        joint_layers = Layers{joint_node};
+      } else {
+        int cls =
+            joint_node.attribute("class") ? defaults_.ClassIndex(joint_node, "class") : childclass;
+        joint_layers = defaults_.LayersFor(joint_node, cls);
+        joint_type = LayeredWord(joint_layers, "type", "hinge");
+      }
+      if (joint_type == "free" && parent != 0) {
+        file_.Fail(joint_node, "a free joint is only allowed on a direct child of <worldbody>");
+      }
+    }
+    const bool parent_static = m_.body_dynamic[parent] == 0;
+    body_static = !joint_node && parent_static;
+
+    body =
+        AddBody(&m_, n.attribute("name").value(), parent, ToReal3(world.pos), ToReal4(world.rot));
+    s_.Register(&s_.body_ids, n, "body", body);
+    if (joint_node) {
+      ReadJoint(joint_node, body, joint_type, joint_layers);
+    } else if (!parent_static) {
+      AddJoint(&m_, "", body, kJointWeld, {0, 0, 0}, {0, 0, 1});
+    }
+    // AddJoint marks the body dynamic; make the static case explicit too
+    m_.body_dynamic[body] = body_static ? 0 : 1;
+  }
+
+  std::vector<GeomMassSpec> mass_specs;
+  double geom_mass = 0;
+  for (pugi::xml_node g : geoms) {
+    ReadGeom(g, body, body_static, childclass, &mass_specs, &geom_mass);
+  }
+
+  if (!is_world) {
+    if (inertial) {
+      ReadInertial(inertial, body);
+    } else {
+      if (!body_static && !(geom_mass > 0)) {
+        std::string why = joint_node ? "it has a joint"
+                                     : "it is welded to moving body '" + m_.body_name[parent] + "'";
+        file_.Fail(
+            n, "the body moves (" + why +
+                   ") but has no <inertial> and no geom with mass; add a geom or an <inertial>");
+      }
+      if (!mass_specs.empty()) ComputeBodyInertiaFromGeoms(&m_, body, mass_specs);
+    }
+  }
+
+  for (pugi::xml_node s : sites) ReadSite(s, body, childclass);
+  for (pugi::xml_node b : bodies) ReadBody(b, body, world, childclass);
+}
+
+void BodyReader::ReadJoint(pugi::xml_node n, int body, const std::string& type,
+                           const Layers& layers) {
+  const bool free = type == "free";
+  JointType jt = free ? kJointFree : (type == "slide" ? kJointSlide : kJointHinge);
+  Vec3d pos = Vec3d::Zero();
+  Vec3d axis = Vec3d::UnitZ();
+  if (!free) {
+    pugi::xml_node src = Source(layers, "pos");
+    if (src) pos = Real3(src, "pos");
+    src = Source(layers, "axis");
+    if (src) axis = Real3(src, "axis");
+    if (!(axis.norm() > 1e-12)) {
+      file_.Fail(n, "attribute 'axis' is the zero vector" + file_.Origin(src));
+    }
+    axis.normalize();
+  }
+  int j = AddJoint(&m_, n.attribute("name").value(), body, jt, ToReal3(pos), ToReal3(axis));
+  s_.Register(&s_.joint_ids, n, "joint", j);
+
+  double range[2] = {0, 0};
+  LayeredReals(layers, "range", range);
+  bool limited = Limited(file_, s_.compiler.autolimits, n, layers, "limited", "range", range);
+  if (free && limited) file_.Fail(n, "a free joint cannot be limited");
+  if (limited && !(range[0] < range[1])) {
+    file_.Fail(n, "attribute 'range' must have lo < hi for a limited joint, got " + Num(range[0]) +
+                      " " + Num(range[1]) + file_.Origin(Source(layers, "range")));
+  }
+  if (jt == kJointHinge) {
+    range[0] = Angle(range[0]);
+    range[1] = Angle(range[1]);
+  }
+  m_.joint_limited[j] = limited ? 1 : 0;
+  m_.joint_range[2 * j] = static_cast<Real>(range[0]);
+  m_.joint_range[2 * j + 1] = static_cast<Real>(range[1]);
+
+  const char* nonneg[] = {"damping", "frictionloss", "armature"};
+  std::vector<Real>* fields[] = {&m_.joint_damping, &m_.joint_frictionloss, &m_.joint_armature};
+  for (int k = 0; k < 3; ++k) {
+    pugi::xml_node src = Source(layers, nonneg[k]);
+    double v = src ? Real1(src, nonneg[k]) : 0.0;
+    if (v < 0) {
+      file_.Fail(
+          n, "attribute " + Quote(nonneg[k]) + " must be >= 0, got " + Num(v) + file_.Origin(src));
+    }
+    (*fields[k])[j] = static_cast<Real>(v);
+  }
+}
+
+void BodyReader::ReadGeom(pugi::xml_node n, int body, bool body_static, int childclass,
+                          std::vector<GeomMassSpec>* mass_specs, double* body_mass) {
+  CheckAttributes(file_, n, false);
+  CheckNoText(file_, n);
+  if (n.first_child()) file_.Fail(n.first_child(), "unexpected child element");
+  int cls = n.attribute("class") ? defaults_.ClassIndex(n, "class") : childclass;
+  Layers layers = defaults_.LayersFor(n, cls);
+
+  std::string type_word = LayeredWord(layers, "type", "sphere");
+  GeomType type = type_word == "plane"     ? kGeomPlane
+                  : type_word == "capsule" ? kGeomCapsule
+                  : type_word == "box"     ? kGeomBox
+                                           : kGeomSphere;
+  if (type == kGeomPlane && !body_static) {
+    file_.Fail(n,
+               "a plane can only belong to a static body (the world, or a jointless body fixed to "
+               "it)");
+  }
+
+  double size[3] = {0, 0, 0};
+  int size_given = LayeredReals(layers, "size", size);
+  pugi::xml_node size_src = Source(layers, "size");
+
+  // frame: fromto, or pos + orientation
+  Vec3d pos = Vec3d::Zero();
+  Quatd rot = Quatd::Identity();
+  pugi::xml_node fromto_src = Source(layers, "fromto");
+  int needed = 1;
+  if (fromto_src) {
+    if (type != kGeomCapsule && type != kGeomBox) {
+      file_.Fail(n, "attribute 'fromto' is only supported for capsule and box geoms, not " +
+                        type_word + file_.Origin(fromto_src));
+    }
+    for (const char* a : {"pos", "quat", "euler", "axisangle"}) {
+      if (n.attribute(a))
+        file_.Fail(n, std::string("attribute 'fromto' cannot be combined with '") + a + "'");
+    }
+    std::vector<double> ft = Reals(fromto_src, "fromto");
+    Vec3d from(ft[0], ft[1], ft[2]), to(ft[3], ft[4], ft[5]);
+    Vec3d d = from - to;  // MuJoCo orients the local z axis from 'to' towards 'from'
+    double len = d.norm();
+    if (!(len > 0)) {
+      file_.Fail(n, "attribute 'fromto' has coinciding end points" + file_.Origin(fromto_src));
+    }
+    pos = 0.5 * (from + to);
+    rot = ZToVector(d / len);
+    // MuJoCo: the cross-section comes from size[0] only (a box gets a square cross-section)
+    size[1] = type == kGeomCapsule ? 0.5 * len : size[0];
+    size[2] = type == kGeomCapsule ? 0.0 : 0.5 * len;
+    needed = 1;
+  } else {
+    pugi::xml_node pos_src = Source(layers, "pos");
+    if (pos_src) pos = Real3(pos_src, "pos");
+    rot = Orientation(layers);
+    needed = type == kGeomCapsule ? 2 : (type == kGeomBox ? 3 : (type == kGeomPlane ? 3 : 1));
+  }
+
+  if (size_given < needed) {
+    file_.Fail(n, "a " + type_word + (fromto_src ? " with fromto" : "") +
+                      " needs attribute 'size' with " + std::to_string(needed) + " number" +
+                      (needed == 1 ? "" : "s") + ", got " + std::to_string(size_given));
+  }
+  if (type == kGeomPlane) {
+    // x, y half-extents (0: infinite, as in MuJoCo) and grid spacing; s2r planes are infinite
+    if (size[0] < 0 || size[1] < 0 || !(size[2] > 0)) {
+      file_.Fail(n, "plane 'size' needs x, y >= 0 and spacing > 0, got " + Num(size[0]) + " " +
+                        Num(size[1]) + " " + Num(size[2]) + file_.Origin(size_src));
+    }
+  } else {
+    for (int k = 0; k < needed; ++k) {
+      if (!(size[k] > 0)) {
+        file_.Fail(n, "attribute 'size' must be > 0, got " + Num(size[k]) + " (entry " +
+                          std::to_string(k) + ")" + file_.Origin(size_src));
+      }
+    }
+  }
+  std::array<Real, 3> stored_size = {0, 0, 0};
+  if (type == kGeomSphere) stored_size = {static_cast<Real>(size[0]), 0, 0};
+  if (type == kGeomCapsule) {
+    stored_size = {static_cast<Real>(size[0]), static_cast<Real>(size[1]), 0};
+  }
+  if (type == kGeomBox || type == kGeomPlane) {
+    stored_size = {static_cast<Real>(size[0]), static_cast<Real>(size[1]),
+                   static_cast<Real>(size[2])};
+  }
+
+  double friction[3] = {1.0, 0.005, 0.0001};
+  LayeredReals(layers, "friction", friction);
+  for (int k = 0; k < 3; ++k) {
+    if (friction[k] < 0) {
+      file_.Fail(n, "attribute 'friction' must be >= 0, got " + Num(friction[k]) +
+                        file_.Origin(Source(layers, "friction")));
+    }
+  }
+
+  int contype = 1, conaffinity = 1;
+  if (pugi::xml_node src = Source(layers, "contype")) {
+    contype = static_cast<int>(std::strtol(src.attribute("contype").value(), nullptr, 10));
+    if (contype < 0) file_.Fail(n, "attribute 'contype' must be >= 0" + file_.Origin(src));
+  }
+  if (pugi::xml_node src = Source(layers, "conaffinity")) {
+    conaffinity = static_cast<int>(std::strtol(src.attribute("conaffinity").value(), nullptr, 10));
+    if (conaffinity < 0) file_.Fail(n, "attribute 'conaffinity' must be >= 0" + file_.Origin(src));
+  }
+  if (pugi::xml_node src = Source(layers, "condim")) {
+    if (std::string(Word(src, "condim")) != "3") {
+      file_.Fail(
+          n, "attribute 'condim' must be 3 (s2r supports only frictional point contacts), got " +
+                 Quote(src.attribute("condim").value()) + file_.Origin(src));
+    }
+  }
+
+  // mass: the most specific layer that has mass or density decides
+  double mass = -1, density = 1000;
+  for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+    bool has_mass = it->attribute("mass"), has_density = it->attribute("density");
+    if (!has_mass && !has_density) continue;
+    if (has_mass && has_density) {
+      file_.Fail(n, "attributes 'mass' and 'density' are both given; give one" + file_.Origin(*it));
+    }
+    if (type == kGeomPlane && *it == n) {
+      file_.Fail(n, "a plane has no mass; remove 'mass'/'density'");
+    }
+    if (has_mass) {
+      mass = Real1(*it, "mass");
+      if (!(mass > 0)) {
+        file_.Fail(n, "attribute 'mass' must be > 0, got " + Num(mass) + file_.Origin(*it) +
+                          " (use density=\"0\" for a massless geom)");
+      }
+    } else {
+      density = Real1(*it, "density");
+      if (density < 0)
+        file_.Fail(n, "attribute 'density' must be >= 0, got " + Num(density) + file_.Origin(*it));
+    }
+    break;
+  }
+
+  int g = AddGeom(&m_, n.attribute("name").value(), body, type, stored_size, ToReal3(pos),
+                  ToReal4(rot.normalized()), static_cast<Real>(friction[0]));
+  s_.Register(&s_.geom_ids, n, "geom", g);
+  m_.geom_contype[g] = contype;
+  m_.geom_conaffinity[g] = conaffinity;
+  m_.geom_restitution[g] = 0;
+  if (type != kGeomPlane) {
+    double volume = type == kGeomSphere    ? 4.0 / 3.0 * kPiD * std::pow(size[0], 3)
+                    : type == kGeomCapsule ? kPiD * size[0] * size[0] * 2.0 * size[1] +
+                                                 4.0 / 3.0 * kPiD * std::pow(size[0], 3)
+                                           : 8.0 * size[0] * size[1] * size[2];
+    // ComputeBodyInertiaFromGeoms takes the mass (>= 0) or, when it is < 0, the density
+    mass_specs->push_back({g, static_cast<Real>(mass), static_cast<Real>(density)});
+    *body_mass += mass >= 0 ? mass : density * volume;
+  }
+}
+
+void BodyReader::ReadSite(pugi::xml_node n, int body, int childclass) {
+  CheckAttributes(file_, n, false);
+  CheckNoText(file_, n);
+  if (n.first_child()) file_.Fail(n.first_child(), "unexpected child element");
+  int cls = n.attribute("class") ? defaults_.ClassIndex(n, "class") : childclass;
+  Layers layers = defaults_.LayersFor(n, cls);
+  double size[3] = {0.005, 0.005, 0.005};
+  LayeredReals(layers, "size", size);
+  for (double s : size) {
+    if (s < 0) {
+      file_.Fail(n, "attribute 'size' must be >= 0" + file_.Origin(Source(layers, "size")));
+    }
+  }
+  Vec3d pos = Vec3d::Zero();
+  if (pugi::xml_node src = Source(layers, "pos")) pos = Real3(src, "pos");
+  Quatd rot = Orientation(layers);
+  int s = AddSite(&m_, n.attribute("name").value(), body, ToReal3(pos), ToReal4(rot));
+  s_.Register(&s_.site_ids, n, "site", s);
+}
+
+void BodyReader::ReadInertial(pugi::xml_node n, int body) {
+  CheckAttributes(file_, n, false);
+  CheckNoText(file_, n);
+  if (n.first_child()) file_.Fail(n.first_child(), "unexpected child element");
+  for (const char* a : {"pos", "mass"}) {
+    if (!n.attribute(a)) file_.Fail(n, std::string("missing required attribute '") + a + "'");
+  }
+  bool diag = n.attribute("diaginertia"), full = n.attribute("fullinertia");
+  if (diag == full) file_.Fail(n, "give exactly one of 'diaginertia' and 'fullinertia'");
+  double mass = Real1(n, "mass");
+  if (!(mass > 0)) file_.Fail(n, "attribute 'mass' must be > 0, got " + Num(mass));
+  Vec3d pos = Real3(n, "pos");
+  Quatd rot = Orientation(Layers{n});
+  Vec3d moments;
+  if (diag) {
+    moments = Real3(n, "diaginertia");
+    for (int k = 0; k < 3; ++k) {
+      if (!(moments[k] > 0)) {
+        file_.Fail(n, "attribute 'diaginertia' must be > 0, got " + Num(moments[k]));
+      }
+    }
+  } else {
+    if (n.attribute("quat") || n.attribute("euler") || n.attribute("axisangle")) {
+      file_.Fail(n, "'fullinertia' cannot be combined with an orientation (it defines the frame)");
+    }
+    std::vector<double> f = Reals(n, "fullinertia");  // Ixx Iyy Izz Ixy Ixz Iyz
+    Eigen::Matrix3d inertia;
+    inertia << f[0], f[3], f[4], f[3], f[1], f[5], f[4], f[5], f[2];
+    Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> eig(inertia);
+    moments = eig.eigenvalues();
+    if (!(moments.minCoeff() > 0)) {
+      file_.Fail(n, "attribute 'fullinertia' must be positive definite (smallest eigenvalue " +
+                        Num(moments.minCoeff()) + ")");
+    }
+    Eigen::Matrix3d axes = eig.eigenvectors();
+    if (axes.determinant() < 0) axes.col(2) = -axes.col(2);
+    rot = Quatd(axes).normalized();
+  }
+  // MuJoCo's check: principal moments of a real body satisfy the triangle inequality
+  double tol = 1e-9 * moments.maxCoeff();
+  if (moments[0] + moments[1] < moments[2] - tol || moments[0] + moments[2] < moments[1] - tol ||
+      moments[1] + moments[2] < moments[0] - tol) {
+    file_.Fail(n, "inertia moments " + Num(moments[0]) + " " + Num(moments[1]) + " " +
+                      Num(moments[2]) + " violate A + B >= C");
+  }
+  SetBodyInertial(&m_, body, static_cast<Real>(mass), ToReal3(moments), ToReal3(pos), ToReal4(rot));
+}
+
+}  // namespace
+
+void ReadWorldBody(pugi::xml_node n, LoadState* state) {
+  BodyReader(state).ReadBody(n, -1, Frame(), 0);
+}
+
+}  // namespace s2r::mjcf
