@@ -47,7 +47,7 @@ class CpuBackend : public Backend {
     step_blocks_.assign(static_cast<size_t>(layout_.step_bytes) * scratch_.size(), 0);
     world_blocks_.assign(static_cast<size_t>(layout_.world_bytes) * nworld_, 0);
     for (size_t t = 0; t < scratch_.size(); ++t) {
-      scratch_[t] = BindWorkspace(layout_, step_blocks_.data() + t * layout_.step_bytes, nullptr);
+      scratch_[t].ws = BindWorkspace(layout_, step_blocks_.data() + t * layout_.step_bytes, nullptr);
     }
     InvalidateWorldBlocks();
   }
@@ -65,7 +65,7 @@ class CpuBackend : public Backend {
       actions = zeros.data();
     }
     pool_.ParallelFor(nworld_, [&](int begin, int end, int t) {
-      Workspace* ws = &scratch_[t];
+      Workspace* ws = &scratch_[t].ws;
       for (int w = begin; w < end; ++w) {
         if (w + 1 < end) PrefetchContacts(w + 1);
         BindWorldBlock(ws, w);
@@ -112,7 +112,12 @@ class CpuBackend : public Backend {
   WorkspaceLayout layout_{};
   LineVector<char> step_blocks_;   // (threads, step_bytes)
   LineVector<char> world_blocks_;  // (nworld, world_bytes)
-  std::vector<Workspace> scratch_;  // per thread: its step block bound, world arrays per world
+  // per thread: its step block bound, the world arrays rebound per world; a cache line each, as
+  // the world arrays' pointers are written for every world
+  struct alignas(kCacheLine) ThreadWorkspace {
+    Workspace ws;
+  };
+  std::vector<ThreadWorkspace> scratch_;
 };
 
 }  // namespace
