@@ -5,7 +5,6 @@
 // world. Read off kernels/model_fields.h, so it lists exactly what Engine::SetParam accepts.
 #include <cstdio>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -16,14 +15,6 @@
 
 namespace s2r {
 namespace {
-
-std::vector<std::string> Words(const char* s) {
-  std::vector<std::string> out;
-  std::istringstream in(s);
-  std::string w;
-  while (in >> w) out.push_back(w);
-  return out;
-}
 
 std::string Values(const std::vector<double>& v) {
   std::string out;
@@ -51,7 +42,7 @@ nlohmann::json FieldsReport(const std::string& scene, const Model& m) {
                       {"entity_kind", EntityName(f.entity)},
                       {"entity", e.entity},
                       {"shape", json::array({f.per})},
-                      {"components", Words(f.components)},
+                      {"components", ComponentNames(f)},
                       {"dtype", FieldTypeName(f.type)},
                       {"unit", f.unit},
                       {"nominal", e.values},

@@ -54,7 +54,7 @@ std::string ElementName(const Model& m, const FieldInfo& f, int element) {
   std::string s = f.name;
   if (f.entity != Entity::kNone) s += "[" + EntityLabel(m, f.entity, entity) + "]";
   if (f.per > 1) {
-    std::vector<std::string> names = SplitWords(f.components);
+    std::vector<std::string> names = ComponentNames(f);
     s += "." + (k < static_cast<int>(names.size()) ? names[k] : std::to_string(k));
   }
   return s;
@@ -98,6 +98,8 @@ const char* EntityName(Entity e) {
     default: return "model";
   }
 }
+
+std::vector<std::string> ComponentNames(const FieldInfo& f) { return SplitWords(f.components); }
 
 const char* FieldTypeName(FieldType t) {
   if (t == FieldType::kInt32) return "int32";
@@ -252,7 +254,8 @@ FieldAddress ResolveFieldAddress(const Model& m, const std::string& text) {
   if (bracket) {
     if (f->entity == Entity::kNone) {
       fail(Quote(name) + " is one value set per world, not per entity; address it as " + Quote(name) +
-           (f->per > 1 ? " or " + Quote(name + "." + SplitWords(f->components)[0]) : std::string("")));
+           (f->per > 1 ? " or " + Quote(name + "." + (ComponentNames(*f).empty() ? std::string("0") : ComponentNames(*f)[0]))
+                        : std::string("")));
     }
     size_t close = s.find(']', pos);
     if (close == std::string::npos) fail("missing ']'");
@@ -295,7 +298,7 @@ FieldAddress ResolveFieldAddress(const Model& m, const std::string& text) {
   if (pos < s.size()) {
     if (s[pos] != '.') fail("unexpected " + Quote(s.substr(pos)) + " after the field");
     std::string comp = Trim(s.substr(pos + 1));
-    std::vector<std::string> names = SplitWords(f->components);
+    std::vector<std::string> names = ComponentNames(*f);
     for (size_t k = 0; k < names.size(); ++k) {
       if (names[k] == comp) a.component = static_cast<int>(k);
     }

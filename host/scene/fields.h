@@ -21,6 +21,8 @@ const FieldInfo* FindField(const std::string& name);
 inline FieldId IdOf(const FieldInfo& f) { return static_cast<FieldId>(&f - kModelFields); }
 
 const char* EntityName(Entity e);    // "body", "geom", ..., "model" for kNone
+// the names of a field's per-entity values ({"x", "y", "z"}), empty when they have none
+std::vector<std::string> ComponentNames(const FieldInfo& f);
 const char* FieldTypeName(FieldType t);  // "float32"/"float64" (Real) or "int32"
 std::string BoundText(const FieldInfo& f);  // "> 0", "in [0, 1]", "lo <= hi", ...
 

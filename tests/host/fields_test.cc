@@ -33,14 +33,6 @@ Model PickLift() {
   return m;
 }
 
-std::vector<std::string> SplitWords(const char* s) {
-  std::vector<std::string> out;
-  std::istringstream in(s);
-  std::string w;
-  while (in >> w) out.push_back(w);
-  return out;
-}
-
 std::vector<double> Nominal(const Model& m, FieldId id) {
   std::vector<double> out;
   ForEachParam(m, [&](FieldId f, const auto& values) {
@@ -75,7 +67,7 @@ TEST(Fields, TheListIsConsistent) {
     EXPECT_TRUE(names.insert(f.name).second) << "duplicate field " << f.name;
     EXPECT_GE(f.per, 1) << f.name;
     EXPECT_LE(f.per, 6) << f.name << ": defaults hold 6 values per entity";
-    std::vector<std::string> components = SplitWords(f.components);
+    std::vector<std::string> components = ComponentNames(f);
     EXPECT_TRUE(components.empty() || static_cast<int>(components.size()) == f.per) << f.name;
     EXPECT_NE(std::string(f.description), "") << f.name;
     if (f.custom[0] != '\0') {
