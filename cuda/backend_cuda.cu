@@ -26,6 +26,16 @@ __global__ void ResetWorldsKernel(ModelView m, StateView s) {
   ResetWorld(m, s, world);
 }
 
+__global__ void ResetWorldListKernel(ModelView m, StateView s, DeviceWorkspaces dw, const int32_t* worlds,
+                                     int count) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  int world = worlds[i];
+  ResetWorld(m, s, world);
+  Workspace ws = BindWorkspace(dw.layout, nullptr, dw.world_blocks + static_cast<int64_t>(world) * dw.layout.world_bytes);
+  *ws.reduced_valid = 0u;
+}
+
 __global__ void ControlStepKernel(ModelView m, StateView s, DeviceWorkspaces dw,
                                   const Real* actions) {
   int world = blockIdx.x * blockDim.x + threadIdx.x;
@@ -41,6 +51,14 @@ int Blocks(int n) { return (n + kThreadsPerBlock - 1) / kThreadsPerBlock; }
 
 void LaunchResetWorlds(const ModelView& m, const StateView& s, void* stream) {
   ResetWorldsKernel<<<Blocks(s.nworld), kThreadsPerBlock, 0, static_cast<cudaStream_t>(stream)>>>(m, s);
+  S2R_CUDA_CHECK(cudaGetLastError());
+}
+
+void LaunchResetWorldList(const ModelView& m, const StateView& s, const DeviceWorkspaces& ws, const int32_t* worlds,
+                          int count, void* stream) {
+  if (count <= 0) return;
+  ResetWorldListKernel<<<Blocks(count), kThreadsPerBlock, 0, static_cast<cudaStream_t>(stream)>>>(m, s, ws, worlds,
+                                                                                                  count);
   S2R_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -104,6 +122,14 @@ class CudaBackend : public Backend {
     NvtxRange range("s2r.reset");
     InvalidateWorldBlocks();
     LaunchResetWorlds(model_, device_, stream_);
+    S2R_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  void ResetWorlds(const int32_t* worlds, int count) override {
+    NvtxRange range("s2r.reset_worlds");
+    if (count <= 0) return;
+    world_list_.Upload(worlds, sizeof(int32_t) * size_t(count), stream_);
+    LaunchResetWorldList(model_, device_, workspaces_, world_list_.get<int32_t>(), count, stream_);
     S2R_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
@@ -189,7 +215,7 @@ class CudaBackend : public Backend {
   DeviceBuffer model_buffers_[kNumModelFields];  // by FieldId
   std::vector<StateArray> state_arrays_;        // in S2R_STATE_ARRAYS order
   bool allocated_ = false;
-  DeviceBuffer step_blocks_, world_blocks_, actions_;
+  DeviceBuffer step_blocks_, world_blocks_, actions_, world_list_;
   DeviceWorkspaces workspaces_{};
   Real* pinned_actions_ = nullptr;
 };

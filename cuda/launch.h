@@ -15,6 +15,10 @@ struct DeviceWorkspaces {
 };
 
 void LaunchResetWorlds(const ModelView& m, const StateView& s, void* stream);
+// resets the `count` worlds listed in the device array `worlds` and clears their world blocks'
+// validity words
+void LaunchResetWorldList(const ModelView& m, const StateView& s, const DeviceWorkspaces& ws, const int32_t* worlds,
+                          int count, void* stream);
 void LaunchControlStep(const ModelView& m, const StateView& s, const DeviceWorkspaces& ws,
                        const Real* actions, void* stream);
 

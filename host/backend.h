@@ -16,6 +16,8 @@ class Backend {
   // one field that changed (FieldId::kCount: all of them).
   virtual void SetModel(const ModelView& host_view, FieldId changed) = 0;
   virtual void Reset() = 0;
+  // Resets only the listed worlds (their state, and the per-world data kept between steps).
+  virtual void ResetWorlds(const int32_t* worlds, int count) = 0;
   virtual void Step(const Real* actions) = 0;  // (nworld, nactuator) host array or null
   virtual void Download(const StateView& host) = 0;
   virtual void Upload(const StateView& host) = 0;

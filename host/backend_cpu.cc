@@ -57,6 +57,13 @@ class CpuBackend : public Backend {
       for (int w = begin; w < end; ++w) ResetWorld(model_, state_, w);
     });
   }
+  void ResetWorlds(const int32_t* worlds, int count) override {
+    for (int i = 0; i < count; ++i) {
+      ResetWorld(model_, state_, worlds[i]);
+      Workspace world = BindWorkspace(layout_, nullptr, WorldBlock(worlds[i]));
+      *world.reduced_valid = 0u;
+    }
+  }
   void Step(const Real* actions) override {
     int nact = model_.nactuator;
     std::vector<Real> zeros;
@@ -92,15 +99,16 @@ class CpuBackend : public Backend {
 
  private:
   // the World-lifetime arrays of world w (kernels/workspace.h)
+  char* WorldBlock(int w) { return world_blocks_.data() + static_cast<size_t>(w) * layout_.world_bytes; }
   void BindWorldBlock(Workspace* ws, int w) {
-    Workspace world = BindWorkspace(layout_, nullptr, world_blocks_.data() + static_cast<size_t>(w) * layout_.world_bytes);
+    Workspace world = BindWorkspace(layout_, nullptr, WorldBlock(w));
     ws->reduced = world.reduced;
     ws->reduced_valid = world.reduced_valid;
   }
   // every world's slide-tree block is rebuilt at its next step
   void InvalidateWorldBlocks() {
     for (int w = 0; w < nworld_; ++w) {
-      Workspace world = BindWorkspace(layout_, nullptr, world_blocks_.data() + static_cast<size_t>(w) * layout_.world_bytes);
+      Workspace world = BindWorkspace(layout_, nullptr, WorldBlock(w));
       *world.reduced_valid = 0u;
     }
   }

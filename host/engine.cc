@@ -177,6 +177,15 @@ void Engine::RebuildView() {
 }
 
 void Engine::Reset() { backend_->Reset(); }
+void Engine::ResetWorlds(const std::vector<int32_t>& worlds) {
+  for (int32_t w : worlds) {
+    if (w < 0 || w >= nworld_) {
+      throw std::invalid_argument("ResetWorlds: world " + std::to_string(w) + " is not in [0, " +
+                                  std::to_string(nworld_ - 1) + "]");
+    }
+  }
+  backend_->ResetWorlds(worlds.data(), static_cast<int>(worlds.size()));
+}
 void Engine::Step(const Real* actions) { backend_->Step(actions); }
 void Engine::Download() { backend_->Download(state_.view); }
 void Engine::Upload() { backend_->Upload(state_.view); }

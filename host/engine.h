@@ -86,6 +86,9 @@ class Engine {
 
   // all worlds back to their initial state
   void Reset();
+  // only the listed worlds back to their initial state (from their current parameters); the
+  // others are untouched. Throws std::invalid_argument on an index outside [0, nworld).
+  void ResetWorlds(const std::vector<int32_t>& worlds);
   // One control step of every world. actions: (nworld, nactuator), may be null for zeros.
   void Step(const Real* actions);
   // Copies the backend's state into state() (no-op on the CPU backend).
