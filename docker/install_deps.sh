@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything s2r needs on a fresh Debian machine (as root, or with sudo):
-#   C++: Debian packages (compilers, CMake, Eigen, pugixml, CLI11, nlohmann-json, GoogleTest,
-#        Google Benchmark, ccache); the CUDA toolkit is used when present, never installed here.
+#   C++: Debian packages (compilers, CMake, Eigen, pugixml, CLI11, nlohmann-json, yaml-cpp,
+#        GoogleTest, Google Benchmark, ccache); the CUDA toolkit is used when present, never installed here.
 #   Python: a virtual environment in .venv with the test oracles (MuJoCo, numpy, pytest; zarr,
 #           tensorstore and numcodecs for the Zarr store interop test).
 # Safe to run again: it installs only what is missing.
@@ -11,6 +11,7 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake git pkg-config ccache libeigen3-dev libpugixml-dev libcli11-dev
           nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev python3 python3-venv
           libblosc-dev libzstd-dev zlib1g-dev   # Zarr v3 store codecs (host/store)
+          libyaml-cpp-dev                       # sweep and sysid configs (host/sweep)
           clang libclang-rt-14-dev)             # libFuzzer for tests/fuzz/run_fuzz.sh
 missing=()
 for p in "${packages[@]}"; do

@@ -13,6 +13,7 @@ namespace s2r {
 void AddRolloutCommand(CLI::App* app);
 void AddBenchCommand(CLI::App* app);
 void AddInspectCommand(CLI::App* app);
+void AddSweepCommand(CLI::App* app);
 
 // s2r inspect --fields SCENE: the scene's addressable parameters and options (cli_fields.cc)
 void RunInspectFields(const std::string& scene, bool json);

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   s2r::AddRolloutCommand(&app);
   s2r::AddBenchCommand(&app);
   s2r::AddInspectCommand(&app);
+  s2r::AddSweepCommand(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -26,7 +26,7 @@ class TestDirCleaner : public ::testing::EmptyTestEventListener {
     fs::path dir = PathOf(info);
     std::error_code ec;
     if (!fs::exists(dir, ec)) return;
-    if (info.result()->Passed()) {
+    if (!info.result()->Failed()) {  // passed or skipped
       fs::remove_all(dir, ec);
     } else {
       std::fprintf(stderr, "kept the failed test's files in %s\n", dir.c_str());

@@ -1,0 +1,131 @@
+// s2r sweep CONFIG --out STORE [--episodes E] [--worlds N] [--seed S] [--backend cpu] [--threads T]
+//                  [--shard K/N] [--resume] [--overwrite] [--summary-json FILE]
+// Runs a sweep (host/sweep/sweep.h) into a dataset store. A progress line on stderr when stderr is
+// a terminal; at the end a table of episodes, success rate, failures by kind, near misses and
+// throughput (and the same numbers as JSON with --summary-json).
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "host/cli.h"
+#include "host/sweep/sweep.h"
+
+namespace s2r {
+namespace {
+
+struct SweepArgs {
+  std::string config;
+  std::string out;
+  int64_t episodes = -1;
+  int worlds = 0;
+  int64_t seed = -1;
+  std::string backend = "cpu";
+  int threads = 0;
+  std::string shard = "0/1";
+  bool resume = false;
+  bool overwrite = false;
+  std::string summary_json;
+};
+
+nlohmann::json SummaryJson(const SweepSummary& s) {
+  nlohmann::json failures = nlohmann::json::object();
+  for (int l = 1; l < kNumTaskLabels; ++l) failures[TaskLabelNames()[l]] = s.failure_counts[l];
+  return {{"episodes", s.episodes},
+          {"episodes_in_store", s.episodes_total},
+          {"episodes_planned", s.episodes_planned},
+          {"steps", s.steps},
+          {"success_rate", s.episodes > 0 ? nlohmann::json(double(s.successes) / double(s.episodes)) : nlohmann::json(nullptr)},
+          {"successes", s.successes},
+          {"failure_counts", failures},
+          {"near_miss_count", s.near_misses},
+          {"seconds", s.seconds},
+          {"env_steps_per_s", s.env_steps_per_s}};
+}
+
+void PrintTable(const SweepSummary& s) {
+  std::printf("episodes        %lld written (%lld of %lld in the store)\n", (long long)s.episodes,
+              (long long)s.episodes_total, (long long)s.episodes_planned);
+  std::printf("success rate    %.3f (%lld)\n", s.episodes > 0 ? double(s.successes) / double(s.episodes) : 0.0,
+              (long long)s.successes);
+  std::printf("failures\n");
+  for (int l = 1; l < kNumTaskLabels; ++l) {
+    std::printf("  %-14s %8lld  %5.1f%%\n", TaskLabelNames()[l].c_str(), (long long)s.failure_counts[l],
+                s.episodes > 0 ? 100.0 * double(s.failure_counts[l]) / double(s.episodes) : 0.0);
+  }
+  std::printf("near misses     %lld\n", (long long)s.near_misses);
+  std::printf("steps           %lld control steps in %.1f s: %.0f env-steps/s\n", (long long)s.steps, s.seconds,
+              s.env_steps_per_s);
+  std::fflush(stdout);
+}
+
+void RunSweepCommand(const SweepArgs& a) {
+  SweepOptions o;
+  o.worlds = a.worlds;
+  o.threads = a.threads;
+  o.episodes = a.episodes;
+  o.seed = a.seed;
+  o.resume = a.resume;
+  o.overwrite = a.overwrite;
+  if (a.resume && a.overwrite) throw std::runtime_error("--resume and --overwrite exclude each other");
+  if (a.backend == "cuda") o.backend = BackendKind::kCuda;
+  else if (a.backend != "cpu") throw std::runtime_error("--backend must be cpu or cuda, got '" + a.backend + "'");
+  int k = 0, n = 0;
+  char tail = 0;
+  if (std::sscanf(a.shard.c_str(), "%d/%d%c", &k, &n, &tail) != 2 || n < 1 || k < 0 || k >= n) {
+    throw std::runtime_error("--shard must be K/N with 0 <= K < N, got '" + a.shard + "'");
+  }
+  o.shard = k;
+  o.shards = n;
+  if (::isatty(STDERR_FILENO)) {
+    o.progress = [](const SweepSummary& s) {
+      double rate = s.episodes > 0 ? double(s.successes) / double(s.episodes) : 0.0;
+      double left = s.episodes > 0 && s.episodes_planned > s.episodes_total
+                        ? s.seconds / double(s.episodes) * double(s.episodes_planned - s.episodes_total)
+                        : 0.0;
+      std::fprintf(stderr, "\r%lld/%lld episodes, %.0f env-steps/s, success %.3f, ETA %.0f s   ",
+                   (long long)s.episodes_total, (long long)s.episodes_planned, s.env_steps_per_s, rate, left);
+      std::fflush(stderr);
+    };
+  }
+  SweepConfig config = LoadSweepConfig(a.config);
+  SweepSummary s = RunSweep(config, a.out, o);
+  if (o.progress) std::fprintf(stderr, "\n");
+  PrintTable(s);
+  if (!a.summary_json.empty()) {
+    const std::string tmp = a.summary_json + ".tmp";
+    {
+      std::ofstream f(tmp);
+      f << SummaryJson(s).dump(2) << "\n";
+      if (!f) throw std::runtime_error(a.summary_json + ": cannot write the summary");
+    }
+    if (std::rename(tmp.c_str(), a.summary_json.c_str()) != 0) {
+      throw std::runtime_error(a.summary_json + ": cannot write the summary");
+    }
+  }
+}
+
+}  // namespace
+
+void AddSweepCommand(CLI::App* app) {
+  auto args = std::make_shared<SweepArgs>();
+  CLI::App* cmd = app->add_subcommand("sweep", "Run a task in many randomized worlds into a dataset store");
+  cmd->add_option("config", args->config, "sweep config: a YAML file or builtin:push")->required();
+  cmd->add_option("--out", args->out, "dataset store directory")->required();
+  cmd->add_option("--episodes", args->episodes, "episodes of the whole sweep (default: the config's)");
+  cmd->add_option("--worlds", args->worlds, "parallel worlds (default: the config's)");
+  cmd->add_option("--seed", args->seed, "sweep seed (default: the config's)");
+  cmd->add_option("--backend", args->backend, "cpu or cuda");
+  cmd->add_option("--threads", args->threads, "CPU threads (default: all)");
+  cmd->add_option("--shard", args->shard, "K/N: run the episodes i with i mod N == K");
+  cmd->add_flag("--resume", args->resume, "continue the store after its last committed episode");
+  cmd->add_flag("--overwrite", args->overwrite, "replace an existing store (an s2r dataset only)");
+  cmd->add_option("--summary-json", args->summary_json, "write the end-of-run numbers as JSON");
+  cmd->callback([args] { RunSweepCommand(*args); });
+}
+
+}  // namespace s2r

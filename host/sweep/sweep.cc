@@ -1,0 +1,339 @@
+#include "host/sweep/sweep.h"
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <stdexcept>
+
+#include "host/store/store_error.h"
+#include "kernels/tasks.h"
+
+namespace s2r {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr DataType kRealType = sizeof(Real) == 4 ? DataType::kFloat32 : DataType::kFloat64;
+constexpr int kBodyStateSize = 13;  // px py pz qw qx qy qz vx vy vz wx wy wz
+constexpr int kObsSize = 10;        // object px py pz qw qx qy qz, effector px py pz
+
+// the bodies whose state is recorded: every body that moves, in index order
+std::vector<int> MovingBodies(const Model& m) {
+  std::vector<int> out;
+  for (int b = 1; b < m.nbody(); ++b) {
+    if (m.body_dynamic[b]) out.push_back(b);
+  }
+  return out;
+}
+
+// the unit of an actuator's control: a joint target for position actuators, a speed for velocity
+// ones, a force for motors (m / rad by the joint's type)
+std::string ActionUnit(const Model& m, int a) {
+  bool slide = m.actuator_trntype[a] == kTransmissionJoint && m.joint_type[m.actuator_trnid[a]] == kJointSlide;
+  switch (m.actuator_type[a]) {
+    case kActuatorPosition: return slide ? "m" : "rad";
+    case kActuatorVelocity: return slide ? "m/s" : "rad/s";
+    default: return slide ? "N" : "N m";
+  }
+}
+
+const char* DistributionName(int kind) {
+  switch (kind) {
+    case kDistFixed: return "fixed";
+    case kDistUniform: return "uniform";
+    case kDistLogUniform: return "loguniform";
+    case kDistNormal: return "normal";
+    case kDistTruncNormal: return "truncnormal";
+    default: return "choice";
+  }
+}
+
+// one world's episode in progress
+struct WorldRun {
+  int64_t slot = -1;     // position in this shard's episode sequence; -1: idle
+  int64_t episode = -1;  // the episode index
+  TaskState task{};
+  std::vector<double> params;
+  std::vector<Real> state, obs, action;
+};
+
+// a finished episode waiting for its turn in the store
+struct Finished {
+  int64_t episode = 0;
+  int64_t length = 0;
+  TaskState task{};
+  std::vector<double> params;
+  std::vector<Real> state, obs, action;
+};
+
+}  // namespace
+
+const std::vector<std::string>& TaskLabelNames() {
+  static const std::vector<std::string> names = {"none",      "grasp_miss", "drop",    "slip",
+                                                 "collision", "stuck",      "timeout", "sim_unstable"};
+  return names;
+}
+
+DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
+  const Model& m = c.model;
+  DatasetSpec spec;
+  spec.control_hz = m.control_hz;
+  spec.storage = c.storage;
+  // features
+  const std::vector<int> bodies = MovingBodies(m);
+  std::vector<std::string> body_names;
+  for (int b : bodies) body_names.push_back(m.body_name[b]);
+  FeatureSpec state;
+  state.name = "state";
+  state.dtype = kRealType;
+  state.shape = {static_cast<int64_t>(bodies.size()), kBodyStateSize};
+  state.names = {"px", "py", "pz", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz"};
+  state.units = {"m", "m", "m", "1", "1", "1", "1", "m/s", "m/s", "m/s", "rad/s", "rad/s", "rad/s"};
+  state.frame = "world";
+  state.rotation = "quat_wxyz";
+  std::string listed;
+  for (const std::string& n : body_names) listed += (listed.empty() ? "" : ", ") + n;
+  state.description = "true state of the moving bodies (" + listed +
+                      "): body origin, orientation, COM velocity, angular velocity";
+  FeatureSpec obs;
+  obs.name = "obs";
+  obs.dtype = kRealType;
+  obs.shape = {kObsSize};
+  obs.names = {"object_px", "object_py", "object_pz", "object_qw", "object_qx", "object_qy", "object_qz",
+               "effector_px", "effector_py", "effector_pz"};
+  obs.units = {"m", "m", "m", "1", "1", "1", "1", "m", "m", "m"};
+  obs.frame = "world";
+  obs.rotation = "quat_wxyz";
+  obs.description = "what the policy observes: object '" + m.body_name[c.task.model.object_body] + "' pose and effector '" +
+                    m.body_name[c.task.model.effector_body] + "' position (no observation noise yet)";
+  FeatureSpec action;
+  action.name = "action";
+  action.dtype = kRealType;
+  action.shape = {m.nactuator()};
+  action.names = m.actuator_name;
+  for (int a = 0; a < m.nactuator(); ++a) action.units.push_back(ActionUnit(m, a));
+  action.frame = "joint";
+  action.rotation = "none";
+  action.description = "the scripted expert's actuator controls (absolute joint targets for position actuators)";
+  spec.features = {state, obs, action};
+  // the randomized parameters
+  for (const RandomParam& p : c.randomization.params) {
+    ParamSpec ps;
+    ps.name = p.name;
+    ps.distribution = DistributionName(p.distribution.kind);
+    DistributionSupport(p.distribution, &ps.low, &ps.high);
+    if (p.distribution.kind == kDistNormal || p.distribution.kind == kDistTruncNormal) {
+      ps.low = p.distribution.a;   // the dataset's convention for normals: low = mean, high = std
+      ps.high = p.distribution.b;
+    }
+    ps.units = p.units;
+    std::string targets;
+    for (const RandomTarget& t : p.targets) targets += (targets.empty() ? "" : ", ") + t.text;
+    ps.description = (p.description.empty() ? "" : p.description + "; ") + "targets: " + targets + "; mode: " +
+                     (p.mode == RandomMode::kScale ? "scale" : p.mode == RandomMode::kOffset ? "offset" : "absolute") +
+                     (p.fit_source.empty() ? "" : "; centred on " + p.fit_source);
+    spec.params.push_back(ps);
+  }
+  spec.tasks = {{c.task.info->name, c.task.instruction}};
+  static const char* const kLabelDescriptions[] = {
+      "success",
+      "the fingers closed without holding the object",
+      "a lifted object fell out of the grasp",
+      "a held object slid in the grasp beyond the slip limit",
+      "a contact force with a non-target object above the threshold",
+      "no progress towards the goal for stuck_s",
+      "the horizon ended before success",
+      "the engine froze the world (non-finite or runaway state)"};
+  for (int l = 0; l < kNumTaskLabels; ++l) spec.labels.push_back({l, TaskLabelNames()[l], kLabelDescriptions[l]});
+  spec.embodiment = {{"robot_type", c.scene_source},
+                     {"joint_names", m.joint_name},
+                     {"actuator_names", m.actuator_name},
+                     {"body_names", body_names},
+                     {"action_space", "absolute"},
+                     {"gripper", c.task.info->kind == kTaskPickLift ? "opening_m" : "none"}};
+  const int64_t seed = o.seed >= 0 ? o.seed : static_cast<int64_t>(c.seed);
+  const int64_t episodes = o.episodes >= 0 ? o.episodes : c.episodes;
+  spec.generator = {{"command", "s2r sweep"},
+                    {"config_source", c.source},
+                    {"config_text", c.text},
+                    {"config", c.canonical},
+                    {"scene_path", c.scene_source},
+                    {"scene_text", m.source_text},
+                    {"sweep", {{"seed", seed}, {"episodes", episodes}, {"shard", o.shard}, {"shards", o.shards}}}};
+  return spec;
+}
+
+SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepOptions& o) {
+  const auto start_time = Clock::now();
+  if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards) {
+    throw std::invalid_argument("--shard K/N needs 0 <= K < N, got " + std::to_string(o.shard) + "/" +
+                                std::to_string(o.shards));
+  }
+  const uint64_t seed = o.seed >= 0 ? static_cast<uint64_t>(o.seed) : c.seed;
+  const int64_t episodes = o.episodes >= 0 ? o.episodes : c.episodes;
+  const int64_t planned = episodes > o.shard ? (episodes - o.shard + o.shards - 1) / o.shards : 0;
+  const DatasetSpec spec = SweepDatasetSpec(c, o);
+
+  // the store: new, resumed or replaced; an existing one is never touched without a flag
+  std::error_code ec;
+  const bool exists = fs::exists(out, ec) && !(fs::is_directory(out, ec) && fs::is_empty(out, ec));
+  if (exists && !o.resume && !o.overwrite) {
+    throw StoreError(out, "exists; pass --resume to continue it or --overwrite to replace it");
+  }
+  if (exists && o.overwrite) {
+    if (!DatasetReader::IsDataset(out)) throw StoreError(out, "is not an s2r dataset; refusing to overwrite it");
+    fs::remove_all(out);
+  }
+  if (exists && o.resume) {
+    DatasetReader r(out);
+    const nlohmann::json& gen = r.root_attributes()["s2r"]["generator"];
+    if (gen.value("command", "") != "s2r sweep" || !gen.contains("config")) {
+      throw StoreError(out, "was not written by s2r sweep; cannot resume it");
+    }
+    std::string diff = FirstDifference(gen["config"], c.canonical);
+    if (!diff.empty()) {
+      throw ConfigError(c.source + ": " + diff + ": differs from the config the store at " + out +
+                        " was made with; resume with the same config");
+    }
+    diff = FirstDifference(gen["sweep"], spec.generator["sweep"]);
+    if (!diff.empty()) {
+      throw ConfigError(out + ": sweep." + diff + " differs (" + gen["sweep"][diff].dump() + " in the store, " +
+                        spec.generator["sweep"][diff].dump() + " now); resume with the same seed, episodes and shard");
+    }
+  }
+  DatasetWriter writer(out, spec, o.resume ? OpenMode::kResume : OpenMode::kCreate);
+
+  // the batch
+  const Model& m = c.model;
+  const int nworld = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(o.worlds > 0 ? o.worlds : c.worlds,
+                                                                             std::max<int64_t>(planned, 1))));
+  EngineOptions eo;
+  eo.nworld = nworld;
+  eo.threads = o.threads;
+  eo.backend = o.backend;
+  Engine engine(m, eo);
+  Randomizer randomizer(c.randomization, engine.model(), nworld, seed, c.task.params);
+  const ModelView& view = engine.view();
+  const std::vector<int> bodies = MovingBodies(m);
+  const int na = m.nactuator();
+  const int nparam = static_cast<int>(c.randomization.params.size());
+  const TaskModel& tm = c.task.model;
+
+  SweepSummary summary;
+  summary.failure_counts.assign(kNumTaskLabels, 0);
+  summary.episodes_planned = planned;
+  int64_t next_slot = writer.episodes_appended();  // resume after the committed episodes
+  int64_t next_write = next_slot;
+  std::vector<WorldRun> runs(nworld);
+  std::map<int64_t, Finished> finished;
+  std::vector<Real> actions(static_cast<size_t>(nworld) * std::max(na, 1), Real(0));
+  int64_t world_steps = 0;
+  auto last_progress = Clock::now();
+
+  // gives idle worlds the next episodes: samples, reset, task reset
+  auto start_episodes = [&]() {
+    std::vector<int32_t> worlds;
+    std::vector<int64_t> indices;
+    for (int w = 0; w < nworld && next_slot < planned; ++w) {
+      if (runs[w].slot >= 0) continue;
+      runs[w].slot = next_slot;
+      runs[w].episode = o.shard + next_slot * o.shards;
+      worlds.push_back(w);
+      indices.push_back(runs[w].episode);
+      ++next_slot;
+    }
+    if (worlds.empty()) return;
+    std::vector<double> samples;
+    randomizer.Apply(&engine, worlds, indices, &samples);
+    engine.ResetWorlds(worlds);
+    for (size_t i = 0; i < worlds.size(); ++i) {
+      WorldRun& r = runs[worlds[i]];
+      r.params.assign(samples.begin() + i * nparam, samples.begin() + (i + 1) * nparam);
+      r.state.clear();
+      r.obs.clear();
+      r.action.clear();
+      TaskReset(tm, engine.view(), engine.state().view, worlds[i], randomizer.TaskParams(worlds[i]), &r.task);
+    }
+  };
+  // finished episodes go to the store in order
+  auto write_ready = [&]() {
+    for (auto it = finished.find(next_write); it != finished.end(); it = finished.find(next_write)) {
+      Finished& f = it->second;
+      EpisodeView ev;
+      ev.length = f.length;
+      ev.seed = static_cast<uint64_t>(f.episode);
+      ev.task_index = 0;
+      ev.success = f.task.success != 0;
+      ev.failure_label = f.task.label;
+      ev.terminal = f.task.terminal != 0;
+      ev.params = f.params.data();
+      ev.features = {f.state.data(), f.obs.data(), f.action.data()};
+      writer.Append(ev);
+      summary.episodes += 1;
+      summary.steps += f.length;
+      summary.successes += f.task.success ? 1 : 0;
+      summary.failure_counts[f.task.label] += f.task.success ? 0 : 1;
+      summary.near_misses += f.task.near_miss ? 1 : 0;
+      finished.erase(it);
+      ++next_write;
+    }
+  };
+
+  start_episodes();
+  const StateView& s = engine.state().view;
+  while (next_write < planned) {
+    // the experts' actions, and the rows recorded before the step
+    for (int w = 0; w < nworld; ++w) {
+      WorldRun& r = runs[w];
+      Real* a = actions.data() + static_cast<size_t>(w) * std::max(na, 1);
+      if (r.slot < 0) continue;  // idle at the sweep's end: the world steps with its last actions
+      TaskAct(tm, view, s, w, randomizer.TaskParams(w), &r.task, a);
+      for (int b : bodies) {
+        const Real* parts[] = {s.body_pos(w, b), s.body_quat(w, b), s.body_linvel(w, b), s.body_angvel(w, b)};
+        const int sizes[] = {3, 4, 3, 3};
+        for (int k = 0; k < 4; ++k) r.state.insert(r.state.end(), parts[k], parts[k] + sizes[k]);
+      }
+      r.obs.insert(r.obs.end(), s.body_pos(w, tm.object_body), s.body_pos(w, tm.object_body) + 3);
+      r.obs.insert(r.obs.end(), s.body_quat(w, tm.object_body), s.body_quat(w, tm.object_body) + 4);
+      r.obs.insert(r.obs.end(), s.body_pos(w, tm.effector_body), s.body_pos(w, tm.effector_body) + 3);
+      r.action.insert(r.action.end(), a, a + na);
+    }
+    engine.Step(actions.data());
+    world_steps += nworld;
+    // labels; finished episodes leave their world
+    for (int w = 0; w < nworld; ++w) {
+      WorldRun& r = runs[w];
+      if (r.slot < 0) continue;
+      TaskEvaluate(tm, view, s, w, randomizer.TaskParams(w), c.horizon_steps, &r.task);
+      if (!r.task.done) continue;
+      Finished f;
+      f.episode = r.episode;
+      f.length = r.task.steps;
+      f.task = r.task;
+      f.params = r.params;
+      f.state.swap(r.state);
+      f.obs.swap(r.obs);
+      f.action.swap(r.action);
+      finished.emplace(r.slot, std::move(f));
+      r.slot = -1;
+    }
+    write_ready();
+    start_episodes();
+    if (o.progress && Clock::now() - last_progress > std::chrono::seconds(1)) {
+      last_progress = Clock::now();
+      summary.seconds = std::chrono::duration<double>(last_progress - start_time).count();
+      summary.env_steps_per_s = world_steps / std::max(summary.seconds, 1e-9);
+      summary.episodes_total = next_write;
+      o.progress(summary);
+    }
+  }
+  writer.Close();
+  summary.episodes_total = writer.episodes_committed();
+  summary.seconds = std::chrono::duration<double>(Clock::now() - start_time).count();
+  summary.env_steps_per_s = world_steps / std::max(summary.seconds, 1e-9);
+  if (o.progress) o.progress(summary);
+  return summary;
+}
+
+}  // namespace s2r

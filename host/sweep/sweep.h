@@ -1,0 +1,64 @@
+// Running a sweep: N worlds step in parallel with continuous batching, and every finished episode
+// goes into the dataset store in episode order.
+//
+// Each world runs one episode at a time. When its episode ends (the task's labels, or the
+// horizon), its rows are kept until every earlier episode has been written, the world is given
+// the next episode index of this shard, its parameters are sampled for that index
+// (host/sweep/randomization.h), and it is reset alone (Engine::ResetWorlds): nothing waits for
+// the slowest world. An episode's rows depend only on (config, seed, episode index), so the store
+// is the same for any world count, thread count or shard split (--shard K/N runs the episodes
+// i with i mod N == K).
+//
+// Per control step an episode records (docs/sweep.md): steps/state, the true state of the moving
+// bodies; steps/obs, what a policy sees (object pose and effector position); steps/action, the
+// expert's joint targets. Per episode: the sampled parameters, success and failure label, seed
+// (the episode index), task index.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "host/engine.h"
+#include "host/sweep/sweep_config.h"
+
+namespace s2r {
+
+struct SweepOptions {
+  int worlds = 0;             // 0: the config's
+  int threads = 0;            // CPU threads; 0: all
+  int64_t episodes = -1;      // -1: the config's
+  int64_t seed = -1;          // -1: the config's
+  int shard = 0, shards = 1;  // --shard K/N
+  bool resume = false;        // continue after the store's last committed episode
+  bool overwrite = false;     // replace an existing store
+  BackendKind backend = BackendKind::kCpu;
+  // called about once a second and at the end with the running summary
+  std::function<void(const struct SweepSummary&)> progress;
+};
+
+struct SweepSummary {
+  int64_t episodes = 0;          // written by this run (resumed ones not included)
+  int64_t episodes_total = 0;    // this shard's episodes in the store at the end
+  int64_t episodes_planned = 0;  // this shard's episodes in all
+  int64_t steps = 0;             // control steps recorded by this run
+  int64_t successes = 0;
+  std::vector<int64_t> failure_counts;  // by TaskLabel (index 0 unused)
+  int64_t near_misses = 0;       // episodes the task called near misses (docs/sweep.md)
+  double seconds = 0;
+  double env_steps_per_s = 0;    // worlds' control steps per second, all stepped worlds counted
+};
+
+// The dataset layout a sweep writes (features, params, tasks, labels, embodiment, generator).
+DatasetSpec SweepDatasetSpec(const SweepConfig& config, const SweepOptions& options);
+
+// Runs the sweep into `out`. Throws ConfigError / StoreError / std::runtime_error with a clear
+// message: an existing store without --resume or --overwrite is an error and is left untouched;
+// --resume refuses a store made from another config, naming the first differing key.
+SweepSummary RunSweep(const SweepConfig& config, const std::string& out, const SweepOptions& options);
+
+// names of the failure labels (index = TaskLabel)
+const std::vector<std::string>& TaskLabelNames();
+
+}  // namespace s2r

@@ -1,0 +1,135 @@
+#include "host/sweep/sweep_config.h"
+
+#include <cmath>
+
+#include "host/scene/mjcf_load.h"
+#include "host/scene/scene_source.h"
+
+namespace s2r {
+namespace {
+
+std::string Quote(const std::string& s) { return "'" + s + "'"; }
+
+std::string DirOf(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
+}
+
+// YAML to JSON: mappings, sequences and scalars (numbers stay strings: the comparison is of what
+// was written)
+nlohmann::json ToJson(const YAML::Node& n) {
+  if (n.IsMap()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (auto it = n.begin(); it != n.end(); ++it) out[it->first.Scalar()] = ToJson(it->second);
+    return out;
+  }
+  if (n.IsSequence()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (size_t i = 0; i < n.size(); ++i) out.push_back(ToJson(n[i]));
+    return out;
+  }
+  if (n.IsScalar()) return n.Scalar();
+  return nullptr;
+}
+
+StorageSpec ParseStorage(const ConfigNode& n) {
+  StorageSpec s;
+  if (!n.defined()) return s;
+  n.CheckKeys({"chunk_steps", "shard_steps", "chunk_episodes", "compressor", "level", "checksum"});
+  if (n.Has("chunk_steps")) s.chunk_steps = n["chunk_steps"].Integer(1, int64_t(1) << 24);
+  if (n.Has("shard_steps")) s.shard_steps = n["shard_steps"].Integer(1, int64_t(1) << 30);
+  if (s.shard_steps % s.chunk_steps != 0) {
+    n["shard_steps"].Fail("must be a multiple of chunk_steps (" + std::to_string(s.chunk_steps) + ")");
+  }
+  if (n.Has("chunk_episodes")) s.chunk_episodes = n["chunk_episodes"].Integer(1, int64_t(1) << 24);
+  if (n.Has("compressor")) s.compressor = n["compressor"].Keyword({"blosc-lz4", "blosc-zstd", "zstd", "gzip", "none"});
+  if (n.Has("level")) s.level = static_cast<int>(n["level"].Integer(0, 22));
+  s.checksum = n["checksum"].Bool(true);
+  return s;
+}
+
+}  // namespace
+
+SweepConfig LoadSweepConfig(const std::string& source) {
+  SweepConfig c;
+  c.source = source;
+  const std::string prefix = "builtin:";
+  ConfigNode root = ConfigNode::Parse("", source);
+  std::string base_dir = ".";
+  if (source.compare(0, prefix.size(), prefix) == 0) {
+    const std::string name = source.substr(prefix.size());
+    std::string known;
+    const EmbeddedSweep* found = nullptr;
+    for (const EmbeddedSweep& s : EmbeddedSweeps()) {
+      if (name == s.name) found = &s;
+      known += (known.empty() ? "" : ", ") + std::string(s.name);
+    }
+    if (found == nullptr) throw ConfigError("unknown built-in sweep " + Quote(name) + " (built-in sweeps: " + known + ")");
+    c.text = found->yaml;
+    root = ConfigNode::Parse(c.text, source);
+  } else {
+    root = ConfigNode::LoadFile(source);
+    c.text = YAML::Dump(root.yaml());
+    base_dir = DirOf(source);
+  }
+  if (!root.defined()) root.Fail("the config is empty");
+  root.CheckKeys({"scene", "task", "episodes", "horizon_s", "seed", "worlds", "randomization", "store",
+                  "description"});
+
+  // the scene: builtin:<name>, or a path relative to the config
+  const ConfigNode scene = root.Required("scene");
+  c.scene_source = scene.String();
+  if (c.scene_source.compare(0, prefix.size(), prefix) != 0 && !c.scene_source.empty() && c.scene_source[0] != '/') {
+    c.scene_source = base_dir + "/" + c.scene_source;
+  }
+  try {
+    c.model = LoadScene(c.scene_source);
+  } catch (const LoadError& e) {
+    throw ConfigError(e.what());
+  } catch (const std::exception& e) {
+    scene.Fail(e.what());
+  }
+
+  c.task = ParseTask(root.Required("task"), c.model);
+  if (root.Has("episodes")) c.episodes = root["episodes"].Integer(1, int64_t(1) << 40);
+  c.horizon_s = root["horizon_s"].defined() ? root["horizon_s"].Number(1e-6, 1e6) : c.horizon_s;
+  c.horizon_steps = static_cast<int>(std::lround(c.horizon_s * c.model.control_hz));
+  if (c.horizon_steps < 1) root["horizon_s"].Fail("is shorter than one control step");
+  if (root.Has("seed")) c.seed = static_cast<uint64_t>(root["seed"].Integer(0, (int64_t(1) << 53)));
+  if (root.Has("worlds")) c.worlds = static_cast<int>(root["worlds"].Integer(1, 1 << 20));
+  c.randomization = ParseRandomization(root["randomization"], c.model, base_dir, &c.task);
+  c.storage = ParseStorage(root["store"]);
+  c.canonical = ToJson(root.yaml());
+  return c;
+}
+
+std::string FirstDifference(const nlohmann::json& a, const nlohmann::json& b, const std::string& path) {
+  if (a.is_number() && b.is_number()) {
+    return a.get<double>() == b.get<double>() ? "" : (path.empty() ? "(document)" : path);
+  }
+  if (a.type() != b.type()) return path.empty() ? "(document)" : path;
+  if (a.is_object()) {
+    for (auto it = a.begin(); it != a.end(); ++it) {
+      const std::string p = path.empty() ? it.key() : path + "." + it.key();
+      if (!b.contains(it.key())) return p;
+      std::string d = FirstDifference(it.value(), b[it.key()], p);
+      if (!d.empty()) return d;
+    }
+    for (auto it = b.begin(); it != b.end(); ++it) {
+      if (!a.contains(it.key())) return path.empty() ? it.key() : path + "." + it.key();
+    }
+    return "";
+  }
+  if (a.is_array()) {
+    for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
+      const std::string p = path + "[" + std::to_string(i) + "]";
+      if (i >= a.size() || i >= b.size()) return p;
+      std::string d = FirstDifference(a[i], b[i], p);
+      if (!d.empty()) return d;
+    }
+    return "";
+  }
+  return a == b ? "" : (path.empty() ? "(document)" : path);
+}
+
+}  // namespace s2r

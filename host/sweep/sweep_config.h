@@ -1,0 +1,48 @@
+// A sweep's YAML config (docs/sweep.md): the scene, the task, the randomization, the horizon,
+// the episodes, the seed and the store layout. Loaded from a file, or from the configs compiled
+// into s2r as `builtin:<name>` (configs/sweeps/<name>.yaml).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "host/scene/model.h"
+#include "host/store/dataset.h"
+#include "host/sweep/randomization.h"
+#include "host/sweep/task_setup.h"
+
+namespace s2r {
+
+struct EmbeddedSweep {
+  const char* name;
+  const char* yaml;
+};
+const std::vector<EmbeddedSweep>& EmbeddedSweeps();
+
+struct SweepConfig {
+  std::string source;        // as given: a path or builtin:<name>
+  std::string text;          // the config file's text
+  std::string scene_source;  // the scene, resolved (a path or builtin:<name>)
+  Model model;
+  TaskSetup task;
+  RandomizationSpec randomization;
+  int64_t episodes = 256;    // episodes of the whole sweep (all shards)
+  double horizon_s = 4.0;    // longest episode, s
+  int horizon_steps = 200;   // the same in control steps
+  uint64_t seed = 0;
+  int worlds = 256;          // parallel worlds (the CLI may override)
+  StorageSpec storage;
+  nlohmann::json canonical;  // the parsed config as JSON, to compare on --resume
+};
+
+// Reads and checks a config; errors are ConfigError with file, line and key path (scene errors
+// as the loader reports them).
+SweepConfig LoadSweepConfig(const std::string& source);
+
+// The first key path where two canonical configs differ ("" when equal).
+std::string FirstDifference(const nlohmann::json& a, const nlohmann::json& b, const std::string& path = "");
+
+}  // namespace s2r

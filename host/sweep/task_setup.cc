@@ -1,0 +1,114 @@
+#include "host/sweep/task_setup.h"
+
+#include "kernels/task_push.h"
+
+namespace s2r {
+namespace {
+
+std::string Quote(const std::string& s) { return "'" + s + "'"; }
+
+std::vector<TaskParamInfo> PushParams() {
+  std::vector<TaskParamInfo> out;
+  // goal_x and goal_y may be any number; the rest are lengths, speeds and times, all > 0
+#define S2R_PUSH_PARAM_INFO(name, value, unit, description) \
+  out.push_back({#name, value, unit, std::string(#name) != "goal_x" && std::string(#name) != "goal_y", description});
+  S2R_PUSH_PARAMS(S2R_PUSH_PARAM_INFO)
+#undef S2R_PUSH_PARAM_INFO
+  return out;
+}
+
+int BodyByName(const ConfigNode& at, const Model& m, const std::string& name) {
+  int id = m.BodyId(name);
+  if (id < 0) at.Fail("the scene has no body " + Quote(name));
+  return id;
+}
+
+}  // namespace
+
+const std::vector<TaskInfo>& Tasks() {
+  static const std::vector<TaskInfo> tasks = {
+      {"push", kTaskPush, "push the box into the goal region", "box", "pusher_y", {}, {"act_x", "act_y"},
+       PushParams()},
+  };
+  return tasks;
+}
+
+const TaskInfo* FindTask(const std::string& name) {
+  for (const TaskInfo& t : Tasks()) {
+    if (name == t.name) return &t;
+  }
+  return nullptr;
+}
+
+int TaskParamIndex(const TaskInfo& info, const std::string& name) {
+  for (size_t i = 0; i < info.params.size(); ++i) {
+    if (name == info.params[i].name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+TaskSetup ParseTask(const ConfigNode& node, const Model& m) {
+  node.CheckKeys({"name", "instruction", "params", "object", "effector", "fingers", "actuators"});
+  TaskSetup setup;
+  const ConfigNode name = node.Required("name");
+  setup.info = FindTask(name.String());
+  if (setup.info == nullptr) {
+    std::string names;
+    for (const TaskInfo& t : Tasks()) names += (names.empty() ? "" : ", ") + std::string(t.name);
+    name.Fail("unknown task " + Quote(name.String()) + " (tasks: " + names + ")");
+  }
+  const TaskInfo& info = *setup.info;
+  setup.instruction = node["instruction"].String(info.default_instruction);
+
+  // the scene's entities
+  TaskModel& t = setup.model;
+  t.kind = info.kind;
+  t.object_body = BodyByName(node["object"], m, node["object"].String(info.default_object));
+  t.effector_body = BodyByName(node["effector"], m, node["effector"].String(info.default_effector));
+  std::vector<std::string> fingers(info.default_fingers.begin(), info.default_fingers.end());
+  if (node.Has("fingers")) fingers = node["fingers"].Strings();
+  if (fingers.size() != info.default_fingers.size()) {
+    node["fingers"].Fail("task " + Quote(info.name) + " needs " + std::to_string(info.default_fingers.size()) +
+                         " finger bodies");
+  }
+  for (size_t i = 0; i < fingers.size(); ++i) t.finger_body[i] = BodyByName(node["fingers"], m, fingers[i]);
+  std::vector<std::string> actuators(info.default_actuators.begin(), info.default_actuators.end());
+  if (node.Has("actuators")) actuators = node["actuators"].Strings();
+  const ConfigNode at = node["actuators"];
+  if (actuators.size() != info.default_actuators.size()) {
+    at.Fail("task " + Quote(info.name) + " drives " + std::to_string(info.default_actuators.size()) + " actuators");
+  }
+  t.nactuator = static_cast<int32_t>(actuators.size());
+  for (size_t i = 0; i < actuators.size(); ++i) {
+    int a = m.ActuatorId(actuators[i]);
+    if (a < 0) at.Fail("the scene has no actuator " + Quote(actuators[i]));
+    if (m.actuator_trntype[a] != kTransmissionJoint || m.actuator_type[a] != kActuatorPosition ||
+        m.joint_type[m.actuator_trnid[a]] != kJointSlide) {
+      at.Fail("actuator " + Quote(actuators[i]) + " must be a position actuator on a slide joint");
+    }
+    t.actuator[i] = a;
+    t.joint[i] = m.actuator_trnid[a];
+  }
+
+  // parameters: defaults, then the config's
+  for (const TaskParamInfo& p : info.params) setup.params.push_back(p.value);
+  const ConfigNode params = node["params"];
+  if (params.defined()) {
+    if (!params.IsMap()) params.Fail("must be a mapping of parameter names to numbers");
+    for (auto it = params.yaml().begin(); it != params.yaml().end(); ++it) {
+      const std::string key = it->first.Scalar();
+      int i = TaskParamIndex(info, key);
+      if (i < 0) {
+        std::string names;
+        for (const TaskParamInfo& p : info.params) names += (names.empty() ? "" : ", ") + std::string(p.name);
+        params[key].Fail("unknown parameter " + Quote(key) + " of task " + Quote(info.name) + " (" + names + ")");
+      }
+      double v = params[key].Number();
+      if (info.params[i].positive && !(v > 0)) params[key].Fail("must be > 0, got " + std::to_string(v));
+      setup.params[i] = v;
+    }
+  }
+  return setup;
+}
+
+}  // namespace s2r

@@ -1,0 +1,60 @@
+// A sweep's task as the host sets it up: which kernels/ task, the scene entities it uses
+// (resolved by name), its parameter vector and the instruction recorded with every episode.
+//
+// Config (docs/sweep.md, `task:`):
+//   task:
+//     name: push                       # push | pick_lift
+//     instruction: push the box into the goal
+//     params: {goal_x: 0.3, hold_s: 0.5}   # any of the task's parameters; the rest default
+//     object: box                      # scene names; defaults are the builtin scenes' names
+//     effector: pusher_y
+//     actuators: [act_x, act_y]
+// A task parameter is randomized like an engine parameter, addressed as `task.<name>`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "host/scene/model.h"
+#include "host/sweep/config_yaml.h"
+#include "kernels/task.h"
+
+namespace s2r {
+
+struct TaskParamInfo {
+  const char* name;
+  double value;      // default
+  const char* unit;
+  bool positive;     // must be > 0 (else any finite number)
+  const char* description;
+};
+
+struct TaskInfo {
+  const char* name;
+  TaskKind kind;
+  const char* default_instruction;
+  const char* default_object;
+  const char* default_effector;
+  std::vector<const char*> default_fingers;    // pick_lift: left, right
+  std::vector<const char*> default_actuators;  // in the task's actuator order
+  std::vector<TaskParamInfo> params;
+};
+
+// The registered tasks; nullptr for an unknown name.
+const std::vector<TaskInfo>& Tasks();
+const TaskInfo* FindTask(const std::string& name);
+
+struct TaskSetup {
+  const TaskInfo* info = nullptr;
+  TaskModel model;
+  std::vector<double> params;  // one per info->params, the config's values
+  std::string instruction;
+};
+
+// Parses `task:` against the scene; names the key of any unknown task, parameter or entity.
+TaskSetup ParseTask(const ConfigNode& node, const Model& model);
+
+// Index of a task parameter by name, -1 if none.
+int TaskParamIndex(const TaskInfo& info, const std::string& name);
+
+}  // namespace s2r

@@ -1,0 +1,130 @@
+// Tasks: a scripted expert, a success checker and failure detectors per manipulation task, run
+// per world beside the physics (the same S2R_HD code on the CPU and, later, on the device).
+//
+// A sweep episode is: TaskReset after the world is reset, then each control step TaskAct (the
+// expert's action), the engine's step, and TaskEvaluate (progress, labels, whether the episode
+// ended). Everything a task keeps between control steps is in its world's TaskState; everything
+// it reads from the scene is resolved once, by name, into a TaskModel; its tunable numbers (goal,
+// expert gains and timing, thresholds) are a per-world parameter vector, so the sweep can
+// randomize them like any engine parameter (`task.push_speed`): experts then sometimes fail for
+// physical reasons, which is the point.
+//
+// One label taxonomy for all tasks (docs/sweep.md says how each is computed per task). The code
+// of the first failure is kept; success ends the episode with kLabelNone.
+#pragma once
+
+#include "kernels/math_types.h"
+#include "kernels/model_view.h"
+#include "kernels/state_view.h"
+
+namespace s2r {
+
+constexpr int kTaskMaxParams = 16;
+constexpr int kTaskMaxActuators = 8;
+
+enum TaskKind : int32_t {
+  kTaskPush = 0,      // push a box into a goal region (configs/scenes/box_push.xml)
+  kTaskPickLift = 1,  // grasp, lift above a height, hold (configs/scenes/pick_lift.xml)
+  kNumTaskKinds = 2,
+};
+
+enum TaskLabel : int32_t {
+  kLabelNone = 0,          // success, or still running
+  kLabelGraspMiss = 1,     // the fingers closed without holding the object
+  kLabelDrop = 2,          // a lifted object fell out of the grasp
+  kLabelSlip = 3,          // a held object slid in the grasp beyond the slip limit
+  kLabelCollision = 4,     // a contact force with a non-target object above the threshold
+  kLabelStuck = 5,         // no progress towards the goal for stuck_s
+  kLabelTimeout = 6,       // the horizon ended before success
+  kLabelSimUnstable = 7,   // the engine froze the world (non-finite or runaway state)
+  kNumTaskLabels = 8,
+};
+
+enum TaskPhase : int32_t {
+  kPhaseApproach = 0,  // moving to the object
+  kPhasePush = 1,      // pushing it towards the goal
+  kPhaseGrasp = 2,     // closing the fingers on it
+  kPhaseLift = 3,      // raising it
+  kPhaseHold = 4,      // holding it at the target (or at the goal) for hold_s
+  kNumTaskPhases = 5,
+};
+
+// What a task reads and drives in the scene, resolved from names by the host.
+struct TaskModel {
+  int32_t kind = kTaskPush;
+  int32_t object_body = -1;                  // the manipulated object (a free body)
+  int32_t effector_body = -1;                // the pusher / the hand
+  int32_t finger_body[2] = {-1, -1};         // pick_lift: left, right
+  int32_t nactuator = 0;                     // the task's actuators, in its own order:
+  int32_t actuator[kTaskMaxActuators] = {};  //   push: x, y; pick_lift: x, y, z, finger_left, finger_right
+  int32_t joint[kTaskMaxActuators] = {};     //   the slide joint each drives
+};
+
+// One world's task state, kept across the control steps of an episode.
+struct TaskState {
+  int32_t phase;
+  int32_t label;          // TaskLabel of the first failure (kLabelNone: success or running)
+  int32_t done;           // the episode ended (success, failure or horizon)
+  int32_t success;
+  int32_t steps;          // control steps evaluated
+  int32_t terminal;       // ended in a terminal state (not cut by the horizon)
+  int32_t near_miss;      // the task's near-miss verdict at the end (docs/sweep.md)
+  Real phase_time;        // s in the current phase
+  Real progress_time;     // s since the last progress (stuck detection)
+  Real best;              // push: smallest goal distance so far, m
+  Real margin;            // at the end: how far inside the success region (m), < 0 if outside
+  Real min_margin;        // near miss: smallest margin to a failure threshold seen, m
+  Real max_slip;          // largest slip of a held object, m
+  Real effector0[3];      // effector body position at reset, world, m
+  Real object0[3];        // object position at reset, world, m
+  Real q0[kTaskMaxActuators];  // the task joints' positions at reset (actions are joint targets)
+};
+
+// A world's effector / object position, world frame.
+S2R_HD Vec3 BodyPosition(const StateView& s, int world, int body) { return LoadVec3(s.body_pos(world, body)); }
+
+// The joint target (ctrl) that moves a slide joint's child body by `delta` along the joint's axis,
+// in the world frame, from where it was at reset. The tasks' gantries are world-aligned slides.
+S2R_HD Real SlideTarget(const ModelView& m, int joint, Real q0, Vec3 delta) {
+  Vec3 axis = LoadVec3(m.joint_axis_parent + 3 * joint);
+  return q0 + Dot(delta, axis);
+}
+
+// What every task records at reset: where the effector and the object start, and the joints' q.
+S2R_HD void TaskResetCommon(const TaskModel& t, const ModelView& m, const StateView& s, int world, TaskState* ts) {
+  ts->phase = kPhaseApproach;
+  ts->label = kLabelNone;
+  ts->done = 0;
+  ts->success = 0;
+  ts->steps = 0;
+  ts->terminal = 0;
+  ts->near_miss = 0;
+  ts->phase_time = Real(0);
+  ts->progress_time = Real(0);
+  ts->best = Real(1e30);
+  ts->margin = Real(-1e30);
+  ts->min_margin = Real(1e30);
+  ts->max_slip = Real(0);
+  StoreVec3(ts->effector0, BodyPosition(s, world, t.effector_body));
+  StoreVec3(ts->object0, BodyPosition(s, world, t.object_body));
+  for (int i = 0; i < kTaskMaxActuators; ++i) {
+    ts->q0[i] = i < t.nactuator ? m.joint_qpos0.At(world)[t.joint[i]] : Real(0);
+  }
+}
+
+// Ends the episode: the first failure label is kept.
+S2R_HD void TaskEnd(TaskState* ts, int32_t label, int32_t terminal) {
+  if (ts->done) return;
+  ts->done = 1;
+  ts->label = label;
+  ts->success = label == kLabelNone ? 1 : 0;
+  ts->terminal = terminal;
+}
+
+// The checks every task makes after its own: a frozen world, and the horizon.
+S2R_HD void TaskEvaluateCommon(const StateView& s, int world, int horizon_steps, TaskState* ts) {
+  if (!ts->done && s.status(world) != kWorldOk) TaskEnd(ts, kLabelSimUnstable, 1);
+  if (!ts->done && ts->steps >= horizon_steps) TaskEnd(ts, kLabelTimeout, 0);
+}
+
+}  // namespace s2r

@@ -1,0 +1,137 @@
+// Task `push`: push a box into a goal region on the floor (configs/scenes/box_push.xml: a
+// sphere pusher on two world-aligned slides, x then y, and a free box).
+//
+// Expert: the push line runs from the goal back through the box centre. The pusher first goes to
+// the point `standoff` + `realign` behind the box on that line, clear of the box (approach), then
+// aims `push_depth` into the box along the line (push): the position servo's spring turns that depth into the pushing force,
+// so a heavier or higher-friction box is pushed more slowly or not at all. The line is recomputed
+// every step from where the box is; a pusher more than `realign` off the line approaches again.
+// When the box centre is within `goal_radius` of the goal the pusher stops (hold), and the box
+// must stay there for `hold_s`.
+//
+// Labels: success (box in the goal for hold_s); stuck (the box came no closer to the goal by 1 mm
+// for stuck_s); sim_unstable; timeout. Margin: goal_radius - final distance (how far inside).
+// Near miss: a success with less than a quarter of goal_radius to spare, or a failure whose box
+// came within half a goal_radius of the goal's edge.
+#pragma once
+
+#include "kernels/task.h"
+
+namespace s2r {
+
+// the push task's parameters, in order: X(name, default, unit, description)
+#define S2R_PUSH_PARAMS(X)                                                                  \
+  X(goal_x, 0.25, "m", "goal centre, world x")                                              \
+  X(goal_y, 0.0, "m", "goal centre, world y")                                               \
+  X(goal_radius, 0.03, "m", "the box centre within this of the goal counts as in the goal") \
+  X(standoff, 0.085, "m", "distance behind the box centre where a push starts")             \
+  X(push_depth, 0.08, "m", "how far into the box the pusher aims while pushing")            \
+  X(approach_speed, 0.4, "m/s", "pusher speed while approaching")                           \
+  X(realign, 0.03, "m", "a pusher this far off the push line approaches again")             \
+  X(stuck_s, 1.0, "s", "no progress for this long is a failure (stuck)")                    \
+  X(hold_s, 0.2, "s", "the box must stay in the goal this long")
+
+enum PushParam : int32_t {
+#define S2R_PUSH_PARAM_ID(name, ...) kPush_##name,
+  S2R_PUSH_PARAMS(S2R_PUSH_PARAM_ID)
+#undef S2R_PUSH_PARAM_ID
+  kNumPushParams
+};
+static_assert(kNumPushParams <= kTaskMaxParams, "push parameters exceed kTaskMaxParams");
+
+// the goal direction and the push line's start behind the box (floor plane)
+struct PushLine {
+  Vec3 dir;     // unit, box -> goal
+  Vec3 behind;  // standoff behind the box centre, at the pusher's height
+  Vec3 approach;  // realign further back: where an approach ends, clear of the box
+  Real distance;  // box centre to goal, m
+};
+
+S2R_HD PushLine ComputePushLine(const Real* p, Vec3 box, Real pusher_z) {
+  Vec3 to_goal{p[kPush_goal_x] - box.x, p[kPush_goal_y] - box.y, Real(0)};
+  Real d = Length(to_goal);
+  PushLine line;
+  line.distance = d;
+  line.dir = d > Real(1e-6) ? (Real(1) / d) * to_goal : Vec3{1, 0, 0};
+  line.behind = Vec3{box.x, box.y, pusher_z} - p[kPush_standoff] * line.dir;
+  line.approach = line.behind - p[kPush_realign] * line.dir;
+  return line;
+}
+
+S2R_HD void PushReset(const TaskModel& t, const ModelView& m, const StateView& s, int world, const Real*,
+                      TaskState* ts) {
+  TaskResetCommon(t, m, s, world, ts);
+}
+
+// The expert's joint targets for this control step: action[0] slide x, action[1] slide y (the
+// task's actuator order).
+S2R_HD void PushAct(const TaskModel& t, const ModelView& m, const StateView& s, int world, const Real* p,
+                    TaskState* ts, Real* action) {
+  const Vec3 box = BodyPosition(s, world, t.object_body);
+  const Vec3 pusher = BodyPosition(s, world, t.effector_body);
+  const PushLine line = ComputePushLine(p, box, pusher.z);
+  const Real dt = m.timestep * Real(m.steps_per_control);
+  Vec3 target = pusher;
+  if (ts->phase == kPhaseApproach) {
+    // towards the approach point, at most approach_speed * dt per step
+    Vec3 to = line.approach - pusher;
+    Real len = Length(to), step = p[kPush_approach_speed] * dt;
+    target = len > step ? pusher + (step / len) * to : line.approach;
+  } else if (ts->phase == kPhasePush) {
+    target = Vec3{box.x, box.y, pusher.z} + (p[kPush_push_depth] - p[kPush_standoff]) * line.dir;
+  }
+  const Vec3 delta = target - LoadVec3(ts->effector0);
+  for (int i = 0; i < t.nactuator && i < 2; ++i) action[t.actuator[i]] = SlideTarget(m, t.joint[i], ts->q0[i], delta);
+}
+
+// After the control step: phases, progress, labels.
+S2R_HD void PushEvaluate(const TaskModel& t, const ModelView& m, const StateView& s, int world, const Real* p,
+                         int horizon_steps, TaskState* ts) {
+  if (ts->done) return;
+  const Real dt = m.timestep * Real(m.steps_per_control);
+  ts->steps += 1;
+  ts->phase_time += dt;
+  const Vec3 box = BodyPosition(s, world, t.object_body);
+  const Vec3 pusher = BodyPosition(s, world, t.effector_body);
+  const PushLine line = ComputePushLine(p, box, pusher.z);
+  const Real radius = p[kPush_goal_radius];
+  // progress: the box came at least 1 mm closer than ever before
+  if (line.distance < ts->best - Real(0.001)) {
+    ts->best = line.distance;
+    ts->progress_time = Real(0);
+  } else {
+    ts->progress_time += dt;
+  }
+  ts->min_margin = Min(ts->min_margin, radius - Min(ts->best, line.distance));
+  ts->margin = radius - line.distance;
+
+  // phases
+  const Real off_approach = Length(pusher - line.approach);
+  int next = ts->phase;
+  if (line.distance <= radius) {
+    next = kPhaseHold;
+  } else if (ts->phase == kPhaseHold) {
+    next = kPhaseApproach;
+  } else if (ts->phase == kPhaseApproach && off_approach < Real(0.01)) {
+    next = kPhasePush;
+  } else if (ts->phase == kPhasePush) {
+    // off the line: the component of the pusher's offset across the push direction
+    Vec3 rel = pusher - line.behind;
+    Vec3 across = rel - Dot(rel, line.dir) * line.dir;
+    if (Length(across) > p[kPush_realign] || Dot(rel, line.dir) < -p[kPush_realign]) next = kPhaseApproach;
+  }
+  if (next != ts->phase) {
+    ts->phase = next;
+    ts->phase_time = Real(0);
+  }
+
+  // labels
+  if (ts->phase == kPhaseHold && ts->phase_time >= p[kPush_hold_s] - Real(1e-6)) TaskEnd(ts, kLabelNone, 1);
+  if (!ts->done && ts->phase != kPhaseHold && ts->progress_time >= p[kPush_stuck_s]) TaskEnd(ts, kLabelStuck, 1);
+  TaskEvaluateCommon(s, world, horizon_steps, ts);
+  if (ts->done) {
+    ts->near_miss = ts->success ? (ts->margin < Real(0.25) * radius) : (ts->min_margin > Real(-0.5) * radius);
+  }
+}
+
+}  // namespace s2r

@@ -1,0 +1,283 @@
+// The push task's labels on crafted worlds whose outcome is known, and the sweep: determinism over
+// world counts, threads and shards, the store it writes, resume after a kill, and what it refuses.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "host/engine.h"
+#include "host/scene/scene_source.h"
+#include "host/store/dataset.h"
+#include "host/store/store_error.h"
+#include "host/sweep/sweep.h"
+#include "kernels/tasks.h"
+#include "tests/host/run_command.h"
+#include "tests/host/test_dir.h"
+
+namespace s2r {
+namespace {
+
+// --- the push task on crafted worlds -------------------------------------------------------------
+
+struct PushRun {
+  TaskState ts;
+  double seconds;
+};
+
+// One world of box_push, the push expert with the given parameter changes, until the task ends.
+PushRun RunPush(const std::vector<std::pair<std::string, std::vector<Real>>>& engine_params,
+                const std::vector<std::pair<int, double>>& task_params, int horizon_steps,
+                bool poison_after_10 = false) {
+  SweepConfig c = LoadSweepConfig("builtin:push");
+  EngineOptions opt;
+  opt.threads = 1;
+  Engine e(c.model, opt);
+  for (const auto& p : engine_params) e.SetParam(p.first, p.second);
+  e.Reset();
+  std::vector<Real> params(c.task.params.begin(), c.task.params.end());
+  for (const auto& p : task_params) params[p.first] = Real(p.second);
+  TaskState ts{};
+  const StateView& s = e.state().view;
+  TaskReset(c.task.model, e.view(), s, 0, params.data(), &ts);
+  std::vector<Real> action(c.model.nactuator(), 0);
+  int steps = 0;
+  while (!ts.done && steps < 10000) {
+    TaskAct(c.task.model, e.view(), s, 0, params.data(), &ts, action.data());
+    e.Step(action.data());
+    if (poison_after_10 && steps == 10) {
+      e.mutable_state().body_linvel[3 * c.task.model.object_body] = std::nanf("");
+      e.Upload();
+      e.Step(action.data());
+    }
+    TaskEvaluate(c.task.model, e.view(), s, 0, params.data(), horizon_steps, &ts);
+    ++steps;
+  }
+  return {ts, steps / double(c.model.control_hz)};
+}
+
+TEST(PushTask, NominalPushSucceedsInsideTheGoal) {
+  PushRun r = RunPush({}, {}, 200);
+  EXPECT_TRUE(r.ts.success);
+  EXPECT_EQ(r.ts.label, kLabelNone);
+  EXPECT_TRUE(r.ts.terminal);
+  EXPECT_GT(r.ts.margin, 0) << "box centre inside goal_radius";
+  EXPECT_LT(r.seconds, 3.0) << "0.25 m at ~0.2 m/s plus the hold";
+}
+
+TEST(PushTask, ATooHeavyBoxIsStuck) {
+  // 40 kg on friction 1 needs ~390 N; the pusher's servo is limited to 20 N
+  PushRun r = RunPush({{"body_mass[box]", {40}}}, {}, 400);
+  EXPECT_FALSE(r.ts.success);
+  EXPECT_EQ(r.ts.label, kLabelStuck);
+  EXPECT_NEAR(r.seconds, 1.0 + 0.3, 0.5) << "stuck_s after the approach";
+}
+
+TEST(PushTask, TheHorizonEndsAnUnfinishedPushAsTimeout) {
+  PushRun r = RunPush({}, {}, 20);  // 0.4 s
+  EXPECT_EQ(r.ts.label, kLabelTimeout);
+  EXPECT_FALSE(r.ts.terminal) << "cut by the horizon";
+  EXPECT_EQ(r.ts.steps, 20);
+}
+
+TEST(PushTask, AFrozenWorldIsSimUnstable) {
+  PushRun r = RunPush({}, {}, 200, /*poison_after_10=*/true);
+  EXPECT_EQ(r.ts.label, kLabelSimUnstable);
+}
+
+TEST(PushTask, AGoalBesideTheBoxIsReachedAlongAnAngledLine) {
+  // goal 20 cm ahead and 8 cm to the side: the expert approaches the angled push line first
+  PushRun r = RunPush({}, {{kPush_goal_y, 0.08}, {kPush_goal_x, 0.2}}, 300);
+  EXPECT_TRUE(r.ts.success) << "label " << r.ts.label;
+}
+
+// --- the sweep ------------------------------------------------------------------------------------
+
+std::string SmallSweep(const std::string& dir, int episodes, int shard_steps = 512, int chunk_episodes = 16) {
+  // the builtin push config with a small store layout (frequent commits) and fewer episodes
+  SweepConfig base = LoadSweepConfig("builtin:push");
+  std::string text = base.text;
+  const std::string store = "store:\n  chunk_steps: 4096\n  shard_steps: 65536\n  compressor: blosc-lz4\n  level: 5\n";
+  size_t at = text.find(store);
+  EXPECT_NE(at, std::string::npos) << "configs/sweeps/push.yaml's store section changed";
+  text.replace(at, store.size(),
+               "store:\n  chunk_steps: 128\n  shard_steps: " + std::to_string(shard_steps) +
+                   "\n  chunk_episodes: " + std::to_string(chunk_episodes) + "\n");
+  text.replace(text.find("episodes: 4096"), 14, "episodes: " + std::to_string(episodes));
+  const std::string path = dir + "/push_small.yaml";
+  std::ofstream(path) << text;
+  return path;
+}
+
+// every episode of a store, by episode index (the seed column): its rows and labels as bytes
+std::map<uint64_t, std::string> EpisodeFingerprints(const std::string& store) {
+  DatasetReader r(store);
+  std::vector<int64_t> start = r.EpisodeStarts(), length = r.EpisodeLengths();
+  std::vector<uint64_t> seeds = r.EpisodeSeeds();
+  std::vector<uint8_t> success = r.EpisodeSuccess();
+  std::vector<int32_t> labels = r.EpisodeFailureLabels();
+  std::map<uint64_t, std::string> out;
+  for (size_t e = 0; e < seeds.size(); ++e) {
+    std::string f = std::to_string(length[e]) + "/" + std::to_string(success[e]) + "/" + std::to_string(labels[e]) + "/";
+    for (const ParamSpec& p : r.spec().params) {
+      double v = r.EpisodeParam(p.name)[e];
+      f.append(reinterpret_cast<const char*>(&v), sizeof(v));
+    }
+    for (const char* feature : {"state", "obs", "action", "is_terminal"}) {
+      std::vector<uint8_t> rows = r.StepRows(feature, start[e], length[e]);
+      f.append(rows.begin(), rows.end());
+    }
+    out[seeds[e]] = f;
+  }
+  return out;
+}
+
+TEST(Sweep, EpisodesAreTheSameForAnyWorldCountThreadCountAndShardSplit) {
+  const std::string dir = TestDir();
+  SweepConfig c = LoadSweepConfig(SmallSweep(dir, 24));
+  SweepOptions a;
+  a.worlds = 7;
+  a.threads = 1;
+  SweepSummary sa = RunSweep(c, dir + "/a", a);
+  EXPECT_EQ(sa.episodes, 24);
+  SweepOptions b;
+  b.worlds = 16;
+  b.threads = 2;
+  RunSweep(c, dir + "/b", b);
+  SweepOptions s0 = b, s1 = b;
+  s0.shard = 0, s0.shards = 2;
+  s1.shard = 1, s1.shards = 2;
+  EXPECT_EQ(RunSweep(c, dir + "/s0", s0).episodes, 12);
+  EXPECT_EQ(RunSweep(c, dir + "/s1", s1).episodes, 12);
+
+  std::map<uint64_t, std::string> fa = EpisodeFingerprints(dir + "/a"), fb = EpisodeFingerprints(dir + "/b");
+  ASSERT_EQ(fa.size(), 24u);
+  EXPECT_TRUE(fa == fb) << "7 worlds / 1 thread and 16 worlds / 2 threads differ";
+  std::map<uint64_t, std::string> shards = EpisodeFingerprints(dir + "/s0");
+  for (const auto& kv : EpisodeFingerprints(dir + "/s1")) shards.insert(kv);
+  EXPECT_TRUE(fa == shards) << "the two shards together differ from the unsharded run";
+  // the stored order is by episode index
+  DatasetReader r(dir + "/a");
+  std::vector<uint64_t> seeds = r.EpisodeSeeds();
+  for (size_t e = 0; e < seeds.size(); ++e) EXPECT_EQ(seeds[e], e);
+  // the experts succeed on most episodes and fail on some for physical reasons
+  EXPECT_GT(sa.successes, 12);
+  EXPECT_LT(sa.successes, 24);
+  EXPECT_EQ(sa.successes + sa.failure_counts[kLabelStuck] + sa.failure_counts[kLabelTimeout] +
+                sa.failure_counts[kLabelSimUnstable],
+            24);
+}
+
+TEST(Sweep, RefusesAnExistingStoreWithoutAFlagAndResumesOnlyTheSameConfig) {
+  const std::string dir = TestDir();
+  const std::string config = SmallSweep(dir, 6);
+  SweepConfig c = LoadSweepConfig(config);
+  SweepOptions o;
+  o.worlds = 4;
+  RunSweep(c, dir + "/ds", o);
+  const auto before = std::filesystem::last_write_time(dir + "/ds/zarr.json");
+  try {
+    RunSweep(c, dir + "/ds", o);
+    ADD_FAILURE() << "wrote over an existing store";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("--resume"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(std::filesystem::last_write_time(dir + "/ds/zarr.json"), before) << "the store was touched";
+  // a resume with another config names the key that differs
+  std::string text;
+  {
+    std::ifstream in(config);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  text.replace(text.find("low: 0.6"), 8, "low: 0.7");
+  std::ofstream(dir + "/other.yaml") << text;
+  SweepOptions resume = o;
+  resume.resume = true;
+  try {
+    RunSweep(LoadSweepConfig(dir + "/other.yaml"), dir + "/ds", resume);
+    ADD_FAILURE() << "resumed with another config";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("randomization[0].low: differs"), std::string::npos) << e.what();
+  }
+  // --overwrite refuses a directory that is not a dataset
+  std::filesystem::create_directories(dir + "/mine");
+  std::ofstream(dir + "/mine/notes.txt") << "keep me";
+  SweepOptions overwrite = o;
+  overwrite.overwrite = true;
+  EXPECT_THROW(RunSweep(c, dir + "/mine", overwrite), StoreError);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/mine/notes.txt"));
+  // a resume of a complete store adds nothing
+  EXPECT_EQ(RunSweep(c, dir + "/ds", resume).episodes, 0);
+}
+
+// A sweep killed with SIGKILL part way, then resumed, ends with the same store as one that ran
+// through.
+TEST(Sweep, AKilledSweepResumesToTheSameStore) {
+  const std::string dir = TestDir();
+  // long enough to be killed after its first commit (the writer commits at most once a second)
+  const std::string config = SmallSweep(dir, 6000, 8192, 1024);
+  const std::string bin = S2R_BINARY;
+  CommandResult whole = RunCommand(bin + " sweep " + config + " --out " + dir + "/whole --worlds 8 --threads 1");
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+  bool killed_midway = false;
+  for (int attempt = 0; attempt < 4 && !killed_midway; ++attempt) {
+    std::filesystem::remove_all(dir + "/killed");
+    std::fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+      freopen("/dev/null", "w", stdout);
+      execl(bin.c_str(), bin.c_str(), "sweep", config.c_str(), "--out", (dir + "/killed").c_str(), "--worlds", "8",
+            "--threads", "1", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1300 + 400 * attempt));
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    killed_midway = WIFSIGNALED(status) && DatasetReader::IsDataset(dir + "/killed") &&
+                    DatasetReader(dir + "/killed").episodes() > 0 && DatasetReader(dir + "/killed").episodes() < 6000;
+  }
+  if (!killed_midway) GTEST_SKIP() << "could not kill the sweep between its first and last commit";
+  const int64_t committed = DatasetReader(dir + "/killed").episodes();
+  CommandResult resumed =
+      RunCommand(bin + " sweep " + config + " --out " + dir + "/killed --worlds 5 --threads 2 --resume");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find(std::to_string(6000 - committed) + " written"), std::string::npos) << resumed.output;
+  EXPECT_TRUE(EpisodeFingerprints(dir + "/whole") == EpisodeFingerprints(dir + "/killed"));
+}
+
+TEST(Sweep, CliWritesTheSummaryJsonAndTheStoreAgrees) {
+  const std::string dir = TestDir();
+  const std::string config = SmallSweep(dir, 10);
+  CommandResult r = RunCommand(std::string(S2R_BINARY) + " sweep " + config + " --out " + dir +
+                               "/ds --worlds 4 --summary-json " + dir + "/summary.json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("success rate"), std::string::npos) << r.output;
+  std::ifstream in(dir + "/summary.json");
+  nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["episodes"], 10);
+  DatasetReader ds(dir + "/ds");
+  EXPECT_EQ(ds.episodes(), 10);
+  int64_t successes = 0;
+  for (uint8_t v : ds.EpisodeSuccess()) successes += v;
+  EXPECT_EQ(j["successes"].get<int64_t>(), successes);
+  for (const char* key : {"success_rate", "failure_counts", "near_miss_count", "env_steps_per_s"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  // bad arguments fail cleanly
+  EXPECT_NE(RunCommand(std::string(S2R_BINARY) + " sweep " + config + " --out " + dir + "/x --shard 2/2").exit_code, 0);
+  CommandResult bad = RunCommand(std::string(S2R_BINARY) + " sweep " + dir + "/missing.yaml --out " + dir + "/y");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find("missing.yaml"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/y"));
+}
+
+}  // namespace
+}  // namespace s2r

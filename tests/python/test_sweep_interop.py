@@ -1,0 +1,66 @@
+"""A sweep's store read by zarr-python: the episode table matches `--summary-json`, and the
+recorded steps are consistent with the scene (the box starts where its randomized parameters put
+it, and the episodes that succeeded end with the box in the goal)."""
+import json
+import os
+import subprocess
+
+import pytest
+
+np = pytest.importorskip("numpy")
+zarr = pytest.importorskip("zarr", exc_type=ImportError)
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+S2R_BIN = os.environ.get("S2R_BIN", os.path.join(REPO, "build", "s2r"))
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    if not (os.path.isfile(S2R_BIN) and os.access(S2R_BIN, os.X_OK)):
+        pytest.skip(f"{S2R_BIN} not built")
+    tmp = tmp_path_factory.mktemp("sweep")
+    store, summary = tmp / "push.zarr", tmp / "summary.json"
+    subprocess.run([S2R_BIN, "sweep", "builtin:push", "--out", str(store), "--episodes", "40", "--worlds", "16",
+                    "--summary-json", str(summary)], check=True, capture_output=True)
+    return store, json.loads(summary.read_text())
+
+
+def test_episode_table_matches_the_summary(sweep):
+    store, summary = sweep
+    root = zarr.open_group(store=str(store), mode="r")
+    s2r = root.attrs["s2r"]
+    E = s2r["commit"]["episodes"]
+    assert E == summary["episodes"] == 40
+    success = root["episodes/success"][:E]
+    labels = root["episodes/failure_label"][:E]
+    assert int(success.sum()) == summary["successes"]
+    assert summary["success_rate"] == pytest.approx(success.mean())
+    names = {l["code"]: l["name"] for l in s2r["labels"]}
+    for code, name in names.items():
+        if code:
+            assert int(((labels == code) & ~success).sum()) == summary["failure_counts"][name], name
+    assert (labels[success] == 0).all()
+    assert list(root["episodes/seed"][:E]) == list(range(E)), "episodes in index order"
+    assert int(root["episodes/length"][:E].sum()) == s2r["commit"]["steps"]
+
+
+def test_steps_agree_with_the_sampled_parameters(sweep):
+    store, _ = sweep
+    root = zarr.open_group(store=str(store), mode="r")
+    E = root.attrs["s2r"]["commit"]["episodes"]
+    start, length = root["episodes/start"][:E], root["episodes/length"][:E]
+    state = root["steps/state"][:]
+    bodies = root.attrs["s2r"]["embodiment"]["body_names"]
+    box = bodies.index("box")
+    dx, dy = root["episodes/params/box_x"][:E], root["episodes/params/box_y"][:E]
+    goal_y = root["episodes/params/goal_y"][:E]
+    success = root["episodes/success"][:E]
+    for e in range(E):
+        first = state[start[e], box]
+        # the box starts at the scene's (0, 0) plus the sampled offsets (float32)
+        assert first[0] == pytest.approx(dx[e], abs=1e-6) and first[1] == pytest.approx(dy[e], abs=1e-6)
+        if success[e]:
+            last = state[start[e] + length[e] - 1, box]
+            assert np.hypot(last[0] - 0.25, last[1] - goal_y[e]) <= 0.03 + 1e-4
+    assert root["steps/state"].attrs["units"][0] == "m"
+    assert root["episodes/params/box_mass"].attrs["distribution"] == "uniform"
