@@ -90,7 +90,7 @@ class CudaBackend : public Backend {
     if (pinned_actions_) cudaFreeHost(pinned_actions_);
   }
 
-  void SetModel(const ModelView& v, FieldId changed) override {
+  void SetModel(const ModelView& v, FieldId changed, const int32_t* worlds, int nworlds) override {
     NvtxRange range("s2r.upload_model");
     const bool first = !allocated_;
     model_ = v;
@@ -114,7 +114,16 @@ class CudaBackend : public Backend {
       field.data = buf.get<T>();
     });
     if (first) AllocateState();
-    InvalidateWorldBlocks();
+    if (worlds == nullptr || nworlds > 64) {
+      InvalidateWorldBlocks();
+    } else {
+      const WorkspaceLayout& l = workspaces_.layout;
+      const int64_t offset = l.offset[static_cast<int>(WorkspaceArray::reduced_valid)];
+      for (int i = 0; i < nworlds; ++i) {
+        S2R_CUDA_CHECK(cudaMemsetAsync(world_blocks_.get<char>() + int64_t(worlds[i]) * l.world_bytes + offset, 0,
+                                       sizeof(uint32_t), stream_));
+      }
+    }
     S2R_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 

@@ -13,8 +13,9 @@ class Backend {
  public:
   virtual ~Backend() = default;
   // (Re)binds the model; called at start and whenever a parameter field changes. `changed` is the
-  // one field that changed (FieldId::kCount: all of them).
-  virtual void SetModel(const ModelView& host_view, FieldId changed) = 0;
+  // one field that changed (FieldId::kCount: all of them); `worlds` lists the `nworlds` worlds whose
+  // values changed (nullptr: possibly all): only their kept per-world data is dropped.
+  virtual void SetModel(const ModelView& host_view, FieldId changed, const int32_t* worlds, int nworlds) = 0;
   virtual void Reset() = 0;
   // Resets only the listed worlds (their state, and the per-world data kept between steps).
   virtual void ResetWorlds(const int32_t* worlds, int count) = 0;

@@ -39,16 +39,27 @@ class CpuBackend : public Backend {
   CpuBackend(const StateView& state, int nworld, int threads)
       : state_(state), nworld_(nworld), pool_(threads), scratch_(threads) {}
 
-  void SetModel(const ModelView& view, FieldId) override {
+  void SetModel(const ModelView& view, FieldId, const int32_t* worlds, int nworlds) override {
     model_ = view;
-    // one step block per thread; one world block per world (the slide-tree blocks), rebuilt at
-    // the next step
-    layout_ = ComputeWorkspaceLayout(model_);
+    // a parameter change keeps the sizes: the blocks stay, and only the changed worlds' slide-tree
+    // blocks are rebuilt at their next step
+    WorkspaceLayout layout = ComputeWorkspaceLayout(model_);
+    if (allocated_ && SameSizes(layout, layout_)) {
+      if (worlds == nullptr) {
+        InvalidateWorldBlocks();
+      } else {
+        for (int i = 0; i < nworlds; ++i) *BindWorkspace(layout_, nullptr, WorldBlock(worlds[i])).reduced_valid = 0u;
+      }
+      return;
+    }
+    // one step block per thread; one world block per world (the slide-tree blocks)
+    layout_ = layout;
     step_blocks_.assign(static_cast<size_t>(layout_.step_bytes) * scratch_.size(), 0);
     world_blocks_.assign(static_cast<size_t>(layout_.world_bytes) * nworld_, 0);
     for (size_t t = 0; t < scratch_.size(); ++t) {
       scratch_[t].ws = BindWorkspace(layout_, step_blocks_.data() + t * layout_.step_bytes, nullptr);
     }
+    allocated_ = true;
     InvalidateWorldBlocks();
   }
   void Reset() override {
@@ -98,6 +109,13 @@ class CpuBackend : public Backend {
   int64_t ScratchBytesPerWorld() const override { return layout_.world_bytes; }
 
  private:
+  static bool SameSizes(const WorkspaceLayout& a, const WorkspaceLayout& b) {
+    if (a.step_bytes != b.step_bytes || a.world_bytes != b.world_bytes) return false;
+    for (int i = 0; i < kNumWorkspaceArrays; ++i) {
+      if (a.offset[i] != b.offset[i] || a.count[i] != b.count[i]) return false;
+    }
+    return true;
+  }
   // the World-lifetime arrays of world w (kernels/workspace.h)
   char* WorldBlock(int w) { return world_blocks_.data() + static_cast<size_t>(w) * layout_.world_bytes; }
   void BindWorldBlock(Workspace* ws, int w) {
@@ -118,6 +136,7 @@ class CpuBackend : public Backend {
   ModelView model_;
   ThreadPool pool_;
   WorkspaceLayout layout_{};
+  bool allocated_ = false;
   LineVector<char> step_blocks_;   // (threads, step_bytes)
   LineVector<char> world_blocks_;  // (nworld, world_bytes)
   // per thread: its step block bound, the world arrays rebound per world; a cache line each, as

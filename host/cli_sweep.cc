@@ -44,6 +44,7 @@ nlohmann::json SummaryJson(const SweepSummary& s) {
           {"failure_counts", failures},
           {"near_miss_count", s.near_misses},
           {"seconds", s.seconds},
+          {"physics_seconds", s.physics_seconds},
           {"env_steps_per_s", s.env_steps_per_s}};
 }
 
@@ -58,8 +59,8 @@ void PrintTable(const SweepSummary& s) {
                 s.episodes > 0 ? 100.0 * double(s.failure_counts[l]) / double(s.episodes) : 0.0);
   }
   std::printf("near misses     %lld\n", (long long)s.near_misses);
-  std::printf("steps           %lld control steps in %.1f s: %.0f env-steps/s\n", (long long)s.steps, s.seconds,
-              s.env_steps_per_s);
+  std::printf("steps           %lld control steps in %.1f s: %.0f env-steps/s (physics %.0f%% of the time)\n",
+              (long long)s.steps, s.seconds, s.env_steps_per_s, s.seconds > 0 ? 100 * s.physics_seconds / s.seconds : 0.0);
   std::fflush(stdout);
 }
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <algorithm>
 #include <thread>
 #include <type_traits>
 
@@ -70,7 +71,7 @@ Engine::Engine(Model model, const EngineOptions& options)
                                        : static_cast<int>(std::thread::hardware_concurrency());
     backend_ = MakeCpuBackend(state_.view, nworld_, threads < 1 ? 1 : threads);
   }
-  backend_->SetModel(view_, FieldId::kCount);
+  backend_->SetModel(view_, FieldId::kCount, nullptr, 0);
   Reset();
 }
 
@@ -130,7 +131,51 @@ void Engine::SetParam(const std::string& address, const std::vector<Real>& value
     overrides = std::move(next);
   });
   RebuildView();
-  backend_->SetModel(view_, a.field);
+  backend_->SetModel(view_, a.field, nullptr, 0);
+}
+
+void Engine::SetParamForWorlds(const FieldAddress& a, const std::vector<int32_t>& worlds,
+                               const std::vector<Real>& values) {
+  const int per_world = FieldValuesPerWorld(model_, a.field);
+  const size_t n = a.elements.size();
+  if (values.size() != n * worlds.size()) {
+    throw std::invalid_argument("parameter '" + a.text + "': expected " + std::to_string(n * worlds.size()) +
+                                " values (" + std::to_string(worlds.size()) + " worlds x " + std::to_string(n) +
+                                "), got " + std::to_string(values.size()));
+  }
+  for (int32_t w : worlds) {
+    if (w < 0 || w >= nworld_) {
+      throw std::invalid_argument("parameter '" + a.text + "': world " + std::to_string(w) + " is not in [0, " +
+                                  std::to_string(nworld_ - 1) + "]");
+    }
+  }
+  ForEachParam(model_, [&](FieldId id, const auto& model_values) {
+    if (id != a.field) return;
+    using T = typename std::remove_reference_t<decltype(model_values)>::value_type;
+    std::vector<T>& overrides = Overrides<T>()[static_cast<int>(id)];
+    // the listed worlds' new blocks, all checked before any is stored
+    std::vector<std::vector<T>> blocks(worlds.size(), std::vector<T>(per_world));
+    std::vector<double> block(per_world);
+    for (size_t i = 0; i < worlds.size(); ++i) {
+      const T* now = WorldValues(overrides, model_values, per_world, worlds[i]);
+      for (int k = 0; k < per_world; ++k) block[k] = static_cast<double>(now[k]);
+      for (size_t j = 0; j < n; ++j) block[a.elements[j]] = static_cast<double>(values[i * n + j]);
+      std::string error = FieldValuesError(model_, id, block.data());
+      if (!error.empty()) {
+        throw std::invalid_argument("parameter '" + a.text + "' world " + std::to_string(worlds[i]) + ": " + error);
+      }
+      for (int k = 0; k < per_world; ++k) blocks[i][k] = static_cast<T>(block[k]);
+    }
+    if (overrides.empty()) {
+      overrides.resize(static_cast<size_t>(nworld_) * per_world);
+      for (int w = 0; w < nworld_; ++w) std::copy(model_values.begin(), model_values.end(), overrides.begin() + w * per_world);
+    }
+    for (size_t i = 0; i < worlds.size(); ++i) {
+      std::copy(blocks[i].begin(), blocks[i].end(), overrides.begin() + static_cast<size_t>(worlds[i]) * per_world);
+    }
+  });
+  RebuildView();
+  backend_->SetModel(view_, a.field, worlds.data(), static_cast<int>(worlds.size()));
 }
 
 void Engine::ClearParam(const std::string& address) {
@@ -150,7 +195,7 @@ void Engine::ClearParam(const std::string& address) {
     }
   });
   RebuildView();
-  backend_->SetModel(view_, a.field);
+  backend_->SetModel(view_, a.field, nullptr, 0);
 }
 
 std::vector<Real> Engine::GetParam(const std::string& address, int world) const {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "host/scene/fields.h"
 #include "host/scene/model.h"
 #include "kernels/state_view.h"
 
@@ -79,6 +80,12 @@ class Engine {
   // Throws std::invalid_argument naming the field, entity and world on a bad address, count or
   // value (kernels/model_fields.h bounds); nothing changes then.
   void SetParam(const std::string& address, const std::vector<Real>& values);
+  // Gives only the listed worlds new values of the addressed elements (worlds.size() x elements,
+  // world-major); every other world keeps its values, and only the listed worlds' kept data (their
+  // slide-tree blocks) is dropped. Checked like SetParam. What a sweep does when a few worlds
+  // start new episodes: the cost is in the listed worlds, not the batch.
+  void SetParamForWorlds(const FieldAddress& address, const std::vector<int32_t>& worlds,
+                         const std::vector<Real>& values);
   // Returns the addressed elements to the model's values (the whole field: shared again).
   void ClearParam(const std::string& address);
   // the values a world sees of the addressed elements

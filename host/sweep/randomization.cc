@@ -316,6 +316,7 @@ Randomizer::FieldValues& Randomizer::Values(FieldId field) {
   }
   FieldValues v;
   v.field = field;
+  v.whole = ResolveFieldAddress(model_, FieldInfoOf(field).name);
   v.per_world = FieldValuesPerWorld(model_, field);
   ForEachParam(model_, [&](FieldId id, const auto& values) {
     if (id == field) v.nominal.assign(values.begin(), values.end());
@@ -369,9 +370,15 @@ void Randomizer::Apply(Engine* engine, const std::vector<int32_t>& worlds, const
       }
     }
   }
-  // one SetParam per randomized field, every world's row
+  // one SetParamForWorlds per randomized field: the listed worlds' rows
   for (const FieldValues& fv : fields_) {
-    engine->SetParam(FieldInfoOf(fv.field).name, std::vector<Real>(fv.values.begin(), fv.values.end()));
+    std::vector<Real> rows;
+    rows.reserve(worlds.size() * fv.per_world);
+    for (int32_t w : worlds) {
+      const double* row = fv.values.data() + static_cast<size_t>(w) * fv.per_world;
+      rows.insert(rows.end(), row, row + fv.per_world);
+    }
+    engine->SetParamForWorlds(fv.whole, worlds, rows);
   }
 }
 

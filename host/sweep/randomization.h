@@ -84,7 +84,7 @@ double SampleParam(const RandomParam& p, uint64_t seed, uint64_t episode);
 
 // Applies the samples of given episodes to given worlds of an engine. It keeps every randomized
 // field's per-world values, so starting new episodes in a few worlds rewrites only their rows
-// (then one SetParam per randomized field). `model` must outlive it.
+// (then one Engine::SetParamForWorlds per randomized field). `model` must outlive it.
 class Randomizer {
  public:
   // `task_params`: the task's configured parameters (empty without a task)
@@ -101,6 +101,7 @@ class Randomizer {
  private:
   struct FieldValues {
     FieldId field;
+    FieldAddress whole;           // the whole field's address
     int per_world;
     std::vector<double> nominal;  // the scene's values
     std::vector<double> values;   // (nworld, per_world)

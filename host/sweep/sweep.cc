@@ -4,8 +4,10 @@
 #include <filesystem>
 #include <map>
 #include <stdexcept>
+#include <thread>
 
 #include "host/store/store_error.h"
+#include "host/thread_pool.h"
 #include "kernels/tasks.h"
 
 namespace s2r {
@@ -253,6 +255,9 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
       r.state.clear();
       r.obs.clear();
       r.action.clear();
+      r.state.reserve(static_cast<size_t>(c.horizon_steps) * bodies.size() * kBodyStateSize);
+      r.obs.reserve(static_cast<size_t>(c.horizon_steps) * kObsSize);
+      r.action.reserve(static_cast<size_t>(c.horizon_steps) * na);
       TaskReset(tm, engine.view(), engine.state().view, worlds[i], randomizer.TaskParams(worlds[i]), &r.task);
     }
   };
@@ -282,31 +287,41 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
 
   start_episodes();
   const StateView& s = engine.state().view;
+  // the per-world host work (experts, recording, labels) on as many threads as the engine uses
+  ThreadPool pool(engine.threads() > 0 ? engine.threads() : static_cast<int>(std::thread::hardware_concurrency()));
   while (next_write < planned) {
     // the experts' actions, and the rows recorded before the step
-    for (int w = 0; w < nworld; ++w) {
-      WorldRun& r = runs[w];
-      Real* a = actions.data() + static_cast<size_t>(w) * std::max(na, 1);
-      if (r.slot < 0) continue;  // idle at the sweep's end: the world steps with its last actions
-      TaskAct(tm, view, s, w, randomizer.TaskParams(w), &r.task, a);
-      for (int b : bodies) {
-        const Real* parts[] = {s.body_pos(w, b), s.body_quat(w, b), s.body_linvel(w, b), s.body_angvel(w, b)};
-        const int sizes[] = {3, 4, 3, 3};
-        for (int k = 0; k < 4; ++k) r.state.insert(r.state.end(), parts[k], parts[k] + sizes[k]);
+    pool.ParallelFor(nworld, [&](int begin, int end, int) {
+      for (int w = begin; w < end; ++w) {
+        WorldRun& r = runs[w];
+        Real* a = actions.data() + static_cast<size_t>(w) * std::max(na, 1);
+        if (r.slot < 0) continue;  // idle at the sweep's end: the world steps with its last actions
+        TaskAct(tm, view, s, w, randomizer.TaskParams(w), &r.task, a);
+        for (int b : bodies) {
+          const Real* parts[] = {s.body_pos(w, b), s.body_quat(w, b), s.body_linvel(w, b), s.body_angvel(w, b)};
+          const int sizes[] = {3, 4, 3, 3};
+          for (int k = 0; k < 4; ++k) r.state.insert(r.state.end(), parts[k], parts[k] + sizes[k]);
+        }
+        r.obs.insert(r.obs.end(), s.body_pos(w, tm.object_body), s.body_pos(w, tm.object_body) + 3);
+        r.obs.insert(r.obs.end(), s.body_quat(w, tm.object_body), s.body_quat(w, tm.object_body) + 4);
+        r.obs.insert(r.obs.end(), s.body_pos(w, tm.effector_body), s.body_pos(w, tm.effector_body) + 3);
+        r.action.insert(r.action.end(), a, a + na);
       }
-      r.obs.insert(r.obs.end(), s.body_pos(w, tm.object_body), s.body_pos(w, tm.object_body) + 3);
-      r.obs.insert(r.obs.end(), s.body_quat(w, tm.object_body), s.body_quat(w, tm.object_body) + 4);
-      r.obs.insert(r.obs.end(), s.body_pos(w, tm.effector_body), s.body_pos(w, tm.effector_body) + 3);
-      r.action.insert(r.action.end(), a, a + na);
-    }
+    });
+    const auto step_start = Clock::now();
     engine.Step(actions.data());
+    summary.physics_seconds += std::chrono::duration<double>(Clock::now() - step_start).count();
     world_steps += nworld;
-    // labels; finished episodes leave their world
+    // labels
+    pool.ParallelFor(nworld, [&](int begin, int end, int) {
+      for (int w = begin; w < end; ++w) {
+        if (runs[w].slot >= 0) TaskEvaluate(tm, view, s, w, randomizer.TaskParams(w), c.horizon_steps, &runs[w].task);
+      }
+    });
+    // finished episodes leave their world
     for (int w = 0; w < nworld; ++w) {
       WorldRun& r = runs[w];
-      if (r.slot < 0) continue;
-      TaskEvaluate(tm, view, s, w, randomizer.TaskParams(w), c.horizon_steps, &r.task);
-      if (!r.task.done) continue;
+      if (r.slot < 0 || !r.task.done) continue;
       Finished f;
       f.episode = r.episode;
       f.length = r.task.steps;
