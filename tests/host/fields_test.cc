@@ -145,6 +145,40 @@ TEST(Fields, AddressedElementsChangeAloneAndClearAlone) {
   EXPECT_EQ(e.GetParam("body_mass[object]", 1), std::vector<Real>{3});
 }
 
+// SetParamForWorlds changes only the listed worlds, checks them all before storing any, and the
+// other worlds keep stepping exactly as before.
+TEST(Fields, SetParamForWorldsChangesOnlyTheListedWorlds) {
+  EngineOptions opt;
+  opt.nworld = 4;
+  opt.threads = 2;
+  Engine e(PickLift(), opt), same(PickLift(), opt);
+  const Model& m = e.model();
+  const FieldAddress mass = ResolveFieldAddress(m, "body_mass[object]");
+  for (int k = 0; k < 20; ++k) {
+    e.Step(nullptr);
+    same.Step(nullptr);
+  }
+  e.SetParamForWorlds(mass, {1, 3}, {0.5f, 0.7f});
+  EXPECT_EQ(e.GetParam("body_mass[object]", 1), std::vector<Real>{0.5f});
+  EXPECT_EQ(e.GetParam("body_mass[object]", 3), std::vector<Real>{0.7f});
+  EXPECT_EQ(e.GetParam("body_mass[object]", 0), std::vector<Real>{m.body_mass[m.BodyId("object")]});
+  EXPECT_THROW(e.SetParamForWorlds(mass, {0, 2}, {0.9f, 0.0f}), std::invalid_argument) << "world 2: mass 0";
+  EXPECT_EQ(e.GetParam("body_mass[object]", 0), std::vector<Real>{m.body_mass[m.BodyId("object")]})
+      << "a rejected call stored nothing";
+  EXPECT_THROW(e.SetParamForWorlds(mass, {4}, {1.0f}), std::invalid_argument);
+  for (int k = 0; k < 30; ++k) {
+    e.Step(nullptr);
+    same.Step(nullptr);
+  }
+  for (int w : {0, 2}) {
+    for (int b = 1; b < m.nbody(); ++b) {
+      for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(e.state().view.body_pos(w, b)[i], same.state().view.body_pos(w, b)[i]) << "world " << w;
+      }
+    }
+  }
+}
+
 // Each bound, broken in one world: the error names the field, the entity and the world, and
 // nothing changes.
 TEST(Fields, BoundsRejectBadValuesNamingFieldEntityAndWorld) {
