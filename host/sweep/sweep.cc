@@ -1,6 +1,7 @@
 #include "host/sweep/sweep.h"
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <stdexcept>
@@ -8,6 +9,7 @@
 
 #include "host/store/store_error.h"
 #include "host/thread_pool.h"
+#include "kernels/observation.h"
 #include "kernels/tasks.h"
 
 namespace s2r {
@@ -18,7 +20,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr DataType kRealType = sizeof(Real) == 4 ? DataType::kFloat32 : DataType::kFloat64;
 constexpr int kBodyStateSize = 13;  // px py pz qw qx qy qz vx vy vz wx wy wz
-constexpr int kObsSize = 10;        // object px py pz qw qx qy qz, effector px py pz
 
 // the bodies whose state is recorded: every body that moves, in index order
 std::vector<int> MovingBodies(const Model& m) {
@@ -56,6 +57,7 @@ struct WorldRun {
   int64_t slot = -1;     // position in this shard's episode sequence; -1: idle
   int64_t episode = -1;  // the episode index
   TaskState task{};
+  ObservationState observation{};
   std::vector<double> params;
   std::vector<Real> state, obs, action;
 };
@@ -107,8 +109,17 @@ DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
   obs.units = {"m", "m", "m", "1", "1", "1", "1", "m", "m", "m"};
   obs.frame = "world";
   obs.rotation = "quat_wxyz";
+  const ObservationModel& om = c.observation;
+  char noise[512];
+  std::snprintf(noise, sizeof(noise),
+                "position noise %g m, orientation noise %g rad, position bias %g m per episode, camera error %g rad "
+                "and %g m per episode, dropout %g, latency %d control steps",
+                double(om.position_noise_std), double(om.orientation_noise_std), double(om.position_bias_std),
+                double(om.camera_rotation_std), double(om.camera_translation_std), double(om.dropout),
+                om.latency_steps);
   obs.description = "what the policy observes: object '" + m.body_name[c.task.model.object_body] + "' pose and effector '" +
-                    m.body_name[c.task.model.effector_body] + "' position (no observation noise yet)";
+                    m.body_name[c.task.model.effector_body] + "' position, world frame as the (miscalibrated) camera sees it; " +
+                    noise + " (docs/sweep.md, observation); the true values are in steps/state";
   FeatureSpec action;
   action.name = "action";
   action.dtype = kRealType;
@@ -135,6 +146,24 @@ DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
     ps.description = (p.description.empty() ? "" : p.description + "; ") + "targets: " + targets + "; mode: " +
                      (p.mode == RandomMode::kScale ? "scale" : p.mode == RandomMode::kOffset ? "offset" : "absolute") +
                      (p.fit_source.empty() ? "" : "; centred on " + p.fit_source);
+    spec.params.push_back(ps);
+  }
+  // the observation model's per-episode draws
+  static const char* const kObsParams[kObsEpisodeParams] = {
+      "obs.bias_object_x", "obs.bias_object_y", "obs.bias_object_z", "obs.bias_effector_x",
+      "obs.bias_effector_y", "obs.bias_effector_z", "obs.camera_rx", "obs.camera_ry",
+      "obs.camera_rz", "obs.camera_tx", "obs.camera_ty", "obs.camera_tz"};
+  const double obs_std[4] = {om.position_bias_std, om.position_bias_std, om.camera_rotation_std,
+                             om.camera_translation_std};
+  for (int i = 0; i < kObsEpisodeParams; ++i) {
+    ParamSpec ps;
+    ps.name = kObsParams[i];
+    ps.distribution = "normal";
+    ps.low = 0;  // mean
+    ps.high = obs_std[i / 3];
+    ps.units = i >= 6 && i < 9 ? "rad" : "m";
+    ps.description = i < 6 ? "observation bias of the body's position, per episode"
+                           : "camera-extrinsics error (rotation vector / translation), per episode";
     spec.params.push_back(ps);
   }
   spec.tasks = {{c.task.info->name, c.task.instruction}};
@@ -219,7 +248,7 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
   const ModelView& view = engine.view();
   const std::vector<int> bodies = MovingBodies(m);
   const int na = m.nactuator();
-  const int nparam = static_cast<int>(c.randomization.params.size());
+  const int nparam = static_cast<int>(c.randomization.params.size());  // then kObsEpisodeParams
   const TaskModel& tm = c.task.model;
 
   SweepSummary summary;
@@ -252,6 +281,8 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
     for (size_t i = 0; i < worlds.size(); ++i) {
       WorldRun& r = runs[worlds[i]];
       r.params.assign(samples.begin() + i * nparam, samples.begin() + (i + 1) * nparam);
+      ObservationReset(c.observation, seed, static_cast<uint64_t>(r.episode), &r.observation);
+      r.params.insert(r.params.end(), r.observation.episode, r.observation.episode + kObsEpisodeParams);
       r.state.clear();
       r.obs.clear();
       r.action.clear();
@@ -302,9 +333,12 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
           const int sizes[] = {3, 4, 3, 3};
           for (int k = 0; k < 4; ++k) r.state.insert(r.state.end(), parts[k], parts[k] + sizes[k]);
         }
-        r.obs.insert(r.obs.end(), s.body_pos(w, tm.object_body), s.body_pos(w, tm.object_body) + 3);
-        r.obs.insert(r.obs.end(), s.body_quat(w, tm.object_body), s.body_quat(w, tm.object_body) + 4);
-        r.obs.insert(r.obs.end(), s.body_pos(w, tm.effector_body), s.body_pos(w, tm.effector_body) + 3);
+        Real truth[kObsSize], seen[kObsSize];
+        for (int k = 0; k < 3; ++k) truth[k] = s.body_pos(w, tm.object_body)[k];
+        for (int k = 0; k < 4; ++k) truth[3 + k] = s.body_quat(w, tm.object_body)[k];
+        for (int k = 0; k < 3; ++k) truth[7 + k] = s.body_pos(w, tm.effector_body)[k];
+        Observe(c.observation, seed, static_cast<uint64_t>(r.episode), truth, &r.observation, seen);
+        r.obs.insert(r.obs.end(), seen, seen + kObsSize);
         r.action.insert(r.action.end(), a, a + na);
       }
     });

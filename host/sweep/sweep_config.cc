@@ -48,6 +48,24 @@ StorageSpec ParseStorage(const ConfigNode& n) {
   return s;
 }
 
+ObservationModel ParseObservation(const ConfigNode& n) {
+  ObservationModel o;
+  if (!n.defined()) return o;
+  n.CheckKeys({"position_noise_std", "orientation_noise_std", "position_bias_std", "camera_rotation_std",
+               "camera_translation_std", "dropout", "latency_steps"});
+  o.position_noise_std = static_cast<Real>(n["position_noise_std"].defined() ? n["position_noise_std"].Number(0, 1) : 0);
+  o.orientation_noise_std =
+      static_cast<Real>(n["orientation_noise_std"].defined() ? n["orientation_noise_std"].Number(0, 1) : 0);
+  o.position_bias_std = static_cast<Real>(n["position_bias_std"].defined() ? n["position_bias_std"].Number(0, 1) : 0);
+  o.camera_rotation_std =
+      static_cast<Real>(n["camera_rotation_std"].defined() ? n["camera_rotation_std"].Number(0, 0.5) : 0);
+  o.camera_translation_std =
+      static_cast<Real>(n["camera_translation_std"].defined() ? n["camera_translation_std"].Number(0, 1) : 0);
+  o.dropout = static_cast<Real>(n["dropout"].defined() ? n["dropout"].Number(0, 0.99) : 0);
+  o.latency_steps = n["latency_steps"].defined() ? static_cast<int32_t>(n["latency_steps"].Integer(0, kMaxObsLatency)) : 0;
+  return o;
+}
+
 }  // namespace
 
 SweepConfig LoadSweepConfig(const std::string& source) {
@@ -73,8 +91,8 @@ SweepConfig LoadSweepConfig(const std::string& source) {
     base_dir = DirOf(source);
   }
   if (!root.defined()) root.Fail("the config is empty");
-  root.CheckKeys({"scene", "task", "episodes", "horizon_s", "seed", "worlds", "randomization", "store",
-                  "description"});
+  root.CheckKeys({"scene", "task", "episodes", "horizon_s", "seed", "worlds", "randomization", "observation",
+                  "store", "description"});
 
   // the scene: builtin:<name>, or a path relative to the config
   const ConfigNode scene = root.Required("scene");
@@ -98,6 +116,7 @@ SweepConfig LoadSweepConfig(const std::string& source) {
   if (root.Has("seed")) c.seed = static_cast<uint64_t>(root["seed"].Integer(0, (int64_t(1) << 53)));
   if (root.Has("worlds")) c.worlds = static_cast<int>(root["worlds"].Integer(1, 1 << 20));
   c.randomization = ParseRandomization(root["randomization"], c.model, base_dir, &c.task);
+  c.observation = ParseObservation(root["observation"]);
   c.storage = ParseStorage(root["store"]);
   c.canonical = ToJson(root.yaml());
   return c;
