@@ -8,6 +8,7 @@
 //   STORE/steps/<name>              one row per control step, along dimension "step"
 //   STORE/episodes/<name>           one row per episode, along dimension "episode"
 //   STORE/episodes/params/<name>    the randomized parameters of each episode
+//   STORE/episodes/metrics/<name>   per-episode outcomes beside the labels (phase, margins, ...)
 //
 // Writing is streaming and crash-safe (DatasetWriter): the producer hands over whole episodes; the
 // writer stages rows into inner chunks, compresses them on a small thread pool, writes every step
@@ -54,6 +55,14 @@ struct ParamSpec {
   std::string description;
 };
 
+// A per-episode outcome measure, stored as episodes/metrics/<name> (float64): what a label alone
+// does not say (the task phase at the end, a success margin, a near miss).
+struct MetricSpec {
+  std::string name;
+  std::string units = "1";
+  std::string description;
+};
+
 struct TaskSpec {
   std::string name;
   std::string instruction;  // natural-language instruction (RLDS language_instruction)
@@ -79,6 +88,7 @@ struct StorageSpec {
 struct DatasetSpec {
   std::vector<FeatureSpec> features;
   std::vector<ParamSpec> params;
+  std::vector<MetricSpec> metrics;  // optional; stores without them read as none
   std::vector<TaskSpec> tasks;    // at least one (task_index refers to it)
   std::vector<LabelSpec> labels;  // taxonomy; code 0 "none" is added when missing
   double control_hz = 0;          // > 0: rate of the steps
@@ -105,6 +115,7 @@ struct EpisodeView {
   int32_t failure_label = 0;     // a LabelSpec code; 0 when none
   bool terminal = false;         // ended in a terminal state (vs. truncated by a time limit)
   const double* params = nullptr;              // one per ParamSpec, in spec order
+  const double* metrics = nullptr;             // one per MetricSpec, in spec order
   std::vector<const void*> features;           // one per FeatureSpec: length x shape, C order
   const double* timestamp = nullptr;           // seconds from episode start; null: k / control_hz
   const float* reward = nullptr;               // null: zeros
@@ -175,6 +186,7 @@ class DatasetReader {
   std::vector<int32_t> EpisodeFailureLabels() const;
   std::vector<int32_t> EpisodeTaskIndices() const;
   std::vector<double> EpisodeParam(const std::string& name) const;
+  std::vector<double> EpisodeMetric(const std::string& name) const;
   // Steps [start, start + count) of a step array as raw native bytes.
   std::vector<uint8_t> StepRows(const std::string& name, int64_t start, int64_t count) const;
 

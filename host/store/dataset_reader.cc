@@ -100,6 +100,10 @@ std::vector<int32_t> DatasetReader::EpisodeFailureLabels() const {
 std::vector<int32_t> DatasetReader::EpisodeTaskIndices() const {
   return ReadColumn<int32_t>(path_, "episodes/task_index", episodes_);
 }
+std::vector<double> DatasetReader::EpisodeMetric(const std::string& name) const {
+  return ReadColumn<double>(path_, "episodes/metrics/" + name, episodes_);
+}
+
 std::vector<double> DatasetReader::EpisodeParam(const std::string& name) const {
   return ReadColumn<double>(path_, "episodes/params/" + name, episodes_);
 }

@@ -132,6 +132,14 @@ void DatasetSpec::Validate() const {
     if (!(p.low == p.low) || !(p.high == p.high)) Bad(where, "range is NaN");
     if (p.distribution.empty()) Bad(where, "distribution is empty");
   }
+  std::set<std::string> mnames;
+  for (size_t i = 0; i < metrics.size(); ++i) {
+    const MetricSpec& m = metrics[i];
+    const std::string where = "metrics[" + std::to_string(i) + "] '" + m.name + "'";
+    if (!ValidNodeName(m.name)) Bad(where, "name must be [A-Za-z0-9_.-]+");
+    if (!mnames.insert(m.name).second) Bad(where, "name is used twice");
+    if (m.units.empty()) Bad(where, "units are required (SI; \"1\" for unitless)");
+  }
   if (tasks.empty()) Bad("tasks", "at least one task is required");
   std::set<int32_t> codes;
   std::set<std::string> lnames;
@@ -180,6 +188,11 @@ json DatasetSpec::ToJson() const {
                   {"description", p.description}});
   }
   j["randomization"] = ps;
+  if (!metrics.empty()) {
+    json ms = json::array();
+    for (const MetricSpec& m : metrics) ms.push_back({{"name", m.name}, {"units", m.units}, {"description", m.description}});
+    j["metrics"] = ms;
+  }
   json ts = json::array();
   for (const TaskSpec& t : tasks) ts.push_back({{"name", t.name}, {"instruction", t.instruction}});
   j["tasks"] = ts;
@@ -247,6 +260,14 @@ DatasetSpec DatasetSpec::FromJson(const json& s, const std::string& path) {
     p.units = r.Str(pj, "units", key);
     p.description = r.Str(pj, "description", key);
     spec.params.push_back(std::move(p));
+  }
+  if (s.contains("metrics")) {
+    const json& ms = r.List(s, "metrics", "");
+    for (size_t i = 0; i < ms.size(); ++i) {
+      const std::string key = "metrics[" + std::to_string(i) + "]";
+      const json& mj = r.Obj(ms[i], key);
+      spec.metrics.push_back({r.Str(mj, "name", key), r.Str(mj, "units", key), r.Str(mj, "description", key)});
+    }
   }
   const json& ts = r.List(s, "tasks", "");
   for (size_t i = 0; i < ts.size(); ++i) {

@@ -195,7 +195,7 @@ struct DatasetWriter::Impl {
   WriterOptions options;
   json root_attrs;  // the full root attributes (schema + commit)
   std::vector<std::unique_ptr<Column>> steps, episodes;  // features first, then built-ins
-  std::vector<Column*> feature_cols, builtin_step_cols, builtin_episode_cols, param_cols;
+  std::vector<Column*> feature_cols, builtin_step_cols, builtin_episode_cols, param_cols, metric_cols;
   std::unique_ptr<TaskPool> pool;     // compression
   std::unique_ptr<TaskPool> io_pool;  // file writes
 
@@ -338,6 +338,14 @@ struct DatasetWriter::Impl {
                       {"description", p.description}};
       pg.CreateArray(p.name, m);
     }
+    if (!spec.metrics.empty()) {
+      ZarrGroup mg = eg.CreateGroup("metrics");
+      for (const MetricSpec& ms : spec.metrics) {
+        ArrayMetadata m = EpisodeArray(DataType::kFloat64);
+        m.attributes = ColumnAttributes(ms.units, ms.description);
+        mg.CreateArray(ms.name, m);
+      }
+    }
     WriteRoot({{"episodes", 0}, {"steps", 0}});
   }
 
@@ -360,6 +368,11 @@ struct DatasetWriter::Impl {
       episodes.push_back(MakeColumn("episodes/params/" + p.name, false,
                                     ZarrArray::Open(JoinPath(path, "episodes/params/" + p.name))));
       param_cols.push_back(episodes.back().get());
+    }
+    for (const MetricSpec& m : spec.metrics) {
+      episodes.push_back(MakeColumn("episodes/metrics/" + m.name, false,
+                                    ZarrArray::Open(JoinPath(path, "episodes/metrics/" + m.name))));
+      metric_cols.push_back(episodes.back().get());
     }
     for (const auto& c : steps) {
       if (c->file_rows != spec.storage.shard_steps || c->inner_rows != spec.storage.chunk_steps) {
@@ -582,6 +595,7 @@ struct DatasetWriter::Impl {
       if (!ep.features[i]) throw std::invalid_argument(where + "feature '" + spec.features[i].name + "' has no data");
     }
     if (!spec.params.empty() && !ep.params) throw std::invalid_argument(where + "params are missing");
+    if (!spec.metrics.empty() && !ep.metrics) throw std::invalid_argument(where + "metrics are missing");
     if (ep.task_index < 0 || size_t(ep.task_index) >= spec.tasks.size()) {
       throw std::invalid_argument(where + "task_index " + std::to_string(ep.task_index) + " is not a task");
     }
@@ -625,6 +639,7 @@ struct DatasetWriter::Impl {
     const void* row[] = {&start, &length, &seed, &task, &success, &label};
     for (size_t i = 0; i < builtin_episode_cols.size(); ++i) AppendRows(builtin_episode_cols[i], row[i], 1);
     for (size_t i = 0; i < param_cols.size(); ++i) AppendRows(param_cols[i], &ep.params[i], 1);
+    for (size_t i = 0; i < metric_cols.size(); ++i) AppendRows(metric_cols[i], &ep.metrics[i], 1);
     ++episodes_appended;
     uncommitted_ends.push_back(start + L);
 

@@ -166,6 +166,12 @@ DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
                            : "camera-extrinsics error (rotation vector / translation), per episode";
     spec.params.push_back(ps);
   }
+  spec.metrics = {
+      {"phase", "1", "task phase when the episode ended (kernels/task.h TaskPhase: 0 approach, 1 push, 2 grasp, 3 lift, 4 hold)"},
+      {"margin", "m", "at the end: how far inside the success region (push: goal_radius - distance), < 0 outside"},
+      {"min_margin", "m", "closest approach to success seen (push: goal_radius - closest distance)"},
+      {"max_slip", "m", "largest slip of a held object (grasping tasks; 0 for push)"},
+      {"near_miss", "1", "1 when the task calls the episode a near miss (docs/sweep.md)"}};
   spec.tasks = {{c.task.info->name, c.task.instruction}};
   static const char* const kLabelDescriptions[] = {
       "success",
@@ -304,6 +310,9 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
       ev.failure_label = f.task.label;
       ev.terminal = f.task.terminal != 0;
       ev.params = f.params.data();
+      const double metrics[] = {double(f.task.phase), double(f.task.margin), double(f.task.min_margin),
+                                double(f.task.max_slip), double(f.task.near_miss)};
+      ev.metrics = metrics;
       ev.features = {f.state.data(), f.obs.data(), f.action.data()};
       writer.Append(ev);
       summary.episodes += 1;

@@ -271,6 +271,18 @@ TEST(Sweep, CliWritesTheSummaryJsonAndTheStoreAgrees) {
   for (const char* key : {"success_rate", "failure_counts", "near_miss_count", "env_steps_per_s"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
+  // the per-episode metrics: near misses as counted, successes ended in the hold phase inside the goal
+  std::vector<double> near = ds.EpisodeMetric("near_miss"), phase = ds.EpisodeMetric("phase"),
+                      margin = ds.EpisodeMetric("margin");
+  double near_misses = 0;
+  for (double v : near) near_misses += v;
+  EXPECT_EQ(j["near_miss_count"].get<double>(), near_misses);
+  std::vector<uint8_t> ok = ds.EpisodeSuccess();
+  for (size_t e = 0; e < ok.size(); ++e) {
+    if (!ok[e]) continue;
+    EXPECT_EQ(phase[e], double(kPhaseHold)) << "episode " << e;
+    EXPECT_GT(margin[e], 0) << "episode " << e;
+  }
   // bad arguments fail cleanly
   EXPECT_NE(RunCommand(std::string(S2R_BINARY) + " sweep " + config + " --out " + dir + "/x --shard 2/2").exit_code, 0);
   CommandResult bad = RunCommand(std::string(S2R_BINARY) + " sweep " + dir + "/missing.yaml --out " + dir + "/y");

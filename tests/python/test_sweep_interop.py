@@ -42,6 +42,8 @@ def test_episode_table_matches_the_summary(sweep):
     assert (labels[success] == 0).all()
     assert list(root["episodes/seed"][:E]) == list(range(E)), "episodes in index order"
     assert int(root["episodes/length"][:E].sum()) == s2r["commit"]["steps"]
+    assert int(root["episodes/metrics/near_miss"][:E].sum()) == summary["near_miss_count"]
+    assert [m["name"] for m in s2r["metrics"]] == ["phase", "margin", "min_margin", "max_slip", "near_miss"]
 
 
 def test_steps_agree_with_the_sampled_parameters(sweep):
