@@ -14,6 +14,7 @@ void AddRolloutCommand(CLI::App* app);
 void AddBenchCommand(CLI::App* app);
 void AddInspectCommand(CLI::App* app);
 void AddSweepCommand(CLI::App* app);
+void AddReplayCommand(CLI::App* app);
 
 // s2r inspect --fields SCENE: the scene's addressable parameters and options (cli_fields.cc)
 void RunInspectFields(const std::string& scene, bool json);

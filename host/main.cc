@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   s2r::AddBenchCommand(&app);
   s2r::AddInspectCommand(&app);
   s2r::AddSweepCommand(&app);
+  s2r::AddReplayCommand(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

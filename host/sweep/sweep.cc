@@ -1,5 +1,6 @@
 #include "host/sweep/sweep.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -58,15 +59,6 @@ struct WorldRun {
   int64_t episode = -1;  // the episode index
   TaskState task{};
   ObservationState observation{};
-  std::vector<double> params;
-  std::vector<Real> state, obs, action;
-};
-
-// a finished episode waiting for its turn in the store
-struct Finished {
-  int64_t episode = 0;
-  int64_t length = 0;
-  TaskState task{};
   std::vector<double> params;
   std::vector<Real> state, obs, action;
 };
@@ -201,50 +193,15 @@ DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
   return spec;
 }
 
-SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepOptions& o) {
+void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_t planned,
+                 const std::function<int64_t(int64_t)>& index_of, const RunnerOptions& o,
+                 const std::function<void(EpisodeRecord&)>& emit, SweepSummary* summary_out) {
   const auto start_time = Clock::now();
-  if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards) {
-    throw std::invalid_argument("--shard K/N needs 0 <= K < N, got " + std::to_string(o.shard) + "/" +
-                                std::to_string(o.shards));
-  }
-  const uint64_t seed = o.seed >= 0 ? static_cast<uint64_t>(o.seed) : c.seed;
-  const int64_t episodes = o.episodes >= 0 ? o.episodes : c.episodes;
-  const int64_t planned = episodes > o.shard ? (episodes - o.shard + o.shards - 1) / o.shards : 0;
-  const DatasetSpec spec = SweepDatasetSpec(c, o);
-
-  // the store: new, resumed or replaced; an existing one is never touched without a flag
-  std::error_code ec;
-  const bool exists = fs::exists(out, ec) && !(fs::is_directory(out, ec) && fs::is_empty(out, ec));
-  if (exists && !o.resume && !o.overwrite) {
-    throw StoreError(out, "exists; pass --resume to continue it or --overwrite to replace it");
-  }
-  if (exists && o.overwrite) {
-    if (!DatasetReader::IsDataset(out)) throw StoreError(out, "is not an s2r dataset; refusing to overwrite it");
-    fs::remove_all(out);
-  }
-  if (exists && o.resume) {
-    DatasetReader r(out);
-    const nlohmann::json& gen = r.root_attributes()["s2r"]["generator"];
-    if (gen.value("command", "") != "s2r sweep" || !gen.contains("config")) {
-      throw StoreError(out, "was not written by s2r sweep; cannot resume it");
-    }
-    std::string diff = FirstDifference(gen["config"], c.canonical);
-    if (!diff.empty()) {
-      throw ConfigError(c.source + ": " + diff + ": differs from the config the store at " + out +
-                        " was made with; resume with the same config");
-    }
-    diff = FirstDifference(gen["sweep"], spec.generator["sweep"]);
-    if (!diff.empty()) {
-      throw ConfigError(out + ": sweep." + diff + " differs (" + gen["sweep"][diff].dump() + " in the store, " +
-                        spec.generator["sweep"][diff].dump() + " now); resume with the same seed, episodes and shard");
-    }
-  }
-  DatasetWriter writer(out, spec, o.resume ? OpenMode::kResume : OpenMode::kCreate);
 
   // the batch
   const Model& m = c.model;
-  const int nworld = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(o.worlds > 0 ? o.worlds : c.worlds,
-                                                                             std::max<int64_t>(planned, 1))));
+  const int nworld = static_cast<int>(std::max<int64_t>(
+      1, std::min<int64_t>(o.worlds > 0 ? o.worlds : c.worlds, std::max<int64_t>(planned - first_slot, 1))));
   EngineOptions eo;
   eo.nworld = nworld;
   eo.threads = o.threads;
@@ -257,13 +214,11 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
   const int nparam = static_cast<int>(c.randomization.params.size());  // then kObsEpisodeParams
   const TaskModel& tm = c.task.model;
 
-  SweepSummary summary;
-  summary.failure_counts.assign(kNumTaskLabels, 0);
-  summary.episodes_planned = planned;
-  int64_t next_slot = writer.episodes_appended();  // resume after the committed episodes
+  SweepSummary& summary = *summary_out;
+  int64_t next_slot = first_slot;
   int64_t next_write = next_slot;
   std::vector<WorldRun> runs(nworld);
-  std::map<int64_t, Finished> finished;
+  std::map<int64_t, EpisodeRecord> finished;
   std::vector<Real> actions(static_cast<size_t>(nworld) * std::max(na, 1), Real(0));
   int64_t world_steps = 0;
   auto last_progress = Clock::now();
@@ -275,7 +230,7 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
     for (int w = 0; w < nworld && next_slot < planned; ++w) {
       if (runs[w].slot >= 0) continue;
       runs[w].slot = next_slot;
-      runs[w].episode = o.shard + next_slot * o.shards;
+      runs[w].episode = index_of(next_slot);
       worlds.push_back(w);
       indices.push_back(runs[w].episode);
       ++next_slot;
@@ -289,6 +244,9 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
       r.params.assign(samples.begin() + i * nparam, samples.begin() + (i + 1) * nparam);
       ObservationReset(c.observation, seed, static_cast<uint64_t>(r.episode), &r.observation);
       r.params.insert(r.params.end(), r.observation.episode, r.observation.episode + kObsEpisodeParams);
+      // the episode starts from zero controls on every actuator, whatever the world ran before
+      std::fill(actions.begin() + static_cast<size_t>(worlds[i]) * std::max(na, 1),
+                actions.begin() + static_cast<size_t>(worlds[i] + 1) * std::max(na, 1), Real(0));
       r.state.clear();
       r.obs.clear();
       r.action.clear();
@@ -298,28 +256,10 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
       TaskReset(tm, engine.view(), engine.state().view, worlds[i], randomizer.TaskParams(worlds[i]), &r.task);
     }
   };
-  // finished episodes go to the store in order
+  // finished episodes go out in slot order
   auto write_ready = [&]() {
     for (auto it = finished.find(next_write); it != finished.end(); it = finished.find(next_write)) {
-      Finished& f = it->second;
-      EpisodeView ev;
-      ev.length = f.length;
-      ev.seed = static_cast<uint64_t>(f.episode);
-      ev.task_index = 0;
-      ev.success = f.task.success != 0;
-      ev.failure_label = f.task.label;
-      ev.terminal = f.task.terminal != 0;
-      ev.params = f.params.data();
-      const double metrics[] = {double(f.task.phase), double(f.task.margin), double(f.task.min_margin),
-                                double(f.task.max_slip), double(f.task.near_miss)};
-      ev.metrics = metrics;
-      ev.features = {f.state.data(), f.obs.data(), f.action.data()};
-      writer.Append(ev);
-      summary.episodes += 1;
-      summary.steps += f.length;
-      summary.successes += f.task.success ? 1 : 0;
-      summary.failure_counts[f.task.label] += f.task.success ? 0 : 1;
-      summary.near_misses += f.task.near_miss ? 1 : 0;
+      emit(it->second);
       finished.erase(it);
       ++next_write;
     }
@@ -365,7 +305,7 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
     for (int w = 0; w < nworld; ++w) {
       WorldRun& r = runs[w];
       if (r.slot < 0 || !r.task.done) continue;
-      Finished f;
+      EpisodeRecord f;
       f.episode = r.episode;
       f.length = r.task.steps;
       f.task = r.task;
@@ -386,12 +326,99 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
       o.progress(summary);
     }
   }
+  summary.seconds = std::chrono::duration<double>(Clock::now() - start_time).count();
+  summary.env_steps_per_s = world_steps / std::max(summary.seconds, 1e-9);
+}
+
+SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepOptions& o) {
+  const auto start_time = Clock::now();
+  if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards) {
+    throw std::invalid_argument("--shard K/N needs 0 <= K < N, got " + std::to_string(o.shard) + "/" +
+                                std::to_string(o.shards));
+  }
+  const uint64_t seed = o.seed >= 0 ? static_cast<uint64_t>(o.seed) : c.seed;
+  const int64_t episodes = o.episodes >= 0 ? o.episodes : c.episodes;
+  const int64_t planned = episodes > o.shard ? (episodes - o.shard + o.shards - 1) / o.shards : 0;
+  const DatasetSpec spec = SweepDatasetSpec(c, o);
+
+  // the store: new, resumed or replaced; an existing one is never touched without a flag
+  std::error_code ec;
+  const bool exists = fs::exists(out, ec) && !(fs::is_directory(out, ec) && fs::is_empty(out, ec));
+  if (exists && !o.resume && !o.overwrite) {
+    throw StoreError(out, "exists; pass --resume to continue it or --overwrite to replace it");
+  }
+  if (exists && o.overwrite) {
+    if (!DatasetReader::IsDataset(out)) throw StoreError(out, "is not an s2r dataset; refusing to overwrite it");
+    fs::remove_all(out);
+  }
+  if (exists && o.resume) {
+    DatasetReader r(out);
+    const nlohmann::json& gen = r.root_attributes()["s2r"]["generator"];
+    if (gen.value("command", "") != "s2r sweep" || !gen.contains("config")) {
+      throw StoreError(out, "was not written by s2r sweep; cannot resume it");
+    }
+    std::string diff = FirstDifference(gen["config"], c.canonical);
+    if (!diff.empty()) {
+      throw ConfigError(c.source + ": " + diff + ": differs from the config the store at " + out +
+                        " was made with; resume with the same config");
+    }
+    diff = FirstDifference(gen["sweep"], spec.generator["sweep"]);
+    if (!diff.empty()) {
+      throw ConfigError(out + ": sweep." + diff + " differs (" + gen["sweep"][diff].dump() + " in the store, " +
+                        spec.generator["sweep"][diff].dump() + " now); resume with the same seed, episodes and shard");
+    }
+  }
+  DatasetWriter writer(out, spec, o.resume ? OpenMode::kResume : OpenMode::kCreate);
+  SweepSummary summary;
+  summary.failure_counts.assign(kNumTaskLabels, 0);
+  summary.episodes_planned = planned;
+  const int64_t first = writer.episodes_appended();  // resume after the committed episodes
+  RunnerOptions ro;
+  ro.worlds = o.worlds;
+  ro.threads = o.threads;
+  ro.backend = o.backend;
+  ro.progress = o.progress;
+  RunEpisodes(
+      c, seed, first, planned, [&o](int64_t slot) { return o.shard + slot * o.shards; }, ro,
+      [&](EpisodeRecord& f) {
+        EpisodeView ev;
+        ev.length = f.length;
+        ev.seed = static_cast<uint64_t>(f.episode);
+        ev.task_index = 0;
+        ev.success = f.task.success != 0;
+        ev.failure_label = f.task.label;
+        ev.terminal = f.task.terminal != 0;
+        ev.params = f.params.data();
+        const double metrics[] = {double(f.task.phase), double(f.task.margin), double(f.task.min_margin),
+                                  double(f.task.max_slip), double(f.task.near_miss)};
+        ev.metrics = metrics;
+        ev.features = {f.state.data(), f.obs.data(), f.action.data()};
+        writer.Append(ev);
+        summary.episodes += 1;
+        summary.steps += f.length;
+        summary.successes += f.task.success ? 1 : 0;
+        summary.failure_counts[f.task.label] += f.task.success ? 0 : 1;
+        summary.near_misses += f.task.near_miss ? 1 : 0;
+      },
+      &summary);
   writer.Close();
   summary.episodes_total = writer.episodes_committed();
   summary.seconds = std::chrono::duration<double>(Clock::now() - start_time).count();
-  summary.env_steps_per_s = world_steps / std::max(summary.seconds, 1e-9);
   if (o.progress) o.progress(summary);
   return summary;
+}
+
+EpisodeRecord ReplayEpisode(const SweepConfig& c, uint64_t seed, int64_t episode) {
+  EpisodeRecord out;
+  SweepSummary summary;
+  summary.failure_counts.assign(kNumTaskLabels, 0);
+  RunnerOptions ro;
+  ro.worlds = 1;
+  ro.threads = 1;
+  RunEpisodes(
+      c, seed, 0, 1, [episode](int64_t) { return episode; }, ro, [&out](EpisodeRecord& r) { out = std::move(r); },
+      &summary);
+  return out;
 }
 
 }  // namespace s2r

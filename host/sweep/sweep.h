@@ -22,6 +22,7 @@
 
 #include "host/engine.h"
 #include "host/sweep/sweep_config.h"
+#include "kernels/task.h"
 
 namespace s2r {
 
@@ -51,6 +52,31 @@ struct SweepSummary {
                                  // randomization, resets, the store)
   double env_steps_per_s = 0;    // worlds' control steps per second, all stepped worlds counted
 };
+
+// One simulated episode as the runner hands it over.
+struct EpisodeRecord {
+  int64_t episode = 0;  // the episode index
+  int64_t length = 0;   // control steps
+  TaskState task{};     // labels and metrics at the end
+  std::vector<double> params;  // the randomized parameters, then the observation model's draws
+  std::vector<Real> state, obs, action;  // (length, ...) rows, as stored
+};
+
+struct RunnerOptions {
+  int worlds = 0;   // 0: the config's
+  int threads = 0;
+  BackendKind backend = BackendKind::kCpu;
+  std::function<void(const struct SweepSummary&)> progress;
+};
+
+// The sweep's engine loop (continuous batching): runs the episodes index_of(slot) for slots
+// [first_slot, planned) and calls `emit` with each, in slot order. `summary` gets the timing.
+void RunEpisodes(const SweepConfig& config, uint64_t seed, int64_t first_slot, int64_t planned,
+                 const std::function<int64_t(int64_t)>& index_of, const RunnerOptions& options,
+                 const std::function<void(EpisodeRecord&)>& emit, struct SweepSummary* summary);
+
+// Simulates episode `episode` of a sweep alone (one world): what `s2r replay` compares with a store.
+EpisodeRecord ReplayEpisode(const SweepConfig& config, uint64_t seed, int64_t episode);
 
 // The dataset layout a sweep writes (features, params, tasks, labels, embodiment, generator).
 DatasetSpec SweepDatasetSpec(const SweepConfig& config, const SweepOptions& options);

@@ -1,6 +1,8 @@
 #include "host/sweep/sweep_config.h"
 
 #include <cmath>
+#include <fstream>
+#include <sstream>
 
 #include "host/scene/mjcf_load.h"
 #include "host/scene/scene_source.h"
@@ -68,28 +70,15 @@ ObservationModel ParseObservation(const ConfigNode& n) {
 
 }  // namespace
 
-SweepConfig LoadSweepConfig(const std::string& source) {
+// `text` is the config, `source` names it in errors, `base_dir` resolves its relative paths;
+// `scene_text` (not null) is the scene's MJCF to use instead of loading `scene:`
+SweepConfig ParseSweepConfig(const std::string& text, const std::string& source, const std::string& base_dir,
+                             const std::string* scene_text) {
   SweepConfig c;
   c.source = source;
+  c.text = text;
   const std::string prefix = "builtin:";
-  ConfigNode root = ConfigNode::Parse("", source);
-  std::string base_dir = ".";
-  if (source.compare(0, prefix.size(), prefix) == 0) {
-    const std::string name = source.substr(prefix.size());
-    std::string known;
-    const EmbeddedSweep* found = nullptr;
-    for (const EmbeddedSweep& s : EmbeddedSweeps()) {
-      if (name == s.name) found = &s;
-      known += (known.empty() ? "" : ", ") + std::string(s.name);
-    }
-    if (found == nullptr) throw ConfigError("unknown built-in sweep " + Quote(name) + " (built-in sweeps: " + known + ")");
-    c.text = found->yaml;
-    root = ConfigNode::Parse(c.text, source);
-  } else {
-    root = ConfigNode::LoadFile(source);
-    c.text = YAML::Dump(root.yaml());
-    base_dir = DirOf(source);
-  }
+  ConfigNode root = ConfigNode::Parse(text, source);
   if (!root.defined()) root.Fail("the config is empty");
   root.CheckKeys({"scene", "task", "episodes", "horizon_s", "seed", "worlds", "randomization", "observation",
                   "store", "description"});
@@ -101,7 +90,8 @@ SweepConfig LoadSweepConfig(const std::string& source) {
     c.scene_source = base_dir + "/" + c.scene_source;
   }
   try {
-    c.model = LoadScene(c.scene_source);
+    c.model = scene_text != nullptr ? LoadMjcfString(*scene_text, c.scene_source) : LoadScene(c.scene_source);
+    if (scene_text != nullptr) c.model.source_path = c.scene_source;
   } catch (const LoadError& e) {
     throw ConfigError(e.what());
   } catch (const std::exception& e) {
@@ -120,6 +110,37 @@ SweepConfig LoadSweepConfig(const std::string& source) {
   c.storage = ParseStorage(root["store"]);
   c.canonical = ToJson(root.yaml());
   return c;
+}
+
+SweepConfig LoadSweepConfig(const std::string& source) {
+  const std::string prefix = "builtin:";
+  if (source.compare(0, prefix.size(), prefix) == 0) {
+    const std::string name = source.substr(prefix.size());
+    std::string known;
+    for (const EmbeddedSweep& s : EmbeddedSweeps()) {
+      if (name == s.name) return ParseSweepConfig(s.yaml, source, ".", nullptr);
+      known += (known.empty() ? "" : ", ") + std::string(s.name);
+    }
+    throw ConfigError("unknown built-in sweep " + Quote(name) + " (built-in sweeps: " + known + ")");
+  }
+  std::ifstream in(source, std::ios::binary);
+  if (!in) throw ConfigError(source + ": cannot open file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ParseSweepConfig(text.str(), source, DirOf(source), nullptr);
+}
+
+SweepConfig LoadSweepConfigFromStore(const DatasetReader& store) {
+  const nlohmann::json& gen = store.root_attributes()["s2r"]["generator"];
+  if (gen.value("command", "") != "s2r sweep" || !gen.contains("config_text") || !gen.contains("scene_text")) {
+    throw ConfigError(store.path() + ": was not written by s2r sweep (no config in its generator record)");
+  }
+  const std::string source = gen.value("config_source", std::string("stored config"));
+  const std::string scene_text = gen["scene_text"].get<std::string>();
+  const std::string prefix = "builtin:";
+  const std::string base_dir = source.compare(0, prefix.size(), prefix) == 0 ? "." : DirOf(source);
+  return ParseSweepConfig(gen["config_text"].get<std::string>(), store.path() + " (config " + source + ")", base_dir,
+                          &scene_text);
 }
 
 std::string FirstDifference(const nlohmann::json& a, const nlohmann::json& b, const std::string& path) {

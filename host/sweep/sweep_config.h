@@ -44,6 +44,10 @@ struct SweepConfig {
 // as the loader reports them).
 SweepConfig LoadSweepConfig(const std::string& source);
 
+// The config a sweep store was written with: its stored config text, and its stored scene text
+// (so a replay simulates what was simulated, whatever the files say now).
+SweepConfig LoadSweepConfigFromStore(const DatasetReader& store);
+
 // The first key path where two canonical configs differ ("" when equal).
 std::string FirstDifference(const nlohmann::json& a, const nlohmann::json& b, const std::string& path = "");
 

@@ -1,0 +1,129 @@
+// s2r replay STORE --episode I [--out traj.csv]
+// Re-simulates episode I of a sweep store from what the store recorded (its config text, scene
+// text and seed) and compares it with the stored steps and parameters: exit 0 when they match bit
+// for bit (the same build and backend), 1 with the largest differences otherwise. --out writes the
+// replayed steps as CSV (time, each moving body's state, each actuator's action).
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "host/cli.h"
+#include "host/store/dataset.h"
+#include "host/store/store_error.h"
+#include "host/sweep/sweep.h"
+
+namespace s2r {
+namespace {
+
+struct ReplayArgs {
+  std::string store;
+  int64_t episode = -1;
+  std::string out;
+};
+
+// largest |a - b| over two equal-length arrays, and whether they are bitwise equal
+template <typename T>
+double MaxDiff(const std::vector<T>& a, const std::vector<T>& b, bool* identical) {
+  double d = 0;
+  *identical = a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+  if (a.size() != b.size()) return HUGE_VAL;
+  for (size_t i = 0; i < a.size(); ++i) d = std::max(d, std::abs(double(a[i]) - double(b[i])));
+  return d;
+}
+
+std::vector<Real> StoredRows(const DatasetReader& r, const char* feature, int64_t start, int64_t length) {
+  std::vector<uint8_t> bytes = r.StepRows(feature, start, length);
+  std::vector<Real> out(bytes.size() / sizeof(Real));
+  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(Real));
+  return out;
+}
+
+void WriteCsv(const std::string& path, const SweepConfig& c, const EpisodeRecord& e) {
+  const Model& m = c.model;
+  std::vector<std::string> bodies;
+  for (int b = 1; b < m.nbody(); ++b) {
+    if (m.body_dynamic[b]) bodies.push_back(m.body_name[b]);
+  }
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp);
+    f << "time";
+    const char* parts[] = {"px", "py", "pz", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz"};
+    for (const std::string& b : bodies) {
+      for (const char* p : parts) f << "," << b << "." << p;
+    }
+    for (const std::string& a : m.actuator_name) f << "," << a;
+    f << "\n";
+    const size_t ns = bodies.size() * 13, na = m.actuator_name.size();
+    for (int64_t k = 0; k < e.length; ++k) {
+      f << double(k) / m.control_hz;
+      for (size_t i = 0; i < ns; ++i) f << "," << e.state[k * ns + i];
+      for (size_t i = 0; i < na; ++i) f << "," << e.action[k * na + i];
+      f << "\n";
+    }
+    if (!f) throw std::runtime_error(path + ": cannot write");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error(path + ": cannot write");
+}
+
+void RunReplay(const ReplayArgs& a) {
+  DatasetReader r(a.store);
+  const std::vector<uint64_t> seeds = r.EpisodeSeeds();
+  auto it = std::find(seeds.begin(), seeds.end(), static_cast<uint64_t>(a.episode));
+  if (a.episode < 0 || it == seeds.end()) {
+    throw StoreError(a.store, "holds no episode " + std::to_string(a.episode) + " (" + std::to_string(seeds.size()) +
+                                  " committed episodes)");
+  }
+  const int64_t row = it - seeds.begin();
+  SweepConfig c = LoadSweepConfigFromStore(r);
+  const uint64_t seed = r.root_attributes()["s2r"]["generator"]["sweep"]["seed"].get<uint64_t>();
+  EpisodeRecord e = ReplayEpisode(c, seed, a.episode);
+  const int64_t start = r.EpisodeStarts()[row], length = r.EpisodeLengths()[row];
+
+  // compare with the stored steps and parameters
+  bool all = length == e.length;
+  std::printf("episode %lld (row %lld): stored %lld steps, replayed %lld\n", (long long)a.episode, (long long)row,
+              (long long)length, (long long)e.length);
+  if (length == e.length) {
+    const std::pair<const char*, const std::vector<Real>*> features[] = {
+        {"state", &e.state}, {"obs", &e.obs}, {"action", &e.action}};
+    for (const auto& f : features) {
+      bool same = false;
+      double d = MaxDiff(StoredRows(r, f.first, start, length), *f.second, &same);
+      all = all && same;
+      std::printf("  steps/%-7s %s (largest difference %g)\n", f.first, same ? "identical" : "DIFFERS", d);
+    }
+  }
+  std::vector<double> stored;
+  for (const ParamSpec& p : r.spec().params) stored.push_back(r.EpisodeParam(p.name)[row]);
+  bool same = false;
+  double d = MaxDiff(stored, e.params, &same);
+  all = all && same;
+  std::printf("  params        %s (largest difference %g)\n", same ? "identical" : "DIFFERS", d);
+  const bool labels = r.EpisodeSuccess()[row] == uint8_t(e.task.success) && r.EpisodeFailureLabels()[row] == e.task.label;
+  all = all && labels;
+  std::printf("  labels        %s\n", labels ? "identical" : "DIFFER");
+  if (!a.out.empty()) WriteCsv(a.out, c, e);
+  std::printf("%s\n", all ? "bit-identical" : "the replay differs from the store");
+  std::fflush(stdout);
+  if (!all) throw std::runtime_error("episode " + std::to_string(a.episode) + " does not replay bit for bit");
+}
+
+}  // namespace
+
+void AddReplayCommand(CLI::App* app) {
+  auto args = std::make_shared<ReplayArgs>();
+  CLI::App* cmd = app->add_subcommand("replay", "Re-simulate one episode of a sweep store and compare it with the store");
+  cmd->add_option("store", args->store, "a store written by s2r sweep")->required();
+  cmd->add_option("--episode", args->episode, "the episode index (episodes/seed)")->required();
+  cmd->add_option("--out", args->out, "write the replayed steps as CSV");
+  cmd->callback([args] { RunReplay(*args); });
+}
+
+}  // namespace s2r
