@@ -159,8 +159,8 @@ class CudaBackend : public Backend {
     NvtxRange range("s2r.download");
     Copy(h, /*to_host=*/true);
   }
-  void Upload(const StateView& h) override {
-    InvalidateWorldBlocks();
+  void Upload(const StateView& h, const int32_t*, int) override {
+    InvalidateWorldBlocks();  // the whole state is copied; every world's block is rebuilt
     Copy(h, /*to_host=*/false);
   }
   int threads() const override { return 0; }

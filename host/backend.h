@@ -21,7 +21,8 @@ class Backend {
   virtual void ResetWorlds(const int32_t* worlds, int count) = 0;
   virtual void Step(const Real* actions) = 0;  // (nworld, nactuator) host array or null
   virtual void Download(const StateView& host) = 0;
-  virtual void Upload(const StateView& host) = 0;
+  // `worlds` (nullptr: all) lists the worlds whose state was edited: only their kept data is dropped
+  virtual void Upload(const StateView& host, const int32_t* worlds, int nworlds) = 0;
   virtual int threads() const = 0;
   virtual int64_t ScratchBytesPerWorld() const = 0;
 };

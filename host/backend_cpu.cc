@@ -103,7 +103,13 @@ class CpuBackend : public Backend {
   void Download(const StateView&) override {}
   // the host state is the backend's state; an upload means it was edited (the trees' fixed
   // parents may have moved)
-  void Upload(const StateView&) override { InvalidateWorldBlocks(); }
+  void Upload(const StateView&, const int32_t* worlds, int nworlds) override {
+    if (worlds == nullptr) {
+      InvalidateWorldBlocks();
+      return;
+    }
+    for (int i = 0; i < nworlds; ++i) *BindWorkspace(layout_, nullptr, WorldBlock(worlds[i])).reduced_valid = 0u;
+  }
   int threads() const override { return pool_.size(); }
   // the world blocks; the step blocks are per thread, not per world
   int64_t ScratchBytesPerWorld() const override { return layout_.world_bytes; }

@@ -233,7 +233,10 @@ void Engine::ResetWorlds(const std::vector<int32_t>& worlds) {
 }
 void Engine::Step(const Real* actions) { backend_->Step(actions); }
 void Engine::Download() { backend_->Download(state_.view); }
-void Engine::Upload() { backend_->Upload(state_.view); }
+void Engine::Upload() { backend_->Upload(state_.view, nullptr, 0); }
+void Engine::UploadWorlds(const std::vector<int32_t>& worlds) {
+  backend_->Upload(state_.view, worlds.data(), static_cast<int>(worlds.size()));
+}
 
 uint64_t Engine::StateHash() const {
   uint64_t h = 1469598103934665603ull;

@@ -106,6 +106,8 @@ class Engine {
   // CUDA backend copies it to the device; both backends drop the per-world data they keep between
   // steps (slide-tree blocks) and rebuild it at the next step.
   void Upload();
+  // The same after edits of the listed worlds only: the CPU backend rebuilds only their kept data.
+  void UploadWorlds(const std::vector<int32_t>& worlds);
 
   // FNV-1a 64 over every world's body state bytes (the `hashed` state arrays; after Download)
   uint64_t StateHash() const;

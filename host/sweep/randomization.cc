@@ -285,6 +285,14 @@ RandomizationSpec ParseRandomization(const ConfigNode& list, const Model& model,
   return spec;
 }
 
+Distribution ParseDistributionNode(const ConfigNode& n) {
+  const std::string kind = n.Required("distribution").Keyword({"fixed", "uniform", "loguniform", "normal",
+                                                               "truncnormal", "choice"});
+  Distribution d = ParseDistribution(n, kind, false);
+  if (const char* error = DistributionError(d)) n["distribution"].Fail(error);
+  return d;
+}
+
 double SampleParam(const RandomParam& p, uint64_t seed, uint64_t episode) {
   return SampleDistribution(p.distribution, RandomBits(seed, episode, p.stream, 0));
 }
@@ -330,6 +338,11 @@ Randomizer::FieldValues& Randomizer::Values(FieldId field) {
 void Randomizer::Apply(Engine* engine, const std::vector<int32_t>& worlds, const std::vector<int64_t>& episodes,
                        std::vector<double>* samples) {
   if (samples != nullptr) samples->assign(worlds.size() * spec_.params.size(), 0.0);
+  // the worlds' task parameters start from the configured ones (an event may have changed them
+  // during the world's previous episode)
+  for (int32_t w : worlds) {
+    for (int i = 0; i < ntask_; ++i) task_values_[static_cast<size_t>(w) * ntask_ + i] = static_cast<Real>(task_nominal_[i]);
+  }
   for (size_t k = 0; k < spec_.params.size(); ++k) {
     const RandomParam& p = spec_.params[k];
     for (size_t i = 0; i < worlds.size(); ++i) {

@@ -79,6 +79,10 @@ std::vector<FitParameter> ReadFitFile(const std::string& path);
 RandomizationSpec ParseRandomization(const ConfigNode& list, const Model& model, const std::string& base_dir,
                                      const TaskSetup* task = nullptr);
 
+// A distribution given as `distribution: <kind>` and its keys (docs/sweep.md) in mapping `n`,
+// checked (DistributionError names what is wrong).
+Distribution ParseDistributionNode(const ConfigNode& n);
+
 // The sample of `p` in episode `episode` of a sweep seeded with `seed`.
 double SampleParam(const RandomParam& p, uint64_t seed, uint64_t episode);
 
@@ -97,6 +101,8 @@ class Randomizer {
              std::vector<double>* samples = nullptr);
   // world w's task parameters (the configured ones with its episode's samples applied)
   const Real* TaskParams(int world) const { return task_values_.data() + static_cast<size_t>(world) * ntask_; }
+  // the same, for an event that changes them mid-episode (a goal change)
+  Real* MutableTaskParams(int world) { return task_values_.data() + static_cast<size_t>(world) * ntask_; }
 
  private:
   struct FieldValues {

@@ -10,6 +10,7 @@
 
 #include "host/store/store_error.h"
 #include "host/thread_pool.h"
+#include "kernels/events.h"
 #include "kernels/observation.h"
 #include "kernels/tasks.h"
 
@@ -59,6 +60,7 @@ struct WorldRun {
   int64_t episode = -1;  // the episode index
   TaskState task{};
   ObservationState observation{};
+  EventDraw events[kMaxEvents] = {};
   std::vector<double> params;
   std::vector<Real> state, obs, action;
 };
@@ -164,6 +166,16 @@ DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
       {"min_margin", "m", "closest approach to success seen (push: goal_radius - closest distance)"},
       {"max_slip", "m", "largest slip of a held object (grasping tasks; 0 for push)"},
       {"near_miss", "1", "1 when the task calls the episode a near miss (docs/sweep.md)"}};
+  static const char* const kEventKinds[] = {"displace_object", "push_object", "goal_change"};
+  for (size_t i = 0; i < c.events.size(); ++i) {
+    const std::string prefix = "event" + std::to_string(i) + "_";
+    const std::string what = std::string("event ") + std::to_string(i) + " (" + kEventKinds[c.events[i].kind] + ")";
+    const char* unit = c.events[i].kind == kEventPushObject ? "m/s" : "m";
+    spec.metrics.push_back({prefix + "fired", "1", "1 when " + what + " happened before the episode ended"});
+    spec.metrics.push_back({prefix + "time", "s", "when " + what + " was drawn to happen (whether or not it did)"});
+    spec.metrics.push_back({prefix + "magnitude", unit, "the size drawn for " + what});
+    spec.metrics.push_back({prefix + "direction", "rad", "its horizontal direction, about world z"});
+  }
   spec.tasks = {{c.task.info->name, c.task.instruction}};
   static const char* const kLabelDescriptions[] = {
       "success",
@@ -243,6 +255,9 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
       WorldRun& r = runs[worlds[i]];
       r.params.assign(samples.begin() + i * nparam, samples.begin() + (i + 1) * nparam);
       ObservationReset(c.observation, seed, static_cast<uint64_t>(r.episode), &r.observation);
+      for (size_t k = 0; k < c.events.size(); ++k) {
+        r.events[k] = DrawEvent(c.events[k], seed, static_cast<uint64_t>(r.episode), static_cast<int>(k));
+      }
       r.params.insert(r.params.end(), r.observation.episode, r.observation.episode + kObsEpisodeParams);
       // the episode starts from zero controls on every actuator, whatever the world ran before
       std::fill(actions.begin() + static_cast<size_t>(worlds[i]) * std::max(na, 1),
@@ -270,6 +285,22 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
   // the per-world host work (experts, recording, labels) on as many threads as the engine uses
   ThreadPool pool(engine.threads() > 0 ? engine.threads() : static_cast<int>(std::thread::hardware_concurrency()));
   while (next_write < planned) {
+    // perturbation events whose time has come edit their worlds' state or task (serial: few)
+    if (!c.events.empty()) {
+      std::vector<int32_t> edited;
+      for (int w = 0; w < nworld; ++w) {
+        if (runs[w].slot < 0) continue;
+        bool state_edited = false;
+        for (size_t k = 0; k < c.events.size(); ++k) {
+          if (MaybeFireEvent(c.events[k], &runs[w].events[k], tm, s, w, c.task.goal_param,
+                             randomizer.MutableTaskParams(w))) {
+            state_edited = state_edited || c.events[k].kind != kEventGoalChange;
+          }
+        }
+        if (state_edited) edited.push_back(w);
+      }
+      if (!edited.empty()) engine.UploadWorlds(edited);
+    }
     // the experts' actions, and the rows recorded before the step
     pool.ParallelFor(nworld, [&](int begin, int end, int) {
       for (int w = begin; w < end; ++w) {
@@ -310,6 +341,12 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
       f.length = r.task.steps;
       f.task = r.task;
       f.params = r.params;
+      f.metrics = {double(r.task.phase), double(r.task.margin), double(r.task.min_margin), double(r.task.max_slip),
+                   double(r.task.near_miss)};
+      for (size_t i = 0; i < c.events.size(); ++i) {
+        const EventDraw& d = r.events[i];
+        f.metrics.insert(f.metrics.end(), {double(d.fired), double(d.time), double(d.magnitude), double(d.direction)});
+      }
       f.state.swap(r.state);
       f.obs.swap(r.obs);
       f.action.swap(r.action);
@@ -335,6 +372,10 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
   if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards) {
     throw std::invalid_argument("--shard K/N needs 0 <= K < N, got " + std::to_string(o.shard) + "/" +
                                 std::to_string(o.shards));
+  }
+  if (o.backend != BackendKind::kCpu) {
+    throw std::invalid_argument("s2r sweep runs on the CPU backend so far (experts, labels and events read the host "
+                                "state every control step); use --backend cpu");
   }
   const uint64_t seed = o.seed >= 0 ? static_cast<uint64_t>(o.seed) : c.seed;
   const int64_t episodes = o.episodes >= 0 ? o.episodes : c.episodes;
@@ -389,9 +430,7 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
         ev.failure_label = f.task.label;
         ev.terminal = f.task.terminal != 0;
         ev.params = f.params.data();
-        const double metrics[] = {double(f.task.phase), double(f.task.margin), double(f.task.min_margin),
-                                  double(f.task.max_slip), double(f.task.near_miss)};
-        ev.metrics = metrics;
+        ev.metrics = f.metrics.data();
         ev.features = {f.state.data(), f.obs.data(), f.action.data()};
         writer.Append(ev);
         summary.episodes += 1;

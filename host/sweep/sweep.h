@@ -59,6 +59,7 @@ struct EpisodeRecord {
   int64_t length = 0;   // control steps
   TaskState task{};     // labels and metrics at the end
   std::vector<double> params;  // the randomized parameters, then the observation model's draws
+  std::vector<double> metrics;  // as SweepDatasetSpec's metrics: the task's, then 4 per event
   std::vector<Real> state, obs, action;  // (length, ...) rows, as stored
 };
 

@@ -68,6 +68,34 @@ ObservationModel ParseObservation(const ConfigNode& n) {
   return o;
 }
 
+std::vector<EventSpec> ParseEvents(const ConfigNode& list, const TaskSetup& task) {
+  std::vector<EventSpec> out;
+  if (!list.defined()) return out;
+  std::vector<ConfigNode> items = list.Items();
+  if (items.size() > static_cast<size_t>(kMaxEvents)) list.Fail("at most " + std::to_string(kMaxEvents) + " events");
+  for (const ConfigNode& n : items) {
+    n.CheckKeys({"kind", "probability", "window_s", "magnitude"});
+    EventSpec e{};
+    const std::string kind = n.Required("kind").Keyword({"displace_object", "push_object", "goal_change"});
+    e.kind = kind == "displace_object" ? kEventDisplaceObject : kind == "push_object" ? kEventPushObject : kEventGoalChange;
+    if (e.kind == kEventGoalChange && (task.goal_param[0] < 0 || task.goal_param[1] < 0)) {
+      n["kind"].Fail("task '" + std::string(task.info->name) + "' has no goal to change");
+    }
+    e.probability = static_cast<Real>(n.Required("probability").Number(0, 1));
+    std::vector<double> window = n.Required("window_s").Numbers();
+    if (window.size() != 2 || !(window[0] >= 0) || !(window[0] <= window[1])) {
+      n["window_s"].Fail("must be [start, end] in s with 0 <= start <= end");
+    }
+    e.window_lo = static_cast<Real>(window[0]);
+    e.window_hi = static_cast<Real>(window[1]);
+    const ConfigNode magnitude = n.Required("magnitude");
+    magnitude.CheckKeys({"distribution", "value", "low", "high", "mean", "std", "values", "weights"});
+    e.magnitude = ParseDistributionNode(magnitude);
+    out.push_back(e);
+  }
+  return out;
+}
+
 }  // namespace
 
 // `text` is the config, `source` names it in errors, `base_dir` resolves its relative paths;
@@ -81,7 +109,7 @@ SweepConfig ParseSweepConfig(const std::string& text, const std::string& source,
   ConfigNode root = ConfigNode::Parse(text, source);
   if (!root.defined()) root.Fail("the config is empty");
   root.CheckKeys({"scene", "task", "episodes", "horizon_s", "seed", "worlds", "randomization", "observation",
-                  "store", "description"});
+                  "events", "store", "description"});
 
   // the scene: builtin:<name>, or a path relative to the config
   const ConfigNode scene = root.Required("scene");
@@ -107,6 +135,7 @@ SweepConfig ParseSweepConfig(const std::string& text, const std::string& source,
   if (root.Has("worlds")) c.worlds = static_cast<int>(root["worlds"].Integer(1, 1 << 20));
   c.randomization = ParseRandomization(root["randomization"], c.model, base_dir, &c.task);
   c.observation = ParseObservation(root["observation"]);
+  c.events = ParseEvents(root["events"], c.task);
   c.storage = ParseStorage(root["store"]);
   c.canonical = ToJson(root.yaml());
   return c;

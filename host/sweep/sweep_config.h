@@ -13,6 +13,7 @@
 #include "host/store/dataset.h"
 #include "host/sweep/randomization.h"
 #include "host/sweep/task_setup.h"
+#include "kernels/events.h"
 #include "kernels/observation.h"
 
 namespace s2r {
@@ -31,6 +32,7 @@ struct SweepConfig {
   TaskSetup task;
   RandomizationSpec randomization;
   ObservationModel observation;  // all zero: the policy sees the true values
+  std::vector<EventSpec> events;  // at most kMaxEvents
   int64_t episodes = 256;    // episodes of the whole sweep (all shards)
   double horizon_s = 4.0;    // longest episode, s
   int horizon_steps = 200;   // the same in control steps

@@ -90,6 +90,9 @@ TaskSetup ParseTask(const ConfigNode& node, const Model& m) {
     t.joint[i] = m.actuator_trnid[a];
   }
 
+  setup.goal_param[0] = TaskParamIndex(info, "goal_x");
+  setup.goal_param[1] = TaskParamIndex(info, "goal_y");
+
   // parameters: defaults, then the config's
   for (const TaskParamInfo& p : info.params) setup.params.push_back(p.value);
   const ConfigNode params = node["params"];

@@ -49,6 +49,7 @@ struct TaskSetup {
   TaskModel model;
   std::vector<double> params;  // one per info->params, the config's values
   std::string instruction;
+  int32_t goal_param[2] = {-1, -1};  // indices of the goal's x and y parameters, -1 if the task has none
 };
 
 // Parses `task:` against the scene; names the key of any unknown task, parameter or entity.

@@ -312,5 +312,47 @@ TEST(Sweep, ReplayReproducesAStoredEpisodeBitForBit) {
   EXPECT_NE(RunCommand(bin + " replay " + dir + "/nowhere --episode 1").exit_code, 0);
 }
 
+// A perturbation event fires at its drawn time: here someone moves the box 5 cm at t = 0.2 s in
+// every episode; the stored state shows the jump at that step, and the metrics say when and how far.
+TEST(Sweep, ADisplaceEventMovesTheObjectAtItsTime) {
+  const std::string dir = TestDir();
+  std::string text;
+  {
+    std::ifstream in(SmallSweep(dir, 6));
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const size_t at = text.find("events:");
+  const size_t end = text.find("store:");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, end - at,
+               "events:\n  - kind: displace_object\n    probability: 1\n    window_s: [0.2, 0.2]\n"
+               "    magnitude: {distribution: fixed, value: 0.05}\n");
+  std::ofstream(dir + "/event.yaml") << text;
+  SweepOptions o;
+  o.worlds = 3;
+  RunSweep(LoadSweepConfig(dir + "/event.yaml"), dir + "/ds", o);
+  DatasetReader r(dir + "/ds");
+  std::vector<double> fired = r.EpisodeMetric("event0_fired"), time = r.EpisodeMetric("event0_time"),
+                      direction = r.EpisodeMetric("event0_direction");
+  std::vector<int64_t> start = r.EpisodeStarts();
+  const int box = 0;  // the first moving body
+  for (size_t e = 0; e < fired.size(); ++e) {
+    EXPECT_EQ(fired[e], 1);
+    EXPECT_NEAR(time[e], 0.2, 1e-6);
+    // rows are recorded before each step: row 10 (t = 0.2 s) is the first after the jump
+    std::vector<uint8_t> bytes = r.StepRows("state", start[e] + 9, 2);
+    std::vector<Real> rows(bytes.size() / sizeof(Real));
+    std::memcpy(rows.data(), bytes.data(), bytes.size());
+    const int stride = static_cast<int>(rows.size() / 2);
+    // the step's displacement less the box's own motion (its velocity over one 0.02 s step): 5 cm in
+    // the drawn direction, within 5 mm (the step's acceleration and contacts)
+    const double dt = 0.02;
+    const double dx = rows[stride + 13 * box] - rows[13 * box] - dt * rows[13 * box + 7];
+    const double dy = rows[stride + 13 * box + 1] - rows[13 * box + 1] - dt * rows[13 * box + 8];
+    EXPECT_NEAR(dx, 0.05 * std::cos(direction[e]), 0.005) << "episode " << e;
+    EXPECT_NEAR(dy, 0.05 * std::sin(direction[e]), 0.005) << "episode " << e;
+  }
+}
+
 }  // namespace
 }  // namespace s2r
