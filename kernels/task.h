@@ -75,6 +75,9 @@ struct TaskState {
   Real margin;            // at the end: how far inside the success region (m), < 0 if outside
   Real min_margin;        // near miss: smallest margin to a failure threshold seen, m
   Real max_slip;          // largest slip of a held object, m
+  Real lift_start;        // pick_lift: hand height when the lift began, m
+  Real grip_offset;       // pick_lift: object z - hand z when the lift began, m
+  Real grasp_xy[2];       // pick_lift: where the hand holds its x, y from the grasp on, m
   Real effector0[3];      // effector body position at reset, world, m
   Real object0[3];        // object position at reset, world, m
   Real q0[kTaskMaxActuators];  // the task joints' positions at reset (actions are joint targets)
@@ -105,6 +108,9 @@ S2R_HD void TaskResetCommon(const TaskModel& t, const ModelView& m, const StateV
   ts->margin = Real(-1e30);
   ts->min_margin = Real(1e30);
   ts->max_slip = Real(0);
+  ts->lift_start = Real(0);
+  ts->grip_offset = Real(0);
+  ts->grasp_xy[0] = ts->grasp_xy[1] = Real(0);
   StoreVec3(ts->effector0, BodyPosition(s, world, t.effector_body));
   StoreVec3(ts->object0, BodyPosition(s, world, t.object_body));
   for (int i = 0; i < kTaskMaxActuators; ++i) {

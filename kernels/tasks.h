@@ -2,6 +2,7 @@
 #pragma once
 
 #include "kernels/task.h"
+#include "kernels/task_pick_lift.h"
 #include "kernels/task_push.h"
 
 namespace s2r {
@@ -10,6 +11,7 @@ S2R_HD void TaskReset(const TaskModel& t, const ModelView& m, const StateView& s
                       TaskState* ts) {
   switch (t.kind) {
     case kTaskPush: PushReset(t, m, s, world, params, ts); break;
+    case kTaskPickLift: PickLiftReset(t, m, s, world, params, ts); break;
     default: TaskResetCommon(t, m, s, world, ts); break;
   }
 }
@@ -20,6 +22,7 @@ S2R_HD void TaskAct(const TaskModel& t, const ModelView& m, const StateView& s, 
                     TaskState* ts, Real* action) {
   switch (t.kind) {
     case kTaskPush: PushAct(t, m, s, world, params, ts, action); break;
+    case kTaskPickLift: PickLiftAct(t, m, s, world, params, ts, action); break;
     default: break;
   }
 }
@@ -29,6 +32,7 @@ S2R_HD void TaskEvaluate(const TaskModel& t, const ModelView& m, const StateView
                          int horizon_steps, TaskState* ts) {
   switch (t.kind) {
     case kTaskPush: PushEvaluate(t, m, s, world, params, horizon_steps, ts); break;
+    case kTaskPickLift: PickLiftEvaluate(t, m, s, world, params, horizon_steps, ts); break;
     default:
       ts->steps += 1;
       TaskEvaluateCommon(s, world, horizon_steps, ts);

@@ -1,5 +1,6 @@
 #include "host/sweep/task_setup.h"
 
+#include "kernels/task_pick_lift.h"
 #include "kernels/task_push.h"
 
 namespace s2r {
@@ -23,12 +24,22 @@ int BodyByName(const ConfigNode& at, const Model& m, const std::string& name) {
   return id;
 }
 
+std::vector<TaskParamInfo> PickLiftParams() {
+  std::vector<TaskParamInfo> out;
+#define S2R_PICK_LIFT_PARAM_INFO(name, value, unit, description) out.push_back({#name, value, unit, true, description});
+  S2R_PICK_LIFT_PARAMS(S2R_PICK_LIFT_PARAM_INFO)
+#undef S2R_PICK_LIFT_PARAM_INFO
+  return out;
+}
+
 }  // namespace
 
 const std::vector<TaskInfo>& Tasks() {
   static const std::vector<TaskInfo> tasks = {
       {"push", kTaskPush, "push the box into the goal region", "box", "pusher_y", {}, {"act_x", "act_y"},
        PushParams()},
+      {"pick_lift", kTaskPickLift, "pick up the box and hold it up", "object", "hand", {"finger_left", "finger_right"},
+       {"act_x", "act_y", "act_z", "act_finger_left", "act_finger_right"}, PickLiftParams()},
   };
   return tasks;
 }
