@@ -43,7 +43,12 @@ def test_episode_table_matches_the_summary(sweep):
     assert list(root["episodes/seed"][:E]) == list(range(E)), "episodes in index order"
     assert int(root["episodes/length"][:E].sum()) == s2r["commit"]["steps"]
     assert int(root["episodes/metrics/near_miss"][:E].sum()) == summary["near_miss_count"]
-    assert [m["name"] for m in s2r["metrics"]] == ["phase", "margin", "min_margin", "max_slip", "near_miss"]
+    names = [m["name"] for m in s2r["metrics"]]
+    assert names[:5] == ["phase", "margin", "min_margin", "max_slip", "near_miss"]
+    # builtin:push has two events, each with fired / time / magnitude / direction
+    assert names[5:] == [f"event{i}_{f}" for i in range(2) for f in ("fired", "time", "magnitude", "direction")]
+    fired = root["episodes/metrics/event0_fired"][:E]
+    assert set(np.unique(fired)) <= {0.0, 1.0}
 
 
 def test_steps_agree_with_the_sampled_parameters(sweep):
