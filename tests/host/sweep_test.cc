@@ -354,5 +354,67 @@ TEST(Sweep, ADisplaceEventMovesTheObjectAtItsTime) {
   }
 }
 
+// One test per rejected class of the sweep config outside `randomization:` (which has its own):
+// each names the file, line and key, and no store is created.
+TEST(Sweep, RejectsBadConfigsNamingFileLineAndKey) {
+  const std::string dir = TestDir();
+  const std::string base = "scene: builtin:box_push\ntask:\n  name: push\n";
+  struct Case {
+    std::string yaml;
+    std::string expect;
+  };
+  const std::vector<Case> cases = {
+      {base + "colour: red\n", "bad.yaml:4:1: colour: unknown key 'colour'"},
+      {"task:\n  name: push\n", "(document): missing required key 'scene'"},
+      {"scene: builtin:nope\ntask:\n  name: push\n", "unknown built-in scene 'nope'"},
+      {"scene: missing.xml\ntask:\n  name: push\n", "missing.xml: cannot open file"},
+      {"scene: builtin:box_push\ntask:\n  name: fly\n", "bad.yaml:3:9: task.name: unknown task 'fly' (tasks: push, pick_lift)"},
+      {base + "  params: {goal_q: 1}\n", "task.params.goal_q: unknown parameter 'goal_q' of task 'push'"},
+      {base + "  params: {goal_radius: -1}\n", "task.params.goal_radius: must be > 0"},
+      {base + "  object: ghost\n", "task.object: the scene has no body 'ghost'"},
+      {base + "  actuators: [act_x]\n", "task 'push' drives 2 actuators"},
+      {base + "episodes: 0\n", "episodes: must be an integer in [1, "},
+      {base + "horizon_s: abc\n", "horizon_s: must be a number, got 'abc'"},
+      {base + "observation:\n  dropout: 1.5\n", "observation.dropout: must be in [0, 0.99], got 1.5"},
+      {base + "observation:\n  latency_steps: 9\n", "observation.latency_steps: must be an integer in [0, 8]"},
+      {base + "observation:\n  blur: 1\n", "observation.blur: unknown key 'blur'"},
+      {base + "events:\n  - kind: earthquake\n    probability: 1\n    window_s: [0, 1]\n"
+              "    magnitude: {distribution: fixed, value: 1}\n",
+       "events[0].kind: must be one of displace_object, push_object, goal_change"},
+      {base + "events:\n  - kind: push_object\n    probability: 2\n    window_s: [0, 1]\n"
+              "    magnitude: {distribution: fixed, value: 1}\n",
+       "events[0].probability: must be in [0, 1], got 2"},
+      {base + "events:\n  - kind: push_object\n    probability: 1\n    window_s: [2, 1]\n"
+              "    magnitude: {distribution: fixed, value: 1}\n",
+       "events[0].window_s: must be [start, end]"},
+      {base + "events:\n  - kind: push_object\n    probability: 1\n    window_s: [0, 1]\n"
+              "    magnitude: {distribution: uniform, low: 2, high: 1}\n",
+       "events[0].magnitude.distribution: low must be below high"},
+      {"scene: builtin:pick_lift\ntask:\n  name: pick_lift\nevents:\n  - kind: goal_change\n    probability: 1\n"
+       "    window_s: [0, 1]\n    magnitude: {distribution: fixed, value: 1}\n",
+       "events[0].kind: task 'pick_lift' has no goal to change"},
+      {base + "store:\n  chunk_steps: 100\n  shard_steps: 250\n", "store.shard_steps: must be a multiple of chunk_steps"},
+      {base + "store:\n  compressor: lzma\n", "store.compressor: must be one of blosc-lz4"},
+  };
+  for (const Case& c : cases) {
+    const std::string path = dir + "/bad.yaml";
+    std::ofstream(path) << c.yaml;
+    std::string error = "(accepted)";
+    try {
+      LoadSweepConfig(path);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    EXPECT_NE(error.find(c.expect), std::string::npos) << "config:\n" << c.yaml << "error: " << error;
+    if (c.yaml.find("colour") != std::string::npos) EXPECT_EQ(error.rfind(path + ":4:1:", 0), 0u) << error;
+  }
+  // the CLI: a bad config fails with the message and no store
+  std::ofstream(dir + "/bad.yaml") << base << "episodes: -3\n";
+  CommandResult r = RunCommand(std::string(S2R_BINARY) + " sweep " + dir + "/bad.yaml --out " + dir + "/never");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("bad.yaml:4:11: episodes:"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/never"));
+}
+
 }  // namespace
 }  // namespace s2r
