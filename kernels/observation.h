@@ -41,10 +41,14 @@ struct ObservationState {
 S2R_HD uint32_t ObservationEpisodeStream() { return StreamOfName("observation.episode"); }
 S2R_HD uint32_t ObservationStepStream() { return StreamOfName("observation.step"); }
 
-// k-th standard normal of draw `index` of a stream (two per Philox call)
-S2R_HD double NormalDraw(uint64_t seed, uint64_t episode, uint32_t stream, uint32_t index, int k) {
+// k-th uniform of draw `index` of a stream (two per Philox call), and the standard normal it maps
+// to (Acklam's approximation: 1e-9 relative, plenty for noise, and no erfc per draw)
+S2R_HD double UniformDraw(uint64_t seed, uint64_t episode, uint32_t stream, uint32_t index, int k) {
   U32x4 bits = RandomBits(seed, episode, stream, index);
-  return NormalQuantile(k == 0 ? UniformOpen01(bits.v[0], bits.v[1]) : UniformOpen01(bits.v[2], bits.v[3]));
+  return k == 0 ? UniformOpen01(bits.v[0], bits.v[1]) : UniformOpen01(bits.v[2], bits.v[3]);
+}
+S2R_HD double NormalDraw(uint64_t seed, uint64_t episode, uint32_t stream, uint32_t index, int k) {
+  return NormalQuantileApprox(UniformDraw(seed, episode, stream, index, k));
 }
 
 S2R_HD void ObservationReset(const ObservationModel& om, uint64_t seed, uint64_t episode, ObservationState* os) {
@@ -73,9 +77,15 @@ S2R_HD void Observe(const ObservationModel& om, uint64_t seed, uint64_t episode,
   Vec3 object = Rotate(cam, LoadVec3(truth)) + cam_t + Vec3{os->episode[0], os->episode[1], os->episode[2]};
   Quat rot = cam * LoadQuat(truth + 3);
   Vec3 effector = Rotate(cam, LoadVec3(truth + 7)) + cam_t + Vec3{os->episode[3], os->episode[4], os->episode[5]};
-  // this step's noise: 9 normals and the dropout's uniform (five Philox calls)
+  // this step's noise: 9 normals and the dropout's uniform (five Philox calls, each two uniforms)
   double n[10];
-  for (int i = 0; i < 10; ++i) n[i] = NormalDraw(seed, episode, stream, step * 5u + uint32_t(i / 2), i % 2);
+  for (int i = 0; i < 5; ++i) {
+    U32x4 bits = RandomBits(seed, episode, stream, step * 5u + uint32_t(i));
+    n[2 * i] = UniformOpen01(bits.v[0], bits.v[1]);
+    n[2 * i + 1] = UniformOpen01(bits.v[2], bits.v[3]);
+  }
+  const double dropout_u = n[9];
+  for (int i = 0; i < 9; ++i) n[i] = NormalQuantileApprox(n[i]);
   const Real sp = om.position_noise_std, so = om.orientation_noise_std;
   object += Vec3{sp * Real(n[0]), sp * Real(n[1]), sp * Real(n[2])};
   effector += Vec3{sp * Real(n[3]), sp * Real(n[4]), sp * Real(n[5])};
@@ -87,9 +97,8 @@ S2R_HD void Observe(const ObservationModel& om, uint64_t seed, uint64_t episode,
   // latency: the observation of latency_steps ago (the first one until there is one that old)
   const int32_t delayed = os->steps >= om.latency_steps ? os->steps - om.latency_steps : 0;
   const Real* seen = os->history[delayed % (kMaxObsLatency + 1)];
-  // dropout: hold the last delivered observation (the first step always delivers); the uniform
-  // is Phi of the tenth normal
-  const bool drop = os->steps > 0 && NormalCdf(n[9]) < double(om.dropout);
+  // dropout: hold the last delivered observation (the first step always delivers)
+  const bool drop = os->steps > 0 && dropout_u < double(om.dropout);
   for (int i = 0; i < kObsSize; ++i) {
     out[i] = drop ? os->last[i] : seen[i];
     os->last[i] = out[i];
