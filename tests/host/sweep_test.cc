@@ -20,6 +20,7 @@
 #include "host/sweep/sweep.h"
 #include "kernels/tasks.h"
 #include "tests/host/run_command.h"
+#include "tests/host/task_run.h"
 #include "tests/host/test_dir.h"
 
 namespace s2r {
@@ -27,40 +28,21 @@ namespace {
 
 // --- the push task on crafted worlds -------------------------------------------------------------
 
-struct PushRun {
-  TaskState ts;
-  double seconds;
-};
+using PushRun = test_util::TaskRun;
 
-// One world of box_push, the push expert with the given parameter changes, until the task ends.
+// One world of box_push with the push expert until the task ends; `poison_after_10` makes the
+// box's velocity NaN after step 10.
 PushRun RunPush(const std::vector<std::pair<std::string, std::vector<Real>>>& engine_params,
                 const std::vector<std::pair<int, double>>& task_params, int horizon_steps,
                 bool poison_after_10 = false) {
-  SweepConfig c = LoadSweepConfig("builtin:push");
-  EngineOptions opt;
-  opt.threads = 1;
-  Engine e(c.model, opt);
-  for (const auto& p : engine_params) e.SetParam(p.first, p.second);
-  e.Reset();
-  std::vector<Real> params(c.task.params.begin(), c.task.params.end());
-  for (const auto& p : task_params) params[p.first] = Real(p.second);
-  TaskState ts{};
-  const StateView& s = e.state().view;
-  TaskReset(c.task.model, e.view(), s, 0, params.data(), &ts);
-  std::vector<Real> action(c.model.nactuator(), 0);
-  int steps = 0;
-  while (!ts.done && steps < 10000) {
-    TaskAct(c.task.model, e.view(), s, 0, params.data(), &ts, action.data());
-    e.Step(action.data());
-    if (poison_after_10 && steps == 10) {
-      e.mutable_state().body_linvel[3 * c.task.model.object_body] = std::nanf("");
-      e.Upload();
-      e.Step(action.data());
-    }
-    TaskEvaluate(c.task.model, e.view(), s, 0, params.data(), horizon_steps, &ts);
-    ++steps;
-  }
-  return {ts, steps / double(c.model.control_hz)};
+  return test_util::RunTask("builtin:push", engine_params, task_params, horizon_steps,
+                            [poison_after_10](Engine& e, const TaskState&, int step) {
+                              if (!poison_after_10 || step != 10) return;
+                              const int box = e.model().BodyId("box");
+                              e.mutable_state().body_linvel[3 * box] = std::nanf("");
+                              e.Upload();
+                              e.Step(nullptr);
+                            });
 }
 
 TEST(PushTask, NominalPushSucceedsInsideTheGoal) {

@@ -8,6 +8,7 @@
 #include "host/engine.h"
 #include "host/sweep/sweep.h"
 #include "kernels/tasks.h"
+#include "tests/host/task_run.h"
 
 namespace s2r {
 namespace {
@@ -16,25 +17,13 @@ namespace {
 // every control step (to change something mid-episode).
 TaskState RunPick(double object_mass, std::vector<std::pair<int, double>> task_params,
                   const std::function<void(Engine&, const TaskState&)>& hook = nullptr) {
-  SweepConfig c = LoadSweepConfig("builtin:pick_lift");
-  EngineOptions opt;
-  opt.threads = 1;
-  Engine e(c.model, opt);
-  if (object_mass > 0) e.SetParam("body_mass[object]", {Real(object_mass)});
-  e.Reset();
-  std::vector<Real> params(c.task.params.begin(), c.task.params.end());
-  for (const auto& p : task_params) params[p.first] = Real(p.second);
-  TaskState ts{};
-  const StateView& s = e.state().view;
-  TaskReset(c.task.model, e.view(), s, 0, params.data(), &ts);
-  std::vector<Real> action(c.model.nactuator(), 0);
-  for (int k = 0; k < 400 && !ts.done; ++k) {
-    TaskAct(c.task.model, e.view(), s, 0, params.data(), &ts, action.data());
-    e.Step(action.data());
-    TaskEvaluate(c.task.model, e.view(), s, 0, params.data(), 200, &ts);
-    if (hook) hook(e, ts);
-  }
-  return ts;
+  std::vector<std::pair<std::string, std::vector<Real>>> engine_params;
+  if (object_mass > 0) engine_params.push_back({"body_mass[object]", {Real(object_mass)}});
+  return test_util::RunTask("builtin:pick_lift", engine_params, task_params, 200,
+                            [&hook](Engine& e, const TaskState& ts, int) {
+                              if (hook) hook(e, ts);
+                            })
+      .ts;
 }
 
 TEST(PickLiftTask, NominalGraspLiftsAndHolds) {
