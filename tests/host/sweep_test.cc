@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -396,6 +397,48 @@ TEST(Sweep, RejectsBadConfigsNamingFileLineAndKey) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("bad.yaml:4:11: episodes:"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir + "/never"));
+}
+
+// The sampled parameters the store records follow the config's distributions (one-step episodes:
+// only the sampling matters here): means within 5 standard errors, supports respected.
+TEST(Sweep, StoredParametersFollowTheirDistributions) {
+  const std::string dir = TestDir();
+  std::string text;
+  {
+    std::ifstream in(SmallSweep(dir, 3000, 8192, 1024));
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  text.replace(text.find("horizon_s: 4.0"), 14, "horizon_s: 0.02");
+  std::ofstream(dir + "/short.yaml") << text;
+  SweepOptions o;
+  o.worlds = 64;
+  RunSweep(LoadSweepConfig(dir + "/short.yaml"), dir + "/ds", o);
+  DatasetReader r(dir + "/ds");
+  ASSERT_EQ(r.episodes(), 3000);
+  auto mean = [](const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += x;
+    return s / v.size();
+  };
+  const double n = 3000;
+  // box_mass: uniform [0.6, 2.0] (scale): mean 1.3, std 1.4 / sqrt(12)
+  std::vector<double> mass = r.EpisodeParam("box_mass");
+  EXPECT_NEAR(mean(mass), 1.3, 5 * (1.4 / std::sqrt(12.0)) / std::sqrt(n));
+  for (double x : mass) ASSERT_TRUE(x >= 0.6 && x <= 2.0) << x;
+  // friction: loguniform [0.3, 1.2]: half the samples below the geometric mean 0.6
+  std::vector<double> mu = r.EpisodeParam("friction");
+  double below = 0;
+  for (double x : mu) below += x < 0.6 ? 1 : 0;
+  EXPECT_NEAR(below / n, 0.5, 5 * 0.5 / std::sqrt(n));
+  // box_y: truncnormal(0, 0.01) on [-0.02, 0.02]: symmetric, inside
+  std::vector<double> y = r.EpisodeParam("box_y");
+  EXPECT_NEAR(mean(y), 0.0, 5 * 0.01 / std::sqrt(n));
+  for (double x : y) ASSERT_TRUE(x >= -0.02 && x <= 0.02) << x;
+  // the observation bias: normal(0, 0.003) per episode
+  std::vector<double> bias = r.EpisodeParam("obs.bias_object_x");
+  double sq = 0;
+  for (double x : bias) sq += x * x;
+  EXPECT_NEAR(std::sqrt(sq / n), 0.003, 0.003 * 5 / std::sqrt(2 * n));
 }
 
 }  // namespace
