@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything s2r needs on a fresh Debian machine (as root, or with sudo):
-#   C++: Debian packages (compilers, CMake, Eigen, pugixml, CLI11, nlohmann-json, yaml-cpp,
+#   C++: Debian packages (compilers, CMake, Eigen, pugixml, CLI11, nlohmann-json, yaml-cpp, Ceres, gnuplot,
 #        GoogleTest, Google Benchmark, ccache); the CUDA toolkit is used when present, never installed here.
 #   Python: a virtual environment in .venv with the test oracles (MuJoCo, numpy, pytest; zarr,
 #           tensorstore and numcodecs for the Zarr store interop test).
@@ -12,6 +12,7 @@ packages=(build-essential cmake git pkg-config ccache libeigen3-dev libpugixml-d
           nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev python3 python3-venv
           libblosc-dev libzstd-dev zlib1g-dev   # Zarr v3 store codecs (host/store)
           libyaml-cpp-dev                       # sweep and sysid configs (host/sweep)
+          libceres-dev gnuplot-nox              # system identification (solvers/) and its --plot
           clang libclang-rt-14-dev)             # libFuzzer for tests/fuzz/run_fuzz.sh
 missing=()
 for p in "${packages[@]}"; do

@@ -15,6 +15,7 @@ void AddBenchCommand(CLI::App* app);
 void AddInspectCommand(CLI::App* app);
 void AddSweepCommand(CLI::App* app);
 void AddReplayCommand(CLI::App* app);
+void AddSysidCommand(CLI::App* app);
 
 // s2r inspect --fields SCENE: the scene's addressable parameters and options (cli_fields.cc)
 void RunInspectFields(const std::string& scene, bool json);

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   s2r::AddInspectCommand(&app);
   s2r::AddSweepCommand(&app);
   s2r::AddReplayCommand(&app);
+  s2r::AddSysidCommand(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

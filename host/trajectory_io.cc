@@ -46,63 +46,89 @@ const Real* ActionSchedule::At(long step, double t) const {
   return current;
 }
 
-ActionSchedule ReadActionsCsv(const std::string& path, const Model& m) {
+CsvTable ReadCsvTable(const std::string& path, const std::string& what) {
   std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open actions file: " + std::strerror(errno));
+  if (!in) throw InputError(path + ": cannot open " + what + ": " + std::strerror(errno));
   std::string line;
   int line_no = 0;
-  // header: every actuator exactly once, optional time column
   while (std::getline(in, line)) {
     ++line_no;
     if (line.find_first_not_of(" \t\r") != std::string::npos) break;
   }
   if (line_no == 0 || line.find_first_not_of(" \t\r") == std::string::npos) {
-    throw InputError(path + ": empty actions file (expected a header naming the actuators)");
+    throw InputError(path + ": empty " + what + " (expected a header row naming the columns)");
   }
-  std::vector<std::string> header = SplitCsvLine(line);
-  ActionSchedule sched;
-  std::vector<int> column_to_actuator(header.size(), -1);
-  std::vector<int> seen(m.nactuator(), 0);
-  int time_column = -1;
-  for (size_t c = 0; c < header.size(); ++c) {
-    const std::string& name = header[c];
-    if (name == "time") {
-      if (time_column >= 0) Fail(path, line_no, "column 'time' appears twice");
-      time_column = static_cast<int>(c);
-      continue;
+  CsvTable t;
+  t.path = path;
+  t.header_line = line_no;
+  t.header = SplitCsvLine(line);
+  for (size_t c = 0; c < t.header.size(); ++c) {
+    if (t.header[c].empty()) Fail(path, line_no, "column " + std::to_string(c + 1) + " has no name");
+    for (size_t d = 0; d < c; ++d) {
+      if (t.header[d] == t.header[c]) Fail(path, line_no, "column '" + t.header[c] + "' appears twice");
     }
-    int a = m.ActuatorId(name);
-    if (a < 0) {
-      std::string known;
-      for (const std::string& n : m.actuator_name) known += (known.empty() ? "" : ", ") + n;
-      Fail(path, line_no, "column " + std::to_string(c + 1) + " '" + name + "' is not an actuator of the scene (actuators: " + known + ")");
-    }
-    if (seen[a]++) Fail(path, line_no, "column '" + name + "' appears twice");
-    column_to_actuator[c] = a;
   }
-  for (int a = 0; a < m.nactuator(); ++a) {
-    if (!seen[a]) Fail(path, line_no, "missing column for actuator '" + m.actuator_name[a] + "'");
-  }
-  sched.has_time = time_column >= 0;
-  // rows
   while (std::getline(in, line)) {
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     std::vector<std::string> cells = SplitCsvLine(line);
-    if (cells.size() != header.size()) {
-      Fail(path, line_no, "expected " + std::to_string(header.size()) + " columns, got " + std::to_string(cells.size()));
+    if (cells.size() != t.header.size()) {
+      Fail(path, line_no, "expected " + std::to_string(t.header.size()) + " columns, got " + std::to_string(cells.size()));
     }
-    std::vector<Real> row(m.nactuator(), 0);
+    std::vector<double> row(cells.size());
     for (size_t c = 0; c < cells.size(); ++c) {
       const char* s = cells[c].c_str();
       char* end = nullptr;
       errno = 0;
       double v = std::strtod(s, &end);
       if (cells[c].empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v)) {
-        Fail(path, line_no, "column '" + header[c] + "': '" + cells[c] + "' is not a finite number");
+        Fail(path, line_no, "column '" + t.header[c] + "': '" + cells[c] + "' is not a finite number");
       }
+      row[c] = v;
+    }
+    t.rows.push_back(std::move(row));
+    t.lines.push_back(line_no);
+  }
+  if (t.rows.empty()) throw InputError(path + ": no rows after the header");
+  return t;
+}
+
+int CsvTable::Column(const std::string& name) const {
+  for (size_t c = 0; c < header.size(); ++c) {
+    if (header[c] == name) return static_cast<int>(c);
+  }
+  return -1;
+}
+
+ActionSchedule ReadActionsCsv(const std::string& path, const Model& m) {
+  CsvTable t = ReadCsvTable(path, "actions file");
+  // header: every actuator exactly once, optional time column
+  ActionSchedule sched;
+  std::vector<int> column_to_actuator(t.header.size(), -1);
+  std::vector<int> seen(m.nactuator(), 0);
+  const int time_column = t.Column("time");
+  for (size_t c = 0; c < t.header.size(); ++c) {
+    const std::string& name = t.header[c];
+    if (static_cast<int>(c) == time_column) continue;
+    int a = m.ActuatorId(name);
+    if (a < 0) {
+      std::string known;
+      for (const std::string& n : m.actuator_name) known += (known.empty() ? "" : ", ") + n;
+      Fail(path, t.header_line, "column " + std::to_string(c + 1) + " '" + name + "' is not an actuator of the scene (actuators: " + known + ")");
+    }
+    seen[a] = 1;
+    column_to_actuator[c] = a;
+  }
+  for (int a = 0; a < m.nactuator(); ++a) {
+    if (!seen[a]) Fail(path, t.header_line, "missing column for actuator '" + m.actuator_name[a] + "'");
+  }
+  sched.has_time = time_column >= 0;
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    std::vector<Real> row(m.nactuator(), 0);
+    for (size_t c = 0; c < t.header.size(); ++c) {
+      const double v = t.rows[r][c];
       if (static_cast<int>(c) == time_column) {
-        if (!sched.time.empty() && v <= sched.time.back()) Fail(path, line_no, "column 'time': times must increase");
+        if (!sched.time.empty() && v <= sched.time.back()) Fail(path, t.lines[r], "column 'time': times must increase");
         sched.time.push_back(v);
       } else {
         row[column_to_actuator[c]] = static_cast<Real>(v);
@@ -110,7 +136,6 @@ ActionSchedule ReadActionsCsv(const std::string& path, const Model& m) {
     }
     sched.rows.push_back(std::move(row));
   }
-  if (sched.rows.empty()) throw InputError(path + ": no action rows after the header");
   return sched;
 }
 

@@ -35,6 +35,20 @@ struct ActionSchedule {
 
 ActionSchedule ReadActionsCsv(const std::string& path, const Model& m);
 
+// A numeric CSV file: a header row of unique, non-empty column names, then rows of finite numbers
+// (blank lines skipped). Errors name the file, line and column: a missing or extra cell, a cell
+// that is not a finite number (NaN and inf included), a duplicate column, no rows.
+struct CsvTable {
+  std::string path;
+  std::vector<std::string> header;
+  int header_line = 0;
+  std::vector<std::vector<double>> rows;  // row-major, header.size() each
+  std::vector<int> lines;                 // the file line of each row (1-based)
+  int Column(const std::string& name) const;  // -1 when absent
+};
+// `what` names the file's role in errors ("actions file", "recording").
+CsvTable ReadCsvTable(const std::string& path, const std::string& what);
+
 std::vector<std::string> TrajectoryColumns(const Model& m);
 
 class CsvWriter {

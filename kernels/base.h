@@ -38,6 +38,8 @@ S2R_HD float Sin(float x) { return sinf(x); }
 S2R_HD double Sin(double x) { return sin(x); }
 S2R_HD float Cos(float x) { return cosf(x); }
 S2R_HD double Cos(double x) { return cos(x); }
+S2R_HD float Floor(float x) { return floorf(x); }
+S2R_HD double Floor(double x) { return floor(x); }
 S2R_HD float Atan2(float y, float x) { return atan2f(y, x); }
 S2R_HD double Atan2(double y, double x) { return atan2(y, x); }
 S2R_HD bool IsFinite(float x) { return isfinite(x); }

@@ -138,6 +138,8 @@ namespace s2r {
     "force limits, enforced where actuator_forcelimited")                                         \
   X(latency_steps, int32_t, None, 1, "", "control steps", Latency, "s2r_latency_steps", (0),      \
     "action delay: an action acts this many control steps after it is given")                     \
+  X(latency_timesteps, Real, None, 1, "", "physics steps", TimestepLatency, "s2r_latency_timesteps",  \
+    (0), "further action delay in physics steps, fractions included (< steps_per_control)")      \
   X(contact_hertz, Real, None, 1, "", "Hz", Positive, "s2r_contact_hertz", (120),                 \
     "contact stiffness as a natural frequency")                                                   \
   X(contact_damping_ratio, Real, None, 1, "", "1", NonNegative, "s2r_contact_damping_ratio",      \
@@ -175,6 +177,7 @@ enum class FieldBound : int32_t {
   kUnitQuat,        // quaternions of unit length (within 1e-4)
   kMovingPositive,  // >= 0, and > 0 for bodies that move
   kLatency,         // an integer in [0, max_latency_steps]
+  kTimestepLatency, // a number in [0, steps_per_control)
 };
 
 struct FieldInfo {

@@ -499,27 +499,51 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
   s.time(world) += m.timestep;
 }
 
-// One control step: the action enters the latency ring buffer, the action submitted
-// `latency_steps` control steps ago takes effect (zeros before that), clamped to ctrlrange.
+// One control step: the action enters the latency ring buffer and the action given
+// latency_steps control steps plus latency_timesteps physics steps ago takes effect (zeros before
+// the first), clamped to ctrlrange. With latency_timesteps = r + f (r whole, 0 <= f < 1) the
+// physics steps before step r of the control step still run the action one control step older,
+// step r runs the blend f old + (1 - f) new (what a switch f of the way into that step averages
+// to), and the later steps the newer one. So a delay of D = latency_steps * steps_per_control +
+// latency_timesteps physics steps is exact on the physics-step grid and continuous between its
+// points, which lets system identification fit it like any other parameter.
+S2R_HD void ApplyDelayedAction(const ModelView& m, const StateView& s, int world, int64_t older, Real older_weight) {
+  const int cap = m.latency_capacity;
+  const int64_t newer = older + 1;
+  Real* ctrl = s.ctrl(world);
+  for (int i = 0; i < m.nactuator; ++i) {
+    Real a = older >= 0 ? s.ctrl_queue(world, static_cast<int>(older % cap))[i] : Real(0);
+    Real b = newer >= 0 ? s.ctrl_queue(world, static_cast<int>(newer % cap))[i] : Real(0);
+    if (m.actuator_ctrllimited[i]) {
+      const Real* r = m.actuator_ctrlrange.At(world) + 2 * i;
+      a = Clamp(a, r[0], r[1]);
+      b = Clamp(b, r[0], r[1]);
+    }
+    ctrl[i] = older_weight == Real(0) ? b : older_weight == Real(1) ? a : older_weight * a + (Real(1) - older_weight) * b;
+  }
+}
+
 S2R_HD void ControlStep(const ModelView& m, const StateView& s, int world, Workspace* ws,
                         const Real* action) {
   if (s.status(world) != kWorldOk) return;
   int64_t step = s.control_step(world);
-  int cap = m.latency_capacity;
-  int delay = Clamp(m.latency_steps.At(world)[0], 0, cap - 1);
+  const int cap = m.latency_capacity;
+  Real part = cap > 1 && m.steps_per_control > 1 ? m.latency_timesteps.At(world)[0] : Real(0);
+  part = Clamp(part, Real(0), Real(m.steps_per_control) - Real(1e-6));
+  const int whole = static_cast<int>(Floor(part));
+  const Real fraction = part - Real(whole);
+  const int delay = Clamp(m.latency_steps.At(world)[0], 0, cap - 1 - (part > Real(0) ? 1 : 0));
   Real* slot = s.ctrl_queue(world, static_cast<int>(step % cap));
   for (int i = 0; i < m.nactuator; ++i) slot[i] = action[i];
-  Real* ctrl = s.ctrl(world);
-  int64_t src = step - delay;
-  for (int i = 0; i < m.nactuator; ++i) {
-    Real u = src >= 0 ? s.ctrl_queue(world, static_cast<int>(src % cap))[i] : Real(0);
-    if (m.actuator_ctrllimited[i]) {
-      const Real* r = m.actuator_ctrlrange.At(world) + 2 * i;
-      u = Clamp(u, r[0], r[1]);
+  const int64_t older = step - delay - 1;  // the action before the one due this control step
+  for (int k = 0; k < m.steps_per_control; ++k) {
+    if (part == Real(0)) {
+      if (k == 0) ApplyDelayedAction(m, s, world, older, Real(0));
+    } else if (k == 0 || k == whole || k == whole + 1) {
+      ApplyDelayedAction(m, s, world, older, k < whole ? Real(1) : k == whole ? fraction : Real(0));
     }
-    ctrl[i] = u;
+    PhysicsStep(m, s, world, ws);
   }
-  for (int k = 0; k < m.steps_per_control; ++k) PhysicsStep(m, s, world, ws);
   s.control_step(world) = step + 1;
 }
 

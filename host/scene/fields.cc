@@ -123,6 +123,7 @@ std::string BoundText(const FieldInfo& f) {
     case FieldBound::kUnitQuat: return "a unit quaternion";
     case FieldBound::kMovingPositive: return ">= 0, and > 0 for a moving body";
     case FieldBound::kLatency: return "an integer >= 0 and <= max_latency_steps";
+    case FieldBound::kTimestepLatency: return "a number >= 0 and < the physics steps per control step";
     default: return "any";
   }
 }
@@ -216,6 +217,17 @@ std::string FieldValuesError(const Model& m, FieldId id, const double* values) {
         }
       }
       break;
+    case FieldBound::kTimestepLatency: {
+      // the control period in physics steps, as Finalize derives it (it may not have run yet)
+      const long spc = std::lround(1.0 / (static_cast<double>(m.control_hz) * m.timestep));
+      for (int i = 0; i < n; ++i) {
+        if (values[i] < 0 || values[i] >= static_cast<double>(spc)) {
+          return fail(i, "a number >= 0 and < the physics steps per control step (" + std::to_string(spc) +
+                             "); whole control periods go in latency_steps");
+        }
+      }
+      break;
+    }
     default:
       break;
   }

@@ -143,7 +143,9 @@ void Model::Finalize() {
     Fail("control period 1/" + std::to_string(control_hz) + " s is not a whole number of timesteps (" +
          std::to_string(timestep) + " s)");
   }
-  latency_capacity = max_latency_steps + 1;
+  // the action ring buffer: the actions of the last max_latency_steps control steps and this one,
+  // plus one older where a delay of part of a control period (latency_timesteps) can reach it
+  latency_capacity = max_latency_steps + (steps_per_control > 1 ? 2 : 1);
 
   // --- joint frames from the reference configuration ---
   joint_pos_parent.assign(3 * nj, 0);

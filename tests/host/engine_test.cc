@@ -156,6 +156,39 @@ TEST(EngineParams, RejectsBadNamesSizesAndValues) {
   }
 }
 
+// A constant push through a delay of D physics steps (latency_steps whole control periods plus
+// latency_timesteps, fractions included) acts for N * steps_per_control - D timesteps: with no
+// gravity, damping or friction the carriage's speed tells the delay to a fraction of a step.
+TEST(EngineParams, ActionDelayIsExactOnThePhysicsStepGridAndBlendsFractions) {
+  const Model m = test_util::LoadText(test_util::Scene(R"(
+  <worldbody>
+    <body name="cart">
+      <joint name="s" type="slide" axis="1 0 0"/>
+      <geom type="box" size="0.1 0.1 0.1" mass="2" contype="0" conaffinity="0"/>
+    </body>
+  </worldbody>
+  <actuator><motor name="push" joint="s"/></actuator>
+)", 0.002, 4, 50, "    <numeric name=\"s2r_max_latency_steps\" data=\"3\"/>\n"));
+  ASSERT_EQ(m.steps_per_control, 10);
+  EngineOptions o;
+  o.nworld = 5;
+  o.threads = 1;
+  Engine e(m, o);
+  e.SetParam("gravity", std::vector<Real>(15, Real(0)));
+  const double delay[] = {0, 7, 17.3, 25.75, 30};  // physics steps
+  e.SetParam("latency_steps", {0, 0, 1, 2, 3});
+  e.SetParam("latency_timesteps", {0, 7, Real(7.3), Real(5.75), 0});
+  EXPECT_THROW(e.SetParam("latency_timesteps", {0, 0, 0, 10, 0}), std::invalid_argument);  // a whole period
+  e.Reset();
+  const std::vector<Real> push(5, Real(1));  // N
+  for (int k = 0; k < 5; ++k) e.Step(push.data());
+  const int cart = m.BodyId("cart");
+  for (int w = 0; w < 5; ++w) {
+    const double expected = 1.0 / 2.0 * 0.002 * (50 - delay[w]);  // F/m times the pushed time, m/s
+    EXPECT_NEAR(e.state().view.body_linvel(w, cart)[0], expected, 1e-4 * 0.05) << "delay " << delay[w];
+  }
+}
+
 TEST(EngineParams, MassChangeTakesEffectWithoutRebuild) {
   // two worlds push the same box with the same servo; the heavier box moves less
   Model m = LoadScene("builtin:box_push");

@@ -383,7 +383,8 @@ TEST(Fields, StateLayoutMatchesTheEngineState) {
   EXPECT_EQ(layout[0].shape, (std::vector<int64_t>{e.model().nbody(), 3}));
   EXPECT_EQ(static_cast<int64_t>(s.body_pos.size()), 5 * per_world(layout[0]));
   EXPECT_EQ(layout[4].name, "ctrl_queue");
-  EXPECT_EQ(layout[4].shape, (std::vector<int64_t>{4, e.model().nactuator()}));
+  // max_latency_steps + 1 rows, and one older action for a part-period delay (latency_timesteps)
+  EXPECT_EQ(layout[4].shape, (std::vector<int64_t>{5, e.model().nactuator()}));
   EXPECT_EQ(static_cast<int64_t>(s.ctrl_queue.size()), 5 * per_world(layout[4]));
   EXPECT_EQ(layout[9].name, "contacts");
   EXPECT_EQ(static_cast<int64_t>(s.contacts.size()), 5 * per_world(layout[9]));

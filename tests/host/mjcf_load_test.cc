@@ -539,7 +539,7 @@ TEST(MjcfLoad, CustomNumericExtension) {
   EXPECT_NEAR(m.control_hz, 25, kTol);
   EXPECT_EQ(m.steps_per_control, 10);
   EXPECT_EQ(m.max_contacts, 17);
-  EXPECT_EQ(m.latency_capacity, 4);
+  EXPECT_EQ(m.latency_capacity, 5);  // max_latency_steps + 1, and one older action for a part-period delay
   EXPECT_EQ(m.latency_steps[0], 2);
   EXPECT_NEAR(m.contact_hertz[0], 40, kTol);
   EXPECT_NEAR(m.contact_damping_ratio[0], 5, kTol);

@@ -1,0 +1,898 @@
+#include "solvers/sysid.h"
+
+#include <ceres/ceres.h>
+#include <ceres/covariance.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <stdexcept>
+
+#include "kernels/measure.h"
+
+namespace s2r {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
+
+// One shooting window: it starts from the recorded state at sample `start` and predicts the
+// samples start+1 .. start+len.
+struct Window {
+  int rec = 0;
+  int start = 0;
+  int len = 0;
+};
+
+// Slope of samples [i - k, i + k] (clipped to the recording) by least squares: the velocity
+// estimate of an unobserved rate at a window start (docs/sysid.md, "Window start").
+double LocalSlope(const Recording& r, int signal, int i, int k) {
+  const int n = static_cast<int>(r.time.size());
+  const int a = std::max(0, i - k), b = std::min(n - 1, i + k);
+  double tm = 0, ym = 0;
+  for (int j = a; j <= b; ++j) {
+    tm += r.time[j];
+    ym += r.signal[j][signal];
+  }
+  tm /= double(b - a + 1);
+  ym /= double(b - a + 1);
+  double num = 0, den = 0;
+  for (int j = a; j <= b; ++j) {
+    num += (r.time[j] - tm) * (r.signal[j][signal] - ym);
+    den += (r.time[j] - tm) * (r.time[j] - tm);
+  }
+  return den > 0 ? num / den : 0.0;
+}
+
+// One initial-state parameter a window sets from the recording: its address and, per window,
+// its values.
+struct InitField {
+  std::string address;
+  std::vector<std::vector<double>> values;  // per window
+  bool rate = false;  // a rate estimated from the positions (free per window when window.velocity: fit)
+  int rate_offset = -1;  // where its values sit in a window's free rates (-1: fixed)
+};
+
+int FindSignal(const SysidConfig& c, MeasureKind kind, int index, int component) {
+  for (size_t s = 0; s < c.signals.size(); ++s) {
+    const Measure& m = c.signals[s].measure;
+    if (m.kind == kind && m.index == index && m.component == component) return static_cast<int>(s);
+  }
+  return -1;
+}
+
+bool IsFreeBody(const Model& m, int b) {
+  const int j = m.body_joint[b];
+  return m.body_dynamic[b] && (j < 0 || m.joint_type[j] == kJointFree);
+}
+
+// The window start rule: observed joint positions set joint_qpos0, observed positions and full
+// orientations of free bodies set body_pos0 / body_quat0; their rates come from the recorded
+// rate when it is observed, else they start at the local slope of the recording and (window.
+// velocity: fit, the default) are free parameters of the window. Everything else starts at the
+// scene's initial values.
+std::vector<InitField> WindowStarts(const SysidConfig& c, const std::vector<Window>& windows) {
+  const Model& m = c.model;
+  std::vector<InitField> out;
+  auto add = [&](const std::string& address, auto&& value_of, bool rate = false) {
+    InitField f;
+    f.address = address;
+    f.rate = rate;
+    for (const Window& w : windows) f.values.push_back(value_of(c.recordings[w.rec], w.start));
+    out.push_back(std::move(f));
+  };
+  const int k = c.velocity_half_width;
+  for (size_t s = 0; s < c.signals.size(); ++s) {
+    const Measure q = c.signals[s].measure;
+    if (q.kind == kMeasureJointQpos) {
+      const std::string label = EntityLabel(m, Entity::kJoint, q.index);
+      const int rate = FindSignal(c, kMeasureJointQvel, q.index, 0);
+      add("joint_qpos0[" + label + "]", [&](const Recording& r, int i) { return std::vector<double>{r.signal[i][s]}; });
+      add("joint_qvel0[" + label + "]", [&](const Recording& r, int i) {
+        return std::vector<double>{rate >= 0 ? r.signal[i][rate] : LocalSlope(r, static_cast<int>(s), i, k)};
+      }, rate < 0);
+    }
+    if (q.kind == kMeasureBodyPos && IsFreeBody(m, q.index)) {
+      const std::string label = EntityLabel(m, Entity::kBody, q.index);
+      const char* comp = q.component == 0 ? "x" : q.component == 1 ? "y" : "z";
+      const int rate = FindSignal(c, kMeasureBodyLinvel, q.index, q.component);
+      add("body_pos0[" + label + "]." + comp, [&](const Recording& r, int i) { return std::vector<double>{r.signal[i][s]}; });
+      add("body_linvel0[" + label + "]." + comp, [&](const Recording& r, int i) {
+        return std::vector<double>{rate >= 0 ? r.signal[i][rate] : LocalSlope(r, static_cast<int>(s), i, k)};
+      }, rate < 0);
+    }
+    if (q.kind == kMeasureBodyQuat && q.component == 0 && IsFreeBody(m, q.index)) {
+      int comp[4] = {static_cast<int>(s), -1, -1, -1};
+      for (int e = 1; e < 4; ++e) comp[e] = FindSignal(c, kMeasureBodyQuat, q.index, e);
+      if (comp[1] < 0 || comp[2] < 0 || comp[3] < 0) continue;  // a partial orientation sets nothing
+      const std::string label = EntityLabel(m, Entity::kBody, q.index);
+      add("body_quat0[" + label + "]", [&](const Recording& r, int i) {
+        double v[4], n = 0;
+        for (int e = 0; e < 4; ++e) n += r.signal[i][comp[e]] * r.signal[i][comp[e]];
+        for (int e = 0; e < 4; ++e) v[e] = r.signal[i][comp[e]] / std::sqrt(n);
+        return std::vector<double>{v[0], v[1], v[2], v[3]};
+      });
+      int wcomp[3];
+      for (int e = 0; e < 3; ++e) wcomp[e] = FindSignal(c, kMeasureBodyAngvel, q.index, e);
+      add("body_angvel0[" + label + "]", [&](const Recording& r, int i) {
+        if (wcomp[0] >= 0 && wcomp[1] >= 0 && wcomp[2] >= 0) {
+          return std::vector<double>{r.signal[i][wcomp[0]], r.signal[i][wcomp[1]], r.signal[i][wcomp[2]]};
+        }
+        // omega = 2 vec(dq/dt q*), world frame
+        double q0[4], dq[4];
+        for (int e = 0; e < 4; ++e) {
+          q0[e] = r.signal[i][comp[e]];
+          dq[e] = LocalSlope(r, comp[e], i, k);
+        }
+        // (dq)(q*) vector part: -dq.w q.v + q.w dq.v - dq.v x q.v
+        double out[3];
+        const double* a = dq + 1;
+        const double* b = q0 + 1;
+        const double cr[3] = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+        for (int e = 0; e < 3; ++e) out[e] = 2 * (-dq[0] * b[e] + q0[0] * a[e] - cr[e]);
+        return std::vector<double>{out[0], out[1], out[2]};
+      }, wcomp[0] < 0 || wcomp[1] < 0 || wcomp[2] < 0);
+    }
+  }
+  return out;
+}
+
+// Batched rollouts of a set of windows: for each probe (a vector of natural parameter values, one
+// per config parameter), every window is one world.
+// One rollout request: a value of every config parameter, and the free rates of every window
+// (window-major, rate_dims() each; null: the estimates from the recording).
+struct Probe {
+  std::vector<double> natural;
+  const std::vector<double>* rates = nullptr;
+};
+
+// Batched rollouts of a set of windows: for each probe, every window is one world (world = probe
+// x windows + window).
+class Rollouts {
+ public:
+  Rollouts(const SysidConfig& c, const SysidOptions& o, std::vector<Window> wins)
+      : c_(c), o_(o), windows_(std::move(wins)), starts_(WindowStarts(c, windows_)) {
+    for (const Window& w : windows_) max_len_ = std::max(max_len_, w.len);
+    for (InitField& f : starts_) {
+      if (!f.rate || !c.fit_rates) continue;
+      f.rate_offset = dims_;
+      dims_ += static_cast<int>(f.values.empty() ? 0 : f.values[0].size());
+    }
+    initial_rates_.assign(size_t(windows()) * dims_, 0.0);
+    for (const InitField& f : starts_) {
+      if (f.rate_offset < 0) continue;
+      for (int w = 0; w < windows(); ++w) {
+        for (size_t i = 0; i < f.values[w].size(); ++i) initial_rates_[size_t(w) * dims_ + f.rate_offset + i] = f.values[w][i];
+      }
+    }
+    for (const SysidParameter& p : c.params) {
+      std::vector<InertiaTarget> it;
+      if (p.scale_inertia) {
+        for (const FieldAddress& a : p.addresses) {
+          if (a.field != FieldId::body_mass) continue;
+          for (int b : a.entities) {
+            it.push_back({"body_inertia[" + EntityLabel(c.model, Entity::kBody, b) + "]", c.model.body_mass[b],
+                          {c.model.body_inertia[3 * b], c.model.body_inertia[3 * b + 1], c.model.body_inertia[3 * b + 2]}});
+          }
+        }
+      }
+      inertia_.push_back(std::move(it));
+    }
+  }
+
+  int windows() const { return static_cast<int>(windows_.size()); }
+  const Window& window(int w) const { return windows_[w]; }
+  int64_t count() const { return count_; }
+  int signals() const { return static_cast<int>(c_.signals.size()); }
+  int rate_dims() const { return dims_; }
+  const std::vector<double>& initial_rates() const { return initial_rates_; }
+
+  // out[probe][window]: len x signals simulated values (sample-major); ok[probe][window]: the
+  // world stayed healthy.
+  void Run(const std::vector<Probe>& probes, std::vector<std::vector<std::vector<double>>>* out,
+           std::vector<std::vector<char>>* ok) {
+    const int nwin = windows(), np = static_cast<int>(probes.size()), nw = nwin * np;
+    const int S = signals();
+    Engine& e = EngineFor(nw);
+    // parameters
+    std::vector<Real> values;
+    for (size_t k = 0; k < c_.params.size(); ++k) {
+      const SysidParameter& p = c_.params[k];
+      if (p.latency) {
+        // the delay in physics steps: whole control periods, then the rest (fractions included)
+        std::vector<Real> steps(nw), part(nw);
+        const int spc = c_.model.steps_per_control;
+        for (int world = 0; world < nw; ++world) {
+          const double d = std::max(0.0, probes[world / nwin].natural[k] / c_.model.timestep);
+          const double whole = std::floor(d / spc);
+          steps[world] = static_cast<Real>(whole);
+          part[world] = static_cast<Real>(std::min(d - whole * spc, spc - 1e-6));
+        }
+        e.SetParam("latency_steps", steps);
+        e.SetParam("latency_timesteps", part);
+        continue;
+      }
+      for (const FieldAddress& a : p.addresses) {
+        const size_t n = a.elements.size();
+        values.assign(size_t(nw) * n, 0);
+        for (int world = 0; world < nw; ++world) {
+          for (size_t i = 0; i < n; ++i) values[world * n + i] = static_cast<Real>(probes[world / nwin].natural[k]);
+        }
+        e.SetParam(a.text, values);
+      }
+      for (const InertiaTarget& t : inertia_[k]) {
+        values.assign(size_t(nw) * 3, 0);
+        for (int world = 0; world < nw; ++world) {
+          const double f = probes[world / nwin].natural[k] / t.mass;
+          for (int i = 0; i < 3; ++i) values[world * 3 + i] = static_cast<Real>(t.inertia[i] * f);
+        }
+        e.SetParam(t.address, values);
+      }
+    }
+    // window starts
+    for (const InitField& f : starts_) {
+      const size_t n = f.values[0].size();
+      values.assign(size_t(nw) * n, 0);
+      for (int world = 0; world < nw; ++world) {
+        const int w = world % nwin;
+        const std::vector<double>* rates = probes[world / nwin].rates;
+        for (size_t i = 0; i < n; ++i) {
+          const double v = f.rate_offset >= 0 && rates != nullptr ? (*rates)[size_t(w) * dims_ + f.rate_offset + i]
+                                                                   : f.values[w][i];
+          values[world * n + i] = static_cast<Real>(v);
+        }
+      }
+      e.SetParam(f.address, values);
+    }
+    e.Reset();
+    e.Download();
+    // each world continues its recording: the control-step counter at the window start and the
+    // actions given before it in the latency ring buffer
+    const StateView& s = e.mutable_state().view;
+    const int nact = c_.model.nactuator(), cap = e.view().latency_capacity;
+    for (int world = 0; world < nw; ++world) {
+      const Window& w = windows_[world % nwin];
+      const Recording& r = c_.recordings[w.rec];
+      s.control_step(world) = w.start;
+      for (int back = 1; back < cap; ++back) {
+        const int step = w.start - back;
+        if (step < 0) break;
+        for (int a = 0; a < nact; ++a) s.ctrl_queue(world, step % cap)[a] = static_cast<Real>(r.action[step][a]);
+      }
+    }
+    e.Upload();
+    out->assign(np, std::vector<std::vector<double>>(nwin));
+    for (int p = 0; p < np; ++p) {
+      for (int w = 0; w < nwin; ++w) (*out)[p][w].assign(size_t(windows_[w].len) * S, 0.0);
+    }
+    std::vector<Real> actions(size_t(nw) * std::max(nact, 1), 0);
+    for (int t = 0; t < max_len_; ++t) {
+      for (int world = 0; world < nw; ++world) {
+        const Window& w = windows_[world % nwin];
+        const Recording& r = c_.recordings[w.rec];
+        const int i = std::min(w.start + t, static_cast<int>(r.time.size()) - 1);
+        for (int a = 0; a < nact; ++a) actions[size_t(world) * nact + a] = static_cast<Real>(r.action[i][a]);
+      }
+      e.Step(actions.data());
+      e.Download();
+      const StateView& st = e.state().view;
+      for (int world = 0; world < nw; ++world) {
+        const Window& w = windows_[world % nwin];
+        if (t >= w.len) continue;
+        double* row = (*out)[world / nwin][world % nwin].data() + size_t(t) * S;
+        for (int q = 0; q < S; ++q) row[q] = static_cast<double>(Measured(e.view(), st, world, c_.signals[q].measure));
+      }
+    }
+    ok->assign(np, std::vector<char>(nwin, 1));
+    for (int world = 0; world < nw; ++world) {
+      bool good = e.state().view.status(world) == kWorldOk;
+      for (double v : (*out)[world / nwin][world % nwin]) good = good && std::isfinite(v);
+      (*ok)[world / nwin][world % nwin] = good;
+    }
+    count_ += nw;
+  }
+
+  // whitened residuals sqrt(weight) (recorded - simulated) / noise of one window's simulation
+  void Residuals(int w, const std::vector<double>& sim, double* r) const {
+    const Window& win = windows_[w];
+    const Recording& rec = c_.recordings[win.rec];
+    const int S = signals();
+    for (int t = 0; t < win.len; ++t) {
+      for (int q = 0; q < S; ++q) {
+        const SysidSignal& sig = c_.signals[q];
+        r[t * S + q] = std::sqrt(sig.weight) * (rec.signal[win.start + 1 + t][q] - sim[size_t(t) * S + q]) / sig.noise;
+      }
+    }
+  }
+
+ private:
+  struct InertiaTarget {
+    std::string address;
+    double mass;
+    double inertia[3];
+  };
+
+  Engine& EngineFor(int nworld) {
+    auto it = engines_.find(nworld);
+    if (it != engines_.end()) return *it->second;
+    EngineOptions eo;
+    eo.nworld = nworld;
+    eo.backend = o_.backend;
+    eo.threads = o_.threads;
+    auto e = std::make_unique<Engine>(c_.model, eo);
+    Engine& ref = *e;
+    engines_[nworld] = std::move(e);
+    return ref;
+  }
+
+  const SysidConfig& c_;
+  const SysidOptions& o_;
+  std::vector<Window> windows_;
+  std::vector<InitField> starts_;
+  int dims_ = 0;
+  std::vector<double> initial_rates_;
+  std::vector<std::vector<InertiaTarget>> inertia_;  // per parameter
+  std::map<int, std::unique_ptr<Engine>> engines_;
+  int max_len_ = 0;
+  int64_t count_ = 0;
+};
+
+std::vector<Window> MakeWindows(const SysidConfig& c, bool held_out) {
+  const int len = std::max(1, static_cast<int>(std::lround(c.window_s / c.period)));
+  std::vector<Window> out;
+  for (size_t r = 0; r < c.recordings.size(); ++r) {
+    const Recording& rec = c.recordings[r];
+    if (rec.held_out != held_out) continue;
+    const int n = static_cast<int>(rec.time.size());
+    for (int start = 0; start + 1 < n; start += len) out.push_back({static_cast<int>(r), start, std::min(len, n - 1 - start)});
+  }
+  return out;
+}
+
+// The parameters as Ceres sees them: x = value (linear) or log(value) (log scale).
+struct Coordinates {
+  const SysidConfig* c;
+  int size() const { return static_cast<int>(c->params.size()); }
+  double Value(int k, double x) const { return c->params[k].log_scale ? std::exp(x) : x; }
+  double ToX(int k, double v) const { return c->params[k].log_scale ? std::log(v) : v; }
+  double Lo(int k) const { return ToX(k, c->params[k].lo); }
+  double Hi(int k) const { return ToX(k, c->params[k].hi); }
+  // The finite-difference step in x: fd_step in log space (a relative step of the value);
+  // fd_step x max(|x|, 1% of the bounds' width) for linear parameters; at least a fifth of a
+  // timestep for the delay (the cost has a small kink at each whole timestep).
+  double Step(int k, double x) const {
+    const SysidParameter& p = c->params[k];
+    if (p.log_scale) return p.fd_step;
+    double h = p.fd_step * std::max(std::abs(x), 0.01 * (p.hi - p.lo));
+    if (p.latency) h = std::max(h, 0.2 * c->model.timestep);
+    return h;
+  }
+  // a relative scale of x, for the rank test
+  double Scale(int k, double x) const {
+    const SysidParameter& p = c->params[k];
+    return p.log_scale ? 1.0 : std::max(std::abs(x), 0.01 * (p.hi - p.lo));
+  }
+};
+
+// Multiple shooting over a set of windows, as a Ceres problem: one residual block per window over
+// the global parameters (free, or constant for held-out data) and the window's own free rates.
+// It is also the EvaluationCallback that runs the rollouts: at each new point the windows at
+// (x, rates), and when Jacobians are wanted the probes x +- h_k e_k (one-sided at a bound) and
+// rates +- h for each rate component of every window at once (windows are independent) -- all
+// in one batch. The cost functions only copy results out.
+class Shooting : public ceres::EvaluationCallback {
+ public:
+  Shooting(const SysidConfig& c, Rollouts* r, std::vector<double>* x, bool globals_free)
+      : c_(c), r_(r), coords_{&c}, x_(x), globals_free_(globals_free), rates_(r->initial_rates()) {}
+
+  Rollouts& rollouts() { return *r_; }
+  std::vector<double>& rates() { return rates_; }
+  int dims() const { return r_->rate_dims(); }
+
+  void AddTo(ceres::Problem* problem, const std::function<ceres::LossFunction*()>& loss);
+
+  void PrepareForEvaluation(bool evaluate_jacobians, bool /*new_evaluation_point*/) override {
+    const int p = coords_.size(), d = dims(), nwin = r_->windows();
+    if (*x_ != center_x_ || rates_ != center_rates_ || !have_center_) {
+      std::vector<std::vector<std::vector<double>>> out;
+      std::vector<std::vector<char>> ok;
+      r_->Run({{Natural(*x_), &rates_}}, &out, &ok);
+      center_ = out[0];
+      center_ok_ = ok[0];
+      center_x_ = *x_;
+      center_rates_ = rates_;
+      have_center_ = true;
+      have_jac_ = false;
+    }
+    if (!evaluate_jacobians || have_jac_) return;
+    std::vector<Probe> probes;
+    plus_.assign(p, -1);
+    minus_.assign(p, -1);
+    up_x_.assign(p, 0);
+    down_x_.assign(p, 0);
+    for (int k = 0; globals_free_ && k < p; ++k) {
+      const double xk = (*x_)[k], h = coords_.Step(k, xk), lo = coords_.Lo(k), hi = coords_.Hi(k);
+      double up = std::min(hi, xk + h), down = std::max(lo, xk - h);
+      if (up + h <= hi || down - h >= lo) {  // room for a full step on one side at least
+        if (xk + h > hi) up = xk;
+        if (xk - h < lo) down = xk;
+      }
+      up_x_[k] = up;
+      down_x_[k] = down;
+      if (up > xk) {
+        plus_[k] = static_cast<int>(probes.size());
+        std::vector<double> xp = *x_;
+        xp[k] = up;
+        probes.push_back({Natural(xp), &rates_});
+      }
+      if (down < xk) {
+        minus_[k] = static_cast<int>(probes.size());
+        std::vector<double> xm = *x_;
+        xm[k] = down;
+        probes.push_back({Natural(xm), &rates_});
+      }
+    }
+    // rates: +-h on component j of every window's rates at once
+    rate_probes_.assign(size_t(2) * d, rates_);
+    rate_step_.assign(size_t(nwin) * d, 0.0);
+    const size_t first_rate_probe = probes.size();
+    for (int j = 0; j < d; ++j) {
+      for (int w = 0; w < nwin; ++w) {
+        const size_t i = size_t(w) * d + j;
+        const double h = 1e-3 * std::max(std::abs(rates_[i]), 0.05);
+        rate_step_[i] = h;
+        rate_probes_[2 * j][i] += h;
+        rate_probes_[2 * j + 1][i] -= h;
+      }
+    }
+    const std::vector<double> natural = Natural(*x_);
+    for (int j = 0; j < 2 * d; ++j) probes.push_back({natural, &rate_probes_[j]});
+    r_->Run(probes, &probe_out_, &probe_ok_);
+    first_rate_probe_ = static_cast<int>(first_rate_probe);
+    have_jac_ = true;
+  }
+
+  // the cached rollouts are stale (something outside x and the rates changed)
+  void Invalidate() { have_center_ = have_jac_ = false; }
+
+  // natural values of every config parameter at x
+  std::vector<double> Natural(const std::vector<double>& x) const {
+    std::vector<double> v(x.size());
+    for (int k = 0; k < coords_.size(); ++k) v[k] = coords_.Value(k, x[k]);
+    return v;
+  }
+
+  const std::vector<std::vector<double>>& center() const { return center_; }
+  const std::vector<char>& center_ok() const { return center_ok_; }
+
+  // residuals of window w at the centre; jacobians[0..p-1] by the global parameters (null where
+  // constant), jacobians[p] by the window's rates; false when the rollout failed
+  bool Window(int w, double* residuals, double** jacobians) const {
+    if (!center_ok_[w]) return false;
+    r_->Residuals(w, center_[w], residuals);
+    if (jacobians == nullptr) return true;
+    const int n = r_->window(w).len * r_->signals(), p = coords_.size(), d = dims();
+    std::vector<double> rp(n), rm(n);
+    // one column from the probes on either side (the centre standing in for a missing one)
+    auto column = [&](int ip, int im, double xp, double xm, double xc, double* col, int stride) {
+      const bool okp = ip >= 0 && probe_ok_[ip][w], okm = im >= 0 && probe_ok_[im][w];
+      if (okp) r_->Residuals(w, probe_out_[ip][w], rp.data());
+      if (okm) r_->Residuals(w, probe_out_[im][w], rm.data());
+      const double* a = okp ? rp.data() : residuals;
+      const double* b = okm ? rm.data() : residuals;
+      const double da = okp ? xp : xc, db = okm ? xm : xc;
+      if (!(da > db)) return false;
+      for (int i = 0; i < n; ++i) col[size_t(i) * stride] = (a[i] - b[i]) / (da - db);
+      return true;
+    };
+    for (int k = 0; k < p; ++k) {
+      if (jacobians[k] == nullptr) continue;
+      if (!globals_free_) {
+        std::fill(jacobians[k], jacobians[k] + n, 0.0);
+        continue;
+      }
+      if (!column(plus_[k], minus_[k], up_x_[k], down_x_[k], center_x_[k], jacobians[k], 1)) return false;
+    }
+    if (d > 0 && jacobians[p] != nullptr) {
+      for (int j = 0; j < d; ++j) {
+        const size_t i = size_t(w) * d + j;
+        const double v = center_rates_[i], h = rate_step_[i];
+        if (!column(first_rate_probe_ + 2 * j, first_rate_probe_ + 2 * j + 1, v + h, v - h, v, jacobians[p] + j, d)) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+ private:
+  const SysidConfig& c_;
+  Rollouts* r_;
+  Coordinates coords_;
+  std::vector<double>* x_;
+  bool globals_free_;
+  std::vector<double> rates_;
+  bool have_center_ = false, have_jac_ = false;
+  std::vector<double> center_x_, center_rates_;
+  std::vector<std::vector<double>> center_;
+  std::vector<char> center_ok_;
+  std::vector<int> plus_, minus_;
+  std::vector<double> up_x_, down_x_;
+  std::vector<std::vector<double>> rate_probes_;
+  std::vector<double> rate_step_;
+  int first_rate_probe_ = 0;
+  std::vector<std::vector<std::vector<double>>> probe_out_;
+  std::vector<std::vector<char>> probe_ok_;
+};
+
+class WindowCost : public ceres::CostFunction {
+ public:
+  WindowCost(const Shooting* s, int window, int residuals, int params, int dims) : s_(s), window_(window) {
+    set_num_residuals(residuals);
+    for (int k = 0; k < params; ++k) mutable_parameter_block_sizes()->push_back(1);
+    if (dims > 0) mutable_parameter_block_sizes()->push_back(dims);
+  }
+  bool Evaluate(double const* const* /*parameters*/, double* residuals, double** jacobians) const override {
+    return s_->Window(window_, residuals, jacobians);
+  }
+
+ private:
+  const Shooting* s_;
+  int window_;
+};
+
+// A Gaussian prior on a parameter's value: (value(x) - mean) / std.
+class PriorCost : public ceres::SizedCostFunction<1, 1> {
+ public:
+  PriorCost(bool log_scale, double mean, double std) : log_(log_scale), mean_(mean), std_(std) {}
+  bool Evaluate(double const* const* x, double* r, double** j) const override {
+    const double v = log_ ? std::exp(x[0][0]) : x[0][0];
+    r[0] = (v - mean_) / std_;
+    if (j != nullptr && j[0] != nullptr) j[0][0] = (log_ ? v : 1.0) / std_;
+    return true;
+  }
+
+ private:
+  bool log_;
+  double mean_, std_;
+};
+
+void Shooting::AddTo(ceres::Problem* problem, const std::function<ceres::LossFunction*()>& loss) {
+  const int p = coords_.size(), d = dims();
+  for (int w = 0; w < r_->windows(); ++w) {
+    std::vector<double*> blocks;
+    for (int k = 0; k < p; ++k) blocks.push_back(&(*x_)[k]);
+    if (d > 0) blocks.push_back(&rates_[size_t(w) * d]);
+    problem->AddResidualBlock(new WindowCost(this, w, r_->window(w).len * r_->signals(), p, d), loss(), blocks);
+  }
+  for (int k = 0; k < p; ++k) {
+    double* xk = &(*x_)[k];
+    if (!globals_free_) {
+      problem->SetParameterBlockConstant(xk);
+      continue;
+    }
+    const SysidParameter& sp = c_.params[k];
+    if (sp.has_prior) problem->AddResidualBlock(new PriorCost(sp.log_scale, sp.prior_mean, sp.prior_std), nullptr, xk);
+    problem->SetParameterLowerBound(xk, 0, coords_.Lo(k));
+    problem->SetParameterUpperBound(xk, 0, coords_.Hi(k));
+  }
+}
+
+class ProgressLine : public ceres::IterationCallback {
+ public:
+  explicit ProgressLine(Clock::time_point t0) : t0_(t0) {}
+  ceres::CallbackReturnType operator()(const ceres::IterationSummary& s) override {
+    std::fprintf(stderr, "sysid: iteration %3d  cost %.6e  step %.3e  %s  %.2f s\n", s.iteration, s.cost, s.step_norm,
+                 s.step_is_successful ? "accepted" : "rejected", Seconds(t0_));
+    return ceres::SOLVER_CONTINUE;
+  }
+
+ private:
+  Clock::time_point t0_;
+};
+
+ceres::LossFunction* MakeLoss(const SysidConfig& c) {
+  switch (c.loss) {
+    case SysidLoss::kHuber: return new ceres::HuberLoss(c.loss_scale);
+    case SysidLoss::kCauchy: return new ceres::CauchyLoss(c.loss_scale);
+    default: return nullptr;
+  }
+}
+
+ceres::Solver::Options SolverOptions(const SysidConfig& c) {
+  ceres::Solver::Options so;
+  so.minimizer_type = ceres::TRUST_REGION;
+  so.trust_region_strategy_type = ceres::LEVENBERG_MARQUARDT;
+  // the window rates make the normal equations block-sparse (each window couples only to the
+  // global parameters): Schur elimination of the rates, the global block dense
+  so.linear_solver_type = ceres::DENSE_SCHUR;
+  so.max_num_iterations = c.max_iterations;
+  so.function_tolerance = c.function_tolerance;
+  so.parameter_tolerance = c.parameter_tolerance;
+  so.gradient_tolerance = c.gradient_tolerance;
+  so.logging_type = ceres::SILENT;
+  return so;
+}
+
+// Fits the free rates of held-out windows with the global parameters held at x: how well the
+// model predicts each window from its start. Returns the simulations at the optimum.
+std::vector<std::vector<double>> HeldOutSimulation(const SysidConfig& c, Rollouts* held, const std::vector<double>& x) {
+  std::vector<double> xc = x;
+  Shooting s(c, held, &xc, false);
+  if (s.dims() > 0) {
+    ceres::Problem::Options po;
+    po.evaluation_callback = &s;
+    ceres::Problem problem(po);
+    s.AddTo(&problem, [&] { return MakeLoss(c); });
+    ceres::Solver::Summary summary;
+    ceres::Solve(SolverOptions(c), &problem, &summary);
+  }
+  s.Invalidate();
+  s.PrepareForEvaluation(false, true);
+  return s.center();
+}
+
+void SignalErrors(const SysidConfig& c, const Rollouts& r, const std::vector<std::vector<double>>& sim,
+                  std::vector<double>* rmse) {
+  const int S = r.signals();
+  std::vector<double> sum(S, 0.0);
+  std::vector<int64_t> n(S, 0);
+  for (int w = 0; w < r.windows(); ++w) {
+    const Window& win = r.window(w);
+    const Recording& rec = c.recordings[win.rec];
+    for (int t = 0; t < win.len; ++t) {
+      for (int q = 0; q < S; ++q) {
+        const double d = rec.signal[win.start + 1 + t][q] - sim[w][size_t(t) * S + q];
+        sum[q] += d * d;
+        n[q] += 1;
+      }
+    }
+  }
+  rmse->assign(S, kNaN);
+  for (int q = 0; q < S; ++q) {
+    if (n[q] > 0) (*rmse)[q] = std::sqrt(sum[q] / double(n[q]));
+  }
+}
+
+void FillTraces(const Rollouts& r, const std::vector<std::vector<double>>& sim, bool fitted,
+                std::vector<SysidTrace>* traces) {
+  const int S = r.signals();
+  for (int w = 0; w < r.windows(); ++w) {
+    const Window& win = r.window(w);
+    SysidTrace& tr = (*traces)[win.rec];
+    auto& dst = fitted ? tr.fitted : tr.initial;
+    for (int t = 0; t < win.len; ++t) {
+      for (int q = 0; q < S; ++q) dst[q][win.start + 1 + t] = sim[w][size_t(t) * S + q];
+    }
+  }
+}
+
+
+// Parameters the data does not determine: eigenvectors of the Gauss-Newton matrix of the global
+// parameters, with the window rates eliminated (Schur complement) and each column scaled to a
+// relative change, whose eigenvalue is below 1e-10 of the largest (singular values below 1e-5).
+// singular[k] marks them; partner[k] is the other parameter with the largest share of that
+// direction (-1 if none).
+void RankTest(const SysidConfig& c, Shooting* s, ceres::Problem* problem, std::vector<double>* x, std::vector<char>* singular,
+              std::vector<int>* partner) {
+  const int p = static_cast<int>(x->size()), d = s->dims(), nwin = s->rollouts().windows();
+  singular->assign(p, 0);
+  partner->assign(p, -1);
+  ceres::Problem::EvaluateOptions eo;
+  for (int k = 0; k < p; ++k) eo.parameter_blocks.push_back(&(*x)[k]);
+  for (int w = 0; d > 0 && w < nwin; ++w) eo.parameter_blocks.push_back(&s->rates()[size_t(w) * d]);
+  double cost = 0;
+  ceres::CRSMatrix jac;
+  if (!problem->Evaluate(eo, &cost, nullptr, nullptr, &jac)) return;
+  Eigen::MatrixXd J = Eigen::MatrixXd::Zero(jac.num_rows, jac.num_cols);
+  for (int row = 0; row < jac.num_rows; ++row) {
+    for (int i = jac.rows[row]; i < jac.rows[row + 1]; ++i) J(row, jac.cols[i]) = jac.values[i];
+  }
+  const Coordinates coords{&c};
+  for (int k = 0; k < p; ++k) J.col(k) *= coords.Scale(k, (*x)[k]);
+  const Eigen::MatrixXd H = J.transpose() * J;
+  Eigen::MatrixXd reduced = H.topLeftCorner(p, p);
+  const int nr = static_cast<int>(H.rows()) - p;
+  if (nr > 0) {
+    const Eigen::MatrixXd Hrr = H.bottomRightCorner(nr, nr) + 1e-12 * Eigen::MatrixXd::Identity(nr, nr);
+    reduced -= H.topRightCorner(p, nr) * Hrr.ldlt().solve(H.bottomLeftCorner(nr, p));
+  }
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(reduced);
+  const Eigen::VectorXd lambda = eig.eigenvalues();
+  const double lmax = std::max(lambda.maxCoeff(), 1e-300);
+  for (int i = 0; i < p; ++i) {
+    if (lambda(i) > 1e-10 * lmax) continue;
+    const Eigen::VectorXd v = eig.eigenvectors().col(i);
+    for (int k = 0; k < p; ++k) {
+      if (std::abs(v(k)) < 0.2) continue;
+      (*singular)[k] = 1;
+      int best = -1;
+      for (int j = 0; j < p; ++j) {
+        if (j != k && (best < 0 || std::abs(v(j)) > std::abs(v(best)))) best = j;
+      }
+      if (best >= 0 && std::abs(v(best)) >= 0.2) (*partner)[k] = best;
+    }
+  }
+}
+
+}  // namespace
+
+SysidResult RunSysid(const SysidConfig& c, const SysidOptions& o) {
+  const Clock::time_point t0 = Clock::now();
+  SysidResult result;
+  Rollouts train(c, o, MakeWindows(c, false)), held(c, o, MakeWindows(c, true));
+  result.windows_train = train.windows();
+  result.windows_held_out = held.windows();
+  const Coordinates coords{&c};
+  const int p = coords.size();
+  std::vector<double> x(p);
+  for (int k = 0; k < p; ++k) x[k] = coords.ToX(k, c.params[k].initial);
+  const std::vector<double> x_initial = x;
+
+  Shooting fit(c, &train, &x, true);
+  // the initial point must simulate
+  fit.PrepareForEvaluation(false, true);
+  for (int w = 0; w < train.windows(); ++w) {
+    if (fit.center_ok()[w]) continue;
+    const Window& win = train.window(w);
+    const Recording& rec = c.recordings[win.rec];
+    throw std::runtime_error(rec.file + ":" + std::to_string(rec.line[win.start]) +
+                             ": the simulation of the window starting here is unstable at the initial parameters; "
+                             "start from other values or shorten window.length_s");
+  }
+  const std::vector<std::vector<double>> train_initial = fit.center();
+
+  ceres::Problem::Options po;
+  po.evaluation_callback = &fit;
+  ceres::Problem problem(po);
+  fit.AddTo(&problem, [&] { return MakeLoss(c); });
+  ProgressLine progress(t0);
+  ceres::Solver::Options so = SolverOptions(c);
+  if (o.progress) so.callbacks.push_back(&progress);
+  ceres::Solver::Summary summary;
+  ceres::Solve(so, &problem, &summary);
+  result.iterations = static_cast<int>(summary.iterations.size()) - 1;
+  result.termination = summary.message;
+  result.initial_cost = summary.initial_cost;
+  result.final_cost = summary.final_cost;
+  if (!summary.IsSolutionUsable()) throw std::runtime_error("the solver failed: " + summary.message);
+
+  // --- the optimum: residual variance, covariance, rank ---
+  fit.PrepareForEvaluation(false, true);
+  const std::vector<std::vector<double>> train_final = fit.center();
+  double sumsq = 0;
+  int64_t m = 0;
+  {
+    std::vector<double> res;
+    for (int w = 0; w < train.windows(); ++w) {
+      res.resize(train_final[w].size());
+      train.Residuals(w, train_final[w], res.data());
+      for (double v : res) sumsq += v * v;
+      m += static_cast<int64_t>(res.size());
+    }
+  }
+  const int64_t nfree = p + int64_t(train.windows()) * fit.dims();
+  result.residuals = m;
+  result.residual_variance = m > nfree ? sumsq / double(m - nfree) : kNaN;
+  const double scale = std::isfinite(result.residual_variance) ? result.residual_variance : 1.0;
+
+  std::vector<std::vector<double>> cov(p, std::vector<double>(p, kNaN));
+  {
+    ceres::Covariance::Options co;
+    co.algorithm_type = ceres::DENSE_SVD;
+    co.null_space_rank = -1;
+    co.min_reciprocal_condition_number = 1e-14;
+    ceres::Covariance covariance(co);
+    std::vector<std::pair<const double*, const double*>> pairs;
+    for (int i = 0; i < p; ++i) {
+      for (int j = i; j < p; ++j) pairs.emplace_back(&x[i], &x[j]);
+    }
+    if (covariance.Compute(pairs, &problem)) {
+      for (int i = 0; i < p; ++i) {
+        for (int j = i; j < p; ++j) {
+          double v = kNaN;
+          covariance.GetCovarianceBlock(&x[i], &x[j], &v);
+          cov[i][j] = cov[j][i] = v * scale;
+        }
+      }
+    }
+  }
+  std::vector<char> singular;
+  std::vector<int> null_partner;
+  RankTest(c, &fit, &problem, &x, &singular, &null_partner);
+
+  // --- per parameter ---
+  const std::vector<double> natural = fit.Natural(x);
+  for (int k = 0; k < p; ++k) {
+    const SysidParameter& sp = c.params[k];
+    SysidParameterResult pr;
+    pr.name = sp.name;
+    pr.targets = sp.targets;
+    pr.initial = sp.initial;
+    pr.value = natural[k];
+    pr.log_scale = sp.log_scale;
+    pr.latency = sp.latency;
+    const double tol = 1e-6 * (sp.hi - sp.lo);
+    if (pr.value <= sp.lo + tol) pr.at_bound = "lower";
+    if (pr.value >= sp.hi - tol) pr.at_bound = "upper";
+    const double var = cov[k][k];
+    const double sd = std::isfinite(var) && var >= 0 ? std::sqrt(var) * (sp.log_scale ? pr.value : 1.0) : kNaN;
+    const double rel = sd / std::max(std::abs(pr.value), 1e-3 * (sp.hi - sp.lo));
+    // the parameter it is most correlated with
+    int correlated = -1;
+    double most = 0;
+    for (int j = 0; j < p; ++j) {
+      const double r = j == k ? kNaN : cov[k][j] / std::sqrt(cov[k][k] * cov[j][j]);
+      if (std::isfinite(r) && std::abs(r) > most) {
+        most = std::abs(r);
+        correlated = j;
+      }
+    }
+    int partner = -1;
+    if (singular[k]) {
+      pr.identifiable = false;
+      partner = null_partner[k];
+      pr.why = "the data does not determine it: the Jacobian is singular along it";
+    } else if (most > c.max_correlation) {
+      pr.identifiable = false;
+      partner = correlated;
+      pr.why = "it is correlated " + std::to_string(most) + " with " + c.params[correlated].name +
+               " (above identifiability.max_correlation): the data determines a combination of the two, not each";
+    } else if (!std::isfinite(sd) || rel > c.max_relative_std) {
+      pr.identifiable = false;
+      partner = correlated;
+      pr.why = "its relative standard deviation " + (std::isfinite(rel) ? std::to_string(rel) : std::string("(undefined)")) +
+               " exceeds identifiability.max_relative_std " + std::to_string(c.max_relative_std);
+    }
+    if (partner >= 0) pr.partner = c.params[partner].name;
+    pr.std = pr.identifiable ? sd : kNaN;
+    result.params.push_back(pr);
+  }
+  result.correlation.assign(p, std::vector<double>(p, kNaN));
+  for (int i = 0; i < p; ++i) {
+    for (int j = 0; j < p; ++j) result.correlation[i][j] = cov[i][j] / std::sqrt(cov[i][i] * cov[j][j]);
+  }
+
+  // --- per-signal errors, train and held out, before and after ---
+  const std::vector<std::vector<double>> held_initial = HeldOutSimulation(c, &held, x_initial);
+  const std::vector<std::vector<double>> held_final = HeldOutSimulation(c, &held, x);
+  std::vector<double> e_ti, e_t, e_hi, e_h;
+  SignalErrors(c, train, train_initial, &e_ti);
+  SignalErrors(c, train, train_final, &e_t);
+  SignalErrors(c, held, held_initial, &e_hi);
+  SignalErrors(c, held, held_final, &e_h);
+  for (size_t q = 0; q < c.signals.size(); ++q) {
+    result.signals.push_back({c.signals[q].quantity, MeasureUnit(c.model, c.signals[q].measure), e_ti[q], e_t[q], e_hi[q], e_h[q]});
+  }
+  for (const Recording& rec : c.recordings) {
+    SysidTrace tr;
+    tr.file = rec.file;
+    tr.held_out = rec.held_out;
+    tr.time = rec.time;
+    const size_t n = rec.time.size();
+    tr.recorded.assign(c.signals.size(), std::vector<double>(n));
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t q = 0; q < c.signals.size(); ++q) tr.recorded[q][i] = rec.signal[i][q];
+    }
+    tr.initial.assign(c.signals.size(), std::vector<double>(n, kNaN));
+    tr.fitted = tr.initial;
+    result.traces.push_back(std::move(tr));
+  }
+  FillTraces(train, train_initial, false, &result.traces);
+  FillTraces(train, train_final, true, &result.traces);
+  FillTraces(held, held_initial, false, &result.traces);
+  FillTraces(held, held_final, true, &result.traces);
+  result.rollouts = train.count() + held.count();
+  result.wall_s = Seconds(t0);
+  return result;
+}
+
+}  // namespace s2r

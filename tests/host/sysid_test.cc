@@ -1,0 +1,348 @@
+// System identification (solvers/sysid.h) on trajectories s2r generates with known parameters:
+// noise-free fits recover them within 1%, noisy fits within 3 standard deviations; a pair the data
+// cannot separate is flagged with its partner; bad input is rejected naming file and line or key;
+// and a fit file centres a sweep's randomization.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "host/engine.h"
+#include "host/scene/scene_source.h"
+#include "host/sweep/randomization.h"
+#include "solvers/sysid.h"
+#include "tests/host/test_dir.h"
+
+namespace s2r {
+namespace {
+
+const std::string kSource = S2R_SOURCE_DIR;
+const std::string kDrive = kSource + "/configs/scenes/test/linear_drive.xml";
+const std::string kBox = kSource + "/configs/scenes/test/box_slide.xml";
+
+// A recording made by s2r itself: one world with `truth` applied (SetParam address -> values),
+// driven by command(t) on `actuator`, sampled every control period (sample 0 = the initial state),
+// with Gaussian noise of `noise` on every observed quantity.
+struct Truth {
+  std::string scene;
+  std::vector<std::pair<std::string, std::vector<Real>>> params;
+  std::vector<std::string> quantities;
+  double noise = 0;
+};
+
+void WriteRecording(const Truth& truth, const std::string& path, double duration, const std::function<double(double)>& command,
+                    uint32_t seed) {
+  Model model = LoadScene(truth.scene);
+  const double period = 1.0 / model.control_hz;
+  EngineOptions eo;
+  eo.threads = 1;
+  Engine e(model, eo);
+  for (const auto& p : truth.params) e.SetParam(p.first, p.second);
+  e.Reset();
+  std::vector<Measure> measures;
+  for (const std::string& q : truth.quantities) measures.push_back(ParseMeasure(model, q));
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> gauss(0.0, 1.0);
+  std::ofstream f(path);
+  f.precision(10);
+  f << "time,cmd";
+  for (const std::string& q : truth.quantities) f << "," << q;
+  f << "\n";
+  const int n = static_cast<int>(std::lround(duration / period)) + 1;
+  for (int k = 0; k < n; ++k) {
+    const double t = k * period;
+    const double u = command(t);
+    f << t << "," << u;
+    for (const Measure& m : measures) f << "," << double(Measured(e.view(), e.state().view, 0, m)) + truth.noise * gauss(rng);
+    f << "\n";
+    const Real a = static_cast<Real>(u);
+    e.Step(&a);
+  }
+  ASSERT_EQ(e.state().view.status(0), kWorldOk);
+}
+
+// A position target that steps to a new random level every `hold` seconds, with a slow sine on
+// top (the drive then moves at many speeds, and stops, so friction loss and damping both show).
+std::function<double(double)> StepsAndSine(uint32_t seed, double amplitude, double hold) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> level(-amplitude, amplitude);
+  std::vector<double> levels(200);
+  for (double& l : levels) l = level(rng);
+  return [levels, hold, amplitude](double t) {
+    return levels[static_cast<size_t>(t / hold) % levels.size()] + 0.3 * amplitude * std::sin(2.0 * t);
+  };
+}
+
+std::string Write(const std::string& name, const std::string& text) {
+  const std::string path = TestDir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+const SysidParameterResult& Param(const SysidResult& r, const std::string& name) {
+  for (const SysidParameterResult& p : r.params) {
+    if (p.name == name) return p;
+  }
+  throw std::runtime_error("no parameter " + name);
+}
+
+SysidResult Fit(const std::string& config_path) {
+  SysidOptions o;
+  o.threads = 2;
+  o.progress = false;
+  return RunSysid(LoadSysidConfig(config_path), o);
+}
+
+// --- the linear drive: kp, damping, friction loss and a delay of 17 timesteps ---------------------
+
+Truth DriveTruth(double noise) {
+  return {kDrive,
+          {{"actuator_kp[drive]", {300}},
+           {"joint_damping[slide]", {8}},
+           {"joint_frictionloss[slide]", {3}},
+           {"latency_steps", {1}},
+           {"latency_timesteps", {7}}},
+          {"joint_qpos[slide]"},
+          noise};
+}
+
+std::string DriveConfig(double noise_stated) {
+  return "scene: " + kDrive + R"(
+parameters:
+  - {name: kp, targets: ["actuator_kp[drive]"], initial: 150, bounds: [10, 2000], scale: log}
+  - {name: damping, targets: ["joint_damping[slide]"], initial: 3, bounds: [0, 100]}
+  - {name: friction_loss, targets: ["joint_frictionloss[slide]"], initial: 1, bounds: [0, 50]}
+  - {name: delay, targets: [latency], initial: 0.01, bounds: [0, 0.1]}
+data:
+  train: [a.csv, b.csv]
+  held_out: [c.csv]
+actions: {drive: cmd}
+observations:
+  - {quantity: "joint_qpos[slide]", noise: )" + std::to_string(noise_stated) + R"(}
+window: {length_s: 1.0}
+)";
+}
+
+void WriteDriveRecordings(double noise) {
+  const Truth truth = DriveTruth(noise);
+  WriteRecording(truth, TestDir() + "/a.csv", 8.0, StepsAndSine(1, 0.2, 0.5), 11);
+  WriteRecording(truth, TestDir() + "/b.csv", 8.0, StepsAndSine(2, 0.2, 0.5), 12);
+  WriteRecording(truth, TestDir() + "/c.csv", 8.0, StepsAndSine(3, 0.2, 0.5), 13);
+}
+
+TEST(Sysid, LinearDriveNoiseFreeRecoversGainDampingFrictionLossAndDelayWithin1Percent) {
+  WriteDriveRecordings(0.0);
+  const SysidResult r = Fit(Write("drive.yaml", DriveConfig(1e-4)));
+  EXPECT_NEAR(Param(r, "kp").value, 300, 3.0);
+  EXPECT_NEAR(Param(r, "damping").value, 8, 0.08);
+  EXPECT_NEAR(Param(r, "friction_loss").value, 3, 0.03);
+  EXPECT_NEAR(Param(r, "delay").value, 0.034, 1e-6);  // 17 timesteps
+  for (const SysidParameterResult& p : r.params) EXPECT_TRUE(p.identifiable) << p.name << ": " << p.why;
+  ASSERT_EQ(r.signals.size(), 1u);
+  EXPECT_LT(r.signals[0].held_out, 1e-4);  // m
+  EXPECT_LT(r.signals[0].held_out, 0.05 * r.signals[0].held_out_initial);
+  EXPECT_LT(r.final_cost, 1e-3 * r.initial_cost);
+}
+
+TEST(Sysid, LinearDriveNoisyFitIsWithin3SigmaAndTheNoiseIsEstimated) {
+  const double noise = 5e-4;  // m
+  WriteDriveRecordings(noise);
+  const SysidResult r = Fit(Write("drive.yaml", DriveConfig(noise)));
+  const double truth[] = {300, 8, 3, 0.034};
+  const char* names[] = {"kp", "damping", "friction_loss", "delay"};
+  for (int k = 0; k < 4; ++k) {
+    const SysidParameterResult& p = Param(r, names[k]);
+    ASSERT_TRUE(p.identifiable) << p.name << ": " << p.why;
+    ASSERT_TRUE(std::isfinite(p.std) && p.std > 0) << p.name;
+    EXPECT_LT(std::abs(p.value - truth[k]), 3 * p.std + (k == 3 ? 0.002 : 0.0))
+        << p.name << " = " << p.value << " +- " << p.std << ", truth " << truth[k];
+  }
+  // the stated noise is the true one: the residual variance is about 1
+  EXPECT_NEAR(r.residual_variance, 1.0, 0.2);
+  EXPECT_LT(r.signals[0].held_out, 1.5 * noise);
+}
+
+// --- a box pushed on a floor: mass and friction, then the unidentifiable pair --------------------
+
+Truth BoxTruth() {
+  return {kBox, {{"body_mass[box]", {1.3}}, {"geom_friction[box, floor]", {0.55, 0.55}}}, {"body_pos[box].x"}, 0.0};
+}
+
+// pushes of 4..14 N for a second, then nothing for a second: it accelerates, slides and stops
+std::function<double(double)> Pushes(uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> force(4.0, 14.0);
+  std::vector<double> f(100);
+  for (double& v : f) v = force(rng);
+  return [f](double t) {
+    const size_t i = static_cast<size_t>(t / 2.0) % f.size();
+    return std::fmod(t, 2.0) < 1.0 ? f[i] : 0.0;
+  };
+}
+
+TEST(Sysid, BoxPushedOnAFloorRecoversMassAndFrictionWithin1Percent) {
+  WriteRecording(BoxTruth(), TestDir() + "/a.csv", 6.0, Pushes(1), 1);
+  WriteRecording(BoxTruth(), TestDir() + "/b.csv", 6.0, Pushes(2), 2);
+  const SysidResult r = Fit(Write("box.yaml", "scene: " + kBox + R"(
+parameters:
+  - {name: mass, targets: ["body_mass[box]"], initial: 0.8, bounds: [0.1, 10], scale: log}
+  - {name: friction, targets: ["geom_friction[box, floor]"], initial: 0.3, bounds: [0.01, 2]}
+data: {train: [a.csv], held_out: [b.csv]}
+actions: {push_x: cmd}
+observations:
+  - {quantity: "body_pos[box].x", noise: 0.0005}
+window: {length_s: 2.0}
+)"));
+  EXPECT_NEAR(Param(r, "mass").value, 1.3, 0.013);
+  EXPECT_NEAR(Param(r, "friction").value, 0.55, 0.0055);
+  EXPECT_TRUE(Param(r, "mass").identifiable);
+  EXPECT_TRUE(Param(r, "friction").identifiable);
+}
+
+TEST(Sysid, MassAndActuatorGainWithoutAForceMeasurementAreFlaggedAsPartners) {
+  WriteRecording(BoxTruth(), TestDir() + "/a.csv", 6.0, Pushes(1), 1);
+  WriteRecording(BoxTruth(), TestDir() + "/b.csv", 6.0, Pushes(2), 2);
+  // only gear/mass shows in the motion (friction acts per unit mass): the pair trades off
+  const SysidResult r = Fit(Write("pair.yaml", "scene: " + kBox + R"(
+parameters:
+  - {name: mass, targets: ["body_mass[box]"], initial: 1.0, bounds: [0.1, 10], scale: log}
+  - {name: gain, targets: ["actuator_gear[push_x].0"], initial: 1.2, bounds: [0.1, 10], scale: log}
+  - {name: friction, targets: ["geom_friction[box, floor]"], initial: 0.5, bounds: [0.01, 2]}
+data: {train: [a.csv], held_out: [b.csv]}
+actions: {push_x: cmd}
+observations:
+  - {quantity: "body_pos[box].x", noise: 0.0005}
+window: {length_s: 2.0}
+)"));
+  const SysidParameterResult& mass = Param(r, "mass");
+  const SysidParameterResult& gain = Param(r, "gain");
+  EXPECT_FALSE(mass.identifiable);
+  EXPECT_FALSE(gain.identifiable);
+  EXPECT_EQ(mass.partner, "gain");
+  EXPECT_EQ(gain.partner, "mass");
+  EXPECT_TRUE(std::isnan(mass.std));
+  // what the data does determine is still fitted: the ratio and the friction
+  EXPECT_NEAR(gain.value / mass.value, 1.0 / 1.3, 0.01 / 1.3);
+  EXPECT_NEAR(Param(r, "friction").value, 0.55, 0.0055);
+  EXPECT_TRUE(Param(r, "friction").identifiable);
+}
+
+// --- the fit file, and a sweep centred on it --------------------------------------------------------
+
+TEST(Sysid, FitFileCentresASweepRandomization) {
+  WriteRecording(BoxTruth(), TestDir() + "/a.csv", 6.0, Pushes(1), 1);
+  WriteRecording(BoxTruth(), TestDir() + "/b.csv", 6.0, Pushes(2), 2);
+  const std::string cfg = Write("box.yaml", "scene: " + kBox + R"(
+parameters:
+  - {name: box_mass, targets: ["body_mass[box]"], initial: 0.8, bounds: [0.1, 10], scale: log}
+data: {train: [a.csv], held_out: [b.csv]}
+actions: {push_x: cmd}
+observations:
+  - {quantity: "body_pos[box].x", noise: 0.002}
+)");
+  const SysidConfig config = LoadSysidConfig(cfg);
+  SysidOptions o;
+  o.progress = false;
+  const SysidResult r = RunSysid(config, o);
+  const std::string fit = TestDir() + "/fit.json";
+  WriteFitJson(config, r, fit);
+  std::ifstream in(fit);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  ASSERT_EQ(j["parameters"].size(), 1u);
+  EXPECT_EQ(j["parameters"][0]["name"], "box_mass");
+  EXPECT_TRUE(j["parameters"][0]["identifiable"].get<bool>());
+  EXPECT_GT(j["parameters"][0]["std"].get<double>(), 0.0);
+  EXPECT_TRUE(j.contains("correlation") && j.contains("rmse") && j.contains("iterations") && j.contains("rollouts"));
+  // the sweep reads it: a truncated normal centred on the fit, +-2 std (box_push has a body 'box')
+  const std::vector<FitParameter> read = ReadFitFile(fit);
+  ASSERT_EQ(read.size(), 1u);
+  const ConfigNode list = ConfigNode::Parse(R"(
+- name: box_mass
+  targets: ["body_mass[box]"]
+  mode: absolute
+  distribution: truncnormal
+  fit: {file: fit.json}
+)", TestDir() + "/sweep.yaml");
+  const Model push = LoadScene("builtin:box_push");
+  const RandomizationSpec spec = ParseRandomization(list, push, TestDir());
+  ASSERT_EQ(spec.params.size(), 1u);
+  EXPECT_DOUBLE_EQ(spec.params[0].distribution.a, r.params[0].value);
+  EXPECT_DOUBLE_EQ(spec.params[0].distribution.b, r.params[0].std);
+  EXPECT_DOUBLE_EQ(spec.params[0].distribution.lo, r.params[0].value - 2 * r.params[0].std);
+}
+
+// --- bad input ---------------------------------------------------------------------------------------
+
+// The error of loading `config` (with recordings a.csv and b.csv as given), or "" when it loads.
+std::string LoadError(const std::string& config, const std::string& a_csv, const std::string& b_csv) {
+  Write("a.csv", a_csv);
+  Write("b.csv", b_csv);
+  try {
+    LoadSysidConfig(Write("bad.yaml", config));
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const char* kGoodCsv = "time,cmd,x\n0,0,0\n0.02,0.1,0\n0.04,0.1,0.001\n0.06,0.1,0.003\n";
+std::string GoodConfig(const std::string& extra_param = "", const std::string& held = "[b.csv]") {
+  return "scene: " + kDrive + "\nparameters:\n  - {name: kp, targets: [\"actuator_kp[drive]\"], initial: 100, bounds: [10, 1000]}\n" +
+         extra_param + "data: {train: [a.csv], held_out: " + held +
+         "}\nactions: {drive: cmd}\nobservations:\n  - {quantity: \"joint_qpos[slide]\", column: x, noise: 0.001}\n";
+}
+
+TEST(SysidBadInput, EachIsAnErrorNamingFileAndLineOrKey) {
+  ASSERT_EQ(LoadError(GoodConfig(), kGoodCsv, kGoodCsv), "");
+  struct Case {
+    std::string config, a, what;
+  };
+  const std::string a = TestDir() + "/a.csv";
+  const std::vector<Case> cases = {
+      {GoodConfig(), "time,cmd\n0,0\n0.02,0\n0.04,0\n", a + ":1: missing column 'x'"},
+      {GoodConfig(), "time,cmd,x,y\n0,0,0,0\n0.02,0,0,0\n0.04,0,0,0\n", a + ":1: column 4 'y' is neither"},
+      {GoodConfig(), "time,cmd,x\n0,0,0\n0.02,nan,0\n0.04,0,0\n", a + ":3: column 'cmd': 'nan' is not a finite number"},
+      {GoodConfig(), "time,cmd,x\n0,0,0\n0.04,0,0\n0.02,0,0\n", a + ":4: column 'time': time must increase"},
+      {GoodConfig(), "time,cmd,x\n0,0,0\n0.02,0,0\n0.05,0,0\n0.06,0,0\n", a + ":4: column 'time': irregular sampling"},
+      {GoodConfig(), "time,cmd,x\n0,0,0\n0.02,0,0\n", a + ":1: a recording needs at least 3 samples"},
+      {GoodConfig(), "time,cmd,x\n0,0,0\n0.003,0,0\n0.006,0,0\n", "b.csv:2: sampled every 0.020000 s, but " + a +
+       " every 0.003000 s; all recordings must share one rate"},
+      {GoodConfig("", "[]"), kGoodCsv, "bad.yaml:4:34: data.held_out: needs at least one recording"},
+      {GoodConfig("  - {name: m, targets: [\"body_mass[cart]\"], initial: 1, bounds: [0.1, 10]}\n"), kGoodCsv,
+       "bad.yaml:4:24: parameters[1].targets: parameter 'body_mass[cart]': unknown body 'cart'"},
+      {GoodConfig("  - {name: m, targets: [\"body_mass[carriage]\"], initial: 20, bounds: [0.1, 10]}\n"), kGoodCsv,
+       "parameters[1].initial: the initial value 20"},
+      {GoodConfig("  - {name: m, targets: [\"body_mass[carriage]\"], initial: 1, bounds: [-1, 10]}\n"), kGoodCsv,
+       "parameters[1].bounds: 'body_mass[carriage]' must be"},
+      {GoodConfig("  - {name: m, targets: [latency_steps], initial: 1, bounds: [0, 3]}\n"), kGoodCsv,
+       "parameters[1].targets: 'latency_steps' is an integer field"},
+      {GoodConfig("  - {name: kp, targets: [\"actuator_kv[drive]\"], initial: 1, bounds: [0, 3]}\n"), kGoodCsv,
+       "parameters[1].name: parameter 'kp' appears twice"},
+      {GoodConfig("  - {name: m, targets: [\"body_mass[carriage]\"], initial: 1, bounds: [0.1, 10], colour: red}\n"), kGoodCsv,
+       "bad.yaml:4:80: parameters[1].colour: unknown key 'colour'"},
+  };
+  for (const Case& c : cases) {
+    const std::string e = LoadError(c.config, c.a, kGoodCsv);
+    EXPECT_NE(e.find(c.what), std::string::npos) << "expected '" << c.what << "' in: " << e;
+  }
+  // a sample period that is not a whole number of timesteps (0.002 s)
+  const std::string odd = "time,cmd,x\n0,0,0\n0.003,0,0\n0.006,0,0\n";
+  EXPECT_NE(LoadError(GoodConfig(), odd, odd).find("a.csv:2: the sample period 0.003000 s is not a whole number of the "
+                                                   "scene's timesteps (0.002000 s)"),
+            std::string::npos);
+  // an observed quantity naming an unknown joint
+  std::string cfg = GoodConfig();
+  cfg.replace(cfg.find("joint_qpos[slide]"), 17, "joint_qpos[slider]");
+  const std::string e = LoadError(cfg, kGoodCsv, kGoodCsv);
+  EXPECT_NE(e.find("observations[0].quantity: 'joint_qpos[slider]': the scene has no joint 'slider' (slide)"),
+            std::string::npos)
+      << e;
+}
+
+}  // namespace
+}  // namespace s2r
