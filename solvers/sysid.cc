@@ -57,8 +57,8 @@ double LocalSlope(const Recording& r, int signal, int i, int k) {
 struct InitField {
   std::string address;
   std::vector<std::vector<double>> values;  // per window
-  bool rate = false;  // a rate estimated from the positions (free per window when window.velocity: fit)
-  int rate_offset = -1;  // where its values sit in a window's free rates (-1: fixed)
+  bool rate = false;  // free per window (window.start_state: fit): positions and rates, not orientations
+  int rate_offset = -1;  // where its values sit in a window's free start state (-1: fixed)
 };
 
 int FindSignal(const SysidConfig& c, MeasureKind kind, int index, int component) {
@@ -75,10 +75,11 @@ bool IsFreeBody(const Model& m, int b) {
 }
 
 // The window start rule: observed joint positions set joint_qpos0, observed positions and full
-// orientations of free bodies set body_pos0 / body_quat0; their rates come from the recorded
-// rate when it is observed, else they start at the local slope of the recording and (window.
-// velocity: fit, the default) are free parameters of the window. Everything else starts at the
-// scene's initial values.
+// orientations of free bodies set body_pos0 / body_quat0; their rates are the recorded rates when
+// observed, else the local slope of the recording. With window.start_state: fit (the default) the
+// positions and rates are then free parameters of the window, starting from those values (the
+// recorded sample at the start is one of its residuals, like every other); orientations stay as
+// recorded. Everything else starts at the scene's initial values.
 std::vector<InitField> WindowStarts(const SysidConfig& c, const std::vector<Window>& windows) {
   const Model& m = c.model;
   std::vector<InitField> out;
@@ -95,19 +96,19 @@ std::vector<InitField> WindowStarts(const SysidConfig& c, const std::vector<Wind
     if (q.kind == kMeasureJointQpos) {
       const std::string label = EntityLabel(m, Entity::kJoint, q.index);
       const int rate = FindSignal(c, kMeasureJointQvel, q.index, 0);
-      add("joint_qpos0[" + label + "]", [&](const Recording& r, int i) { return std::vector<double>{r.signal[i][s]}; });
+      add("joint_qpos0[" + label + "]", [&](const Recording& r, int i) { return std::vector<double>{r.signal[i][s]}; }, true);
       add("joint_qvel0[" + label + "]", [&](const Recording& r, int i) {
         return std::vector<double>{rate >= 0 ? r.signal[i][rate] : LocalSlope(r, static_cast<int>(s), i, k)};
-      }, rate < 0);
+      }, true);
     }
     if (q.kind == kMeasureBodyPos && IsFreeBody(m, q.index)) {
       const std::string label = EntityLabel(m, Entity::kBody, q.index);
       const char* comp = q.component == 0 ? "x" : q.component == 1 ? "y" : "z";
       const int rate = FindSignal(c, kMeasureBodyLinvel, q.index, q.component);
-      add("body_pos0[" + label + "]." + comp, [&](const Recording& r, int i) { return std::vector<double>{r.signal[i][s]}; });
+      add("body_pos0[" + label + "]." + comp, [&](const Recording& r, int i) { return std::vector<double>{r.signal[i][s]}; }, true);
       add("body_linvel0[" + label + "]." + comp, [&](const Recording& r, int i) {
         return std::vector<double>{rate >= 0 ? r.signal[i][rate] : LocalSlope(r, static_cast<int>(s), i, k)};
-      }, rate < 0);
+      }, true);
     }
     if (q.kind == kMeasureBodyQuat && q.component == 0 && IsFreeBody(m, q.index)) {
       int comp[4] = {static_cast<int>(s), -1, -1, -1};
@@ -139,7 +140,7 @@ std::vector<InitField> WindowStarts(const SysidConfig& c, const std::vector<Wind
         const double cr[3] = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
         for (int e = 0; e < 3; ++e) out[e] = 2 * (-dq[0] * b[e] + q0[0] * a[e] - cr[e]);
         return std::vector<double>{out[0], out[1], out[2]};
-      }, wcomp[0] < 0 || wcomp[1] < 0 || wcomp[2] < 0);
+      }, true);
     }
   }
   return out;
@@ -195,8 +196,8 @@ class Rollouts {
   int rate_dims() const { return dims_; }
   const std::vector<double>& initial_rates() const { return initial_rates_; }
 
-  // out[probe][window]: len x signals simulated values (sample-major); ok[probe][window]: the
-  // world stayed healthy.
+  // out[probe][window]: (len + 1) x signals simulated values (sample-major, the start state
+  // first); ok[probe][window]: the world stayed healthy.
   void Run(const std::vector<Probe>& probes, std::vector<std::vector<std::vector<double>>>* out,
            std::vector<std::vector<char>>* ok) {
     const int nwin = windows(), np = static_cast<int>(probes.size()), nw = nwin * np;
@@ -271,7 +272,12 @@ class Rollouts {
     e.Upload();
     out->assign(np, std::vector<std::vector<double>>(nwin));
     for (int p = 0; p < np; ++p) {
-      for (int w = 0; w < nwin; ++w) (*out)[p][w].assign(size_t(windows_[w].len) * S, 0.0);
+      for (int w = 0; w < nwin; ++w) (*out)[p][w].assign(size_t(windows_[w].len + 1) * S, 0.0);
+    }
+    // sample 0 of every window is its start state
+    for (int world = 0; world < nw; ++world) {
+      double* row = (*out)[world / nwin][world % nwin].data();
+      for (int q = 0; q < S; ++q) row[q] = static_cast<double>(Measured(e.view(), e.state().view, world, c_.signals[q].measure));
     }
     std::vector<Real> actions(size_t(nw) * std::max(nact, 1), 0);
     for (int t = 0; t < max_len_; ++t) {
@@ -287,7 +293,7 @@ class Rollouts {
       for (int world = 0; world < nw; ++world) {
         const Window& w = windows_[world % nwin];
         if (t >= w.len) continue;
-        double* row = (*out)[world / nwin][world % nwin].data() + size_t(t) * S;
+        double* row = (*out)[world / nwin][world % nwin].data() + size_t(t + 1) * S;
         for (int q = 0; q < S; ++q) row[q] = static_cast<double>(Measured(e.view(), st, world, c_.signals[q].measure));
       }
     }
@@ -305,10 +311,10 @@ class Rollouts {
     const Window& win = windows_[w];
     const Recording& rec = c_.recordings[win.rec];
     const int S = signals();
-    for (int t = 0; t < win.len; ++t) {
+    for (int t = 0; t <= win.len; ++t) {
       for (int q = 0; q < S; ++q) {
         const SysidSignal& sig = c_.signals[q];
-        r[t * S + q] = std::sqrt(sig.weight) * (rec.signal[win.start + 1 + t][q] - sim[size_t(t) * S + q]) / sig.noise;
+        r[t * S + q] = std::sqrt(sig.weight) * (rec.signal[win.start + t][q] - sim[size_t(t) * S + q]) / sig.noise;
       }
     }
   }
@@ -479,7 +485,7 @@ class Shooting : public ceres::EvaluationCallback {
     if (!center_ok_[w]) return false;
     r_->Residuals(w, center_[w], residuals);
     if (jacobians == nullptr) return true;
-    const int n = r_->window(w).len * r_->signals(), p = coords_.size(), d = dims();
+    const int n = (r_->window(w).len + 1) * r_->signals(), p = coords_.size(), d = dims();
     std::vector<double> rp(n), rm(n);
     // one column from the probes on either side (the centre standing in for a missing one)
     auto column = [&](int ip, int im, double xp, double xm, double xc, double* col, int stride) {
@@ -571,7 +577,7 @@ void Shooting::AddTo(ceres::Problem* problem, const std::function<ceres::LossFun
     std::vector<double*> blocks;
     for (int k = 0; k < p; ++k) blocks.push_back(&(*x_)[k]);
     if (d > 0) blocks.push_back(&rates_[size_t(w) * d]);
-    problem->AddResidualBlock(new WindowCost(this, w, r_->window(w).len * r_->signals(), p, d), loss(), blocks);
+    problem->AddResidualBlock(new WindowCost(this, w, (r_->window(w).len + 1) * r_->signals(), p, d), loss(), blocks);
   }
   for (int k = 0; k < p; ++k) {
     double* xk = &(*x_)[k];
@@ -648,9 +654,9 @@ void SignalErrors(const SysidConfig& c, const Rollouts& r, const std::vector<std
   for (int w = 0; w < r.windows(); ++w) {
     const Window& win = r.window(w);
     const Recording& rec = c.recordings[win.rec];
-    for (int t = 0; t < win.len; ++t) {
+    for (int t = 0; t <= win.len; ++t) {
       for (int q = 0; q < S; ++q) {
-        const double d = rec.signal[win.start + 1 + t][q] - sim[w][size_t(t) * S + q];
+        const double d = rec.signal[win.start + t][q] - sim[w][size_t(t) * S + q];
         sum[q] += d * d;
         n[q] += 1;
       }
@@ -669,8 +675,8 @@ void FillTraces(const Rollouts& r, const std::vector<std::vector<double>>& sim, 
     const Window& win = r.window(w);
     SysidTrace& tr = (*traces)[win.rec];
     auto& dst = fitted ? tr.fitted : tr.initial;
-    for (int t = 0; t < win.len; ++t) {
-      for (int q = 0; q < S; ++q) dst[q][win.start + 1 + t] = sim[w][size_t(t) * S + q];
+    for (int t = 1; t <= win.len; ++t) {  // the start sample is the recording's (or fitted to it)
+      for (int q = 0; q < S; ++q) dst[q][win.start + t] = sim[w][size_t(t) * S + q];
     }
   }
 }

@@ -326,8 +326,8 @@ SysidConfig ParseSysidConfig(const std::string& text, const std::string& file) {
   // --- multiple shooting, loss, solver ---
   if (root.Has("window")) {
     const ConfigNode w = root["window"];
-    w.CheckKeys({"length_s", "velocity", "velocity_half_width"});
-    if (w.Has("velocity")) c.fit_rates = w["velocity"].Keyword({"fit", "estimate"}) == "fit";
+    w.CheckKeys({"length_s", "start_state", "velocity_half_width"});
+    if (w.Has("start_state")) c.fit_rates = w["start_state"].Keyword({"fit", "recorded"}) == "fit";
     if (w.Has("length_s")) c.window_s = w["length_s"].Number(1e-6, 1e6);
     if (w.Has("velocity_half_width")) c.velocity_half_width = static_cast<int>(w["velocity_half_width"].Integer(1, 50));
   }

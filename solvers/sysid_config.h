@@ -67,7 +67,7 @@ struct SysidConfig {
   // multiple shooting
   double window_s = 1.0;
   int velocity_half_width = 2;  // samples each side of the window start for velocity estimates
-  bool fit_rates = true;        // unobserved rates at window starts are free parameters of their window
+  bool fit_rates = true;        // window start positions and rates are free parameters of their window
   // loss and solver
   SysidLoss loss = SysidLoss::kSquared;
   double loss_scale = 1.0;      // in units of the stated noise

@@ -221,6 +221,12 @@ std::vector<FitParameter> ReadFitFile(const std::string& path) {
       if (!t.is_string()) throw ConfigError(where + ".targets: every target is a string");
       p.targets.push_back(t);
     }
+    if (e.contains("identifiable") && e["identifiable"].is_boolean() && !e["identifiable"].get<bool>()) {
+      std::string partner = e.contains("partner") && e["partner"].is_string() ? e["partner"].get<std::string>() : "";
+      throw ConfigError(where + " (" + p.name + "): the fit could not identify it" +
+                        (partner.empty() ? std::string("") : " (it trades off against " + partner + ")") +
+                        "; fix it, or fit it with more informative data, before centring on it");
+    }
     for (const char* key : {"value", "std"}) {
       if (!e.contains(key) || !e[key].is_number() || !std::isfinite(e[key].get<double>())) {
         throw ConfigError(where + ": needs a finite number '" + key + "'");
