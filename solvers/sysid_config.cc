@@ -6,7 +6,11 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <cstring>
+
+#include "host/engine.h"
 #include "host/scene/scene_source.h"
+#include "host/store/dataset.h"
 #include "host/trajectory_io.h"
 
 namespace s2r {
@@ -167,6 +171,94 @@ Recording ReadRecording(const std::string& path, const SysidConfig& c, const std
   return r;
 }
 
+// The values of a float feature's rows as doubles (float32 or float64 in the store).
+std::vector<double> FeatureRows(const DatasetReader& r, const std::string& name, int64_t start, int64_t count) {
+  DataType type = DataType::kFloat32;
+  for (const FeatureSpec& f : r.spec().features) {
+    if (f.name == name) type = f.dtype;
+  }
+  const std::vector<uint8_t> bytes = r.StepRows(name, start, count);
+  std::vector<double> out;
+  if (type == DataType::kFloat64) {
+    out.resize(bytes.size() / 8);
+    std::memcpy(out.data(), bytes.data(), out.size() * 8);
+  } else {
+    std::vector<float> f(bytes.size() / 4);
+    std::memcpy(f.data(), bytes.data(), f.size() * 4);
+    out.assign(f.begin(), f.end());
+  }
+  return out;
+}
+
+// Episodes of an s2r dataset store (a sweep's): steps/state row k is the moving bodies' state
+// before control step k, steps/action row k its action, so they line up with a CSV recording's
+// rows. Every observed quantity is computed from the stored body states.
+std::vector<Recording> ReadStoreEpisodes(const std::string& path, const ConfigNode& at, const std::vector<int64_t>& wanted,
+                                         bool held_out, const SysidConfig& c) {
+  DatasetReader r(path);
+  const Model& m = c.model;
+  std::vector<int> moving;
+  for (int b = 1; b < m.nbody(); ++b) {
+    if (m.body_dynamic[b]) moving.push_back(b);
+  }
+  const FeatureSpec* state = nullptr;
+  const FeatureSpec* action = nullptr;
+  for (const FeatureSpec& f : r.spec().features) {
+    if (f.name == "state") state = &f;
+    if (f.name == "action") action = &f;
+  }
+  if (state == nullptr || action == nullptr || state->shape.size() != 2 || state->shape[1] != 13) {
+    at.Fail(path + ": not a sweep's store (it needs steps/state [bodies, 13] and steps/action)");
+  }
+  if (state->shape[0] != static_cast<int64_t>(moving.size()) || action->shape.size() != 1 ||
+      action->shape[0] != m.nactuator()) {
+    at.Fail(path + ": recorded " + std::to_string(state->shape[0]) + " moving bodies and " +
+            std::to_string(action->shape.empty() ? 0 : action->shape[0]) + " actuators, but the config's scene has " +
+            std::to_string(moving.size()) + " and " + std::to_string(m.nactuator()) + ": not the same scene");
+  }
+  const std::vector<uint64_t> seeds = r.EpisodeSeeds();
+  const std::vector<int64_t> starts = r.EpisodeStarts(), lengths = r.EpisodeLengths();
+  EngineOptions eo;
+  eo.threads = 1;
+  Engine e(m, eo);
+  e.Reset();  // static bodies in place; the moving ones are overwritten per row
+  const StateView& s = e.mutable_state().view;
+  const double period = 1.0 / m.control_hz;
+  std::vector<Recording> out;
+  for (int64_t episode : wanted) {
+    size_t i = 0;
+    while (i < seeds.size() && seeds[i] != static_cast<uint64_t>(episode)) ++i;
+    if (i == seeds.size()) {
+      at.Fail(path + " holds no episode " + std::to_string(episode) + " (" + std::to_string(seeds.size()) +
+              " committed episodes)");
+    }
+    if (lengths[i] < 3) at.Fail(path + ": episode " + std::to_string(episode) + " has fewer than 3 steps");
+    const std::vector<double> st = FeatureRows(r, "state", starts[i], lengths[i]);
+    const std::vector<double> ac = FeatureRows(r, "action", starts[i], lengths[i]);
+    Recording rec;
+    rec.file = path + "#episode=" + std::to_string(episode);
+    rec.held_out = held_out;
+    for (int64_t k = 0; k < lengths[i]; ++k) {
+      for (size_t j = 0; j < moving.size(); ++j) {
+        const double* row = st.data() + (size_t(k) * moving.size() + j) * 13;
+        const int b = moving[j];
+        for (int q = 0; q < 3; ++q) s.body_pos(0, b)[q] = static_cast<Real>(row[q]);
+        for (int q = 0; q < 4; ++q) s.body_quat(0, b)[q] = static_cast<Real>(row[3 + q]);
+        for (int q = 0; q < 3; ++q) s.body_linvel(0, b)[q] = static_cast<Real>(row[7 + q]);
+        for (int q = 0; q < 3; ++q) s.body_angvel(0, b)[q] = static_cast<Real>(row[10 + q]);
+      }
+      std::vector<double> sig;
+      for (const SysidSignal& g : c.signals) sig.push_back(static_cast<double>(Measured(e.view(), s, 0, g.measure)));
+      rec.time.push_back(double(k) * period);
+      rec.action.emplace_back(ac.begin() + size_t(k) * m.nactuator(), ac.begin() + size_t(k + 1) * m.nactuator());
+      rec.signal.push_back(std::move(sig));
+      rec.line.push_back(static_cast<int>(k));  // the step within the episode
+    }
+    out.push_back(std::move(rec));
+  }
+  return out;
+}
+
 }  // namespace
 
 Measure ParseMeasure(const Model& m, const std::string& text) {
@@ -262,20 +354,38 @@ SysidConfig ParseSysidConfig(const std::string& text, const std::string& file) {
 
   // --- data: where the recordings are, and which are held out ---
   const ConfigNode data = root.Required("data");
-  data.CheckKeys({"train", "held_out", "time_column", "ignore_columns"});
-  std::vector<std::string> train = data.Required("train").Strings();
-  std::vector<std::string> held = data.Required("held_out").Strings();
-  if (train.empty()) data["train"].Fail("needs at least one recording");
-  if (held.empty()) {
-    data["held_out"].Fail("needs at least one recording: held-out data is how a fit is judged");
+  data.CheckKeys({"train", "held_out", "time_column", "ignore_columns", "store", "train_episodes", "held_out_episodes"});
+  const bool from_store = data.Has("store");
+  std::vector<std::string> train, held;
+  std::vector<int64_t> train_episodes, held_episodes;
+  if (from_store) {
+    if (data.Has("train") || data.Has("held_out")) data["store"].Fail("recordings come from CSV files or a store, not both");
+    for (int h = 0; h < 2; ++h) {
+      const ConfigNode list = data.Required(h == 0 ? "train_episodes" : "held_out_episodes");
+      for (double v : list.Numbers()) {
+        if (v < 0 || v != std::floor(v)) list.Fail("episode indices are whole numbers >= 0");
+        (h == 0 ? train_episodes : held_episodes).push_back(static_cast<int64_t>(v));
+      }
+      if ((h == 0 ? train_episodes : held_episodes).empty()) {
+        list.Fail(h == 0 ? "needs at least one episode" : "needs at least one episode: held-out data is how a fit is judged");
+      }
+    }
+  } else {
+    train = data.Required("train").Strings();
+    held = data.Required("held_out").Strings();
+    if (train.empty()) data["train"].Fail("needs at least one recording");
+    if (held.empty()) {
+      data["held_out"].Fail("needs at least one recording: held-out data is how a fit is judged");
+    }
   }
   c.time_column = data["time_column"].String("time");
   std::vector<std::string> ignore = data.Has("ignore_columns") ? data["ignore_columns"].Strings() : std::vector<std::string>{};
 
-  // --- actions: actuator -> column ---
-  const ConfigNode actions = root.Required("actions");
-  if (!actions.IsMap()) actions.Fail("a mapping of actuator names to recorded columns");
-  for (auto it = actions.yaml().begin(); it != actions.yaml().end(); ++it) {
+  // --- actions: actuator -> column (a store records every actuator's) ---
+  const ConfigNode actions = from_store ? root["actions"] : root.Required("actions");
+  if (from_store && actions.defined()) actions.Fail("a store records every actuator's action: no actions mapping");
+  if (actions.defined() && !actions.IsMap()) actions.Fail("a mapping of actuator names to recorded columns");
+  for (auto it = actions.yaml().begin(); actions.defined() && it != actions.yaml().end(); ++it) {
     const std::string name = it->first.Scalar();
     const int a = c.model.ActuatorId(name);
     if (a < 0) {
@@ -354,8 +464,21 @@ SysidConfig ParseSysidConfig(const std::string& text, const std::string& file) {
   }
 
   // --- the recordings (after everything they are checked against) ---
+  if (from_store) {
+    const std::string store = Resolve(base_dir, data["store"].String());
+    try {
+      for (int h = 0; h < 2; ++h) {
+        std::vector<Recording> recs = ReadStoreEpisodes(store, data[h == 0 ? "train_episodes" : "held_out_episodes"],
+                                                        h == 0 ? train_episodes : held_episodes, h == 1, c);
+        for (Recording& r : recs) c.recordings.push_back(std::move(r));
+      }
+    } catch (const ConfigError&) {
+      throw;
+    } catch (const std::exception& e) {
+      data["store"].Fail(e.what());
+    }
+  }
   for (int h = 0; h < 2; ++h) {
-    const ConfigNode at = data[h == 0 ? "train" : "held_out"];
     for (const std::string& f : h == 0 ? train : held) {
       try {
         c.recordings.push_back(ReadRecording(Resolve(base_dir, f), c, ignore, h == 1));
@@ -363,7 +486,6 @@ SysidConfig ParseSysidConfig(const std::string& text, const std::string& file) {
         throw ConfigError(e.what());
       }
     }
-    (void)at;
   }
   // one sample period for all: it becomes the control period
   const Recording& first = c.recordings.front();
