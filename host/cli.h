@@ -16,6 +16,7 @@ void AddInspectCommand(CLI::App* app);
 void AddSweepCommand(CLI::App* app);
 void AddReplayCommand(CLI::App* app);
 void AddSysidCommand(CLI::App* app);
+void AddClusterCommands(CLI::App* app);  // launch, status, merge (cli_cluster.cc)
 
 // s2r inspect --fields SCENE: the scene's addressable parameters and options (cli_fields.cc)
 void RunInspectFields(const std::string& scene, bool json);

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   s2r::AddSweepCommand(&app);
   s2r::AddReplayCommand(&app);
   s2r::AddSysidCommand(&app);
+  s2r::AddClusterCommands(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,142 @@
+// Sweeps across machines (host/cluster, host/cli_cluster.cc): shards of one sweep merge into a
+// store whose arrays equal the unsharded run's; status reports progress; merge refuses shards that
+// are missing or from another sweep, and an existing target; launch --dry-run writes the sbatch
+// script of a job array that resumes.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "host/cluster/shards.h"
+#include "host/store/store_error.h"
+#include "host/sweep/sweep.h"
+#include "tests/host/run_command.h"
+#include "tests/host/test_dir.h"
+
+namespace s2r {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kBin = S2R_BINARY;
+
+// a small push sweep: 11 episodes of at most 1 s, small chunks so the merge crosses chunk borders
+std::string SmallConfig(const std::string& dir, int seed = 5) {
+  const std::string path = dir + "/sweep" + std::to_string(seed) + ".yaml";
+  std::ofstream(path) << "scene: builtin:box_push\n"
+                         "task:\n  name: push\n  params: {goal_x: 0.25, goal_y: 0.0, goal_radius: 0.03, hold_s: 0.2, stuck_s: 1.0}\n"
+                         "episodes: 11\nhorizon_s: 1.0\nworlds: 4\nseed: " +
+                             std::to_string(seed) +
+                             "\nrandomization:\n  - name: box_mass\n    targets: [\"body_mass[box]\"]\n"
+                             "    mode: scale\n    distribution: uniform\n    low: 0.7\n    high: 1.3\n"
+                             "store: {chunk_steps: 32, shard_steps: 64, chunk_episodes: 4}\n";
+  return path;
+}
+
+void RunShards(const std::string& config, const std::string& dir, int shards) {
+  const SweepConfig c = LoadSweepConfig(config);
+  for (int k = 0; k < shards; ++k) {
+    SweepOptions o;
+    o.threads = 1;
+    o.shard = k;
+    o.shards = shards;
+    RunSweep(c, dir + "/shard-" + std::to_string(k) + ".zarr", o);
+  }
+}
+
+// path -> sha256 of every array's contents, from `s2r inspect --arrays --json`
+std::map<std::string, std::string> ArrayHashes(const std::string& store) {
+  const CommandResult r = RunCommand(kBin + " inspect " + store + " --arrays --json", false);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::map<std::string, std::string> out;
+  const nlohmann::json j = nlohmann::json::parse(r.output);
+  for (const auto& a : j["arrays"]) out[a["path"].get<std::string>()] = a["sha256"].get<std::string>();
+  return out;
+}
+
+TEST(Cluster, MergedShardsEqualTheUnshardedRun) {
+  const std::string dir = TestDir();
+  const std::string config = SmallConfig(dir);
+  SweepOptions o;
+  o.threads = 1;
+  RunSweep(LoadSweepConfig(config), dir + "/whole.zarr", o);
+  fs::create_directories(dir + "/run");
+  RunShards(config, dir + "/run", 3);
+  // status: complete, exit 0
+  const CommandResult st = RunCommand(kBin + " status " + dir + "/run --json", false);
+  ASSERT_EQ(st.exit_code, 0) << st.output;
+  const nlohmann::json sj = nlohmann::json::parse(st.output);
+  EXPECT_EQ(sj["episodes"], 11);
+  EXPECT_TRUE(sj["complete"].get<bool>());
+  EXPECT_EQ(sj["shards"][2]["expected"], 3);  // episodes 2, 5, 8
+  const CommandResult m = RunCommand(kBin + " merge " + dir + "/run --out " + dir + "/merged.zarr");
+  ASSERT_EQ(m.exit_code, 0) << m.output;
+  const auto whole = ArrayHashes(dir + "/whole.zarr"), merged = ArrayHashes(dir + "/merged.zarr");
+  ASSERT_GT(whole.size(), 10u);
+  EXPECT_EQ(whole, merged);
+  // the merged store is the unsharded sweep's: it can be resumed as one (nothing left to do)
+  const CommandResult resume = RunCommand(kBin + " sweep " + config + " --out " + dir + "/merged.zarr --resume --threads 1");
+  EXPECT_EQ(resume.exit_code, 0) << resume.output;
+  EXPECT_EQ(ArrayHashes(dir + "/merged.zarr"), whole);
+  // listing the shard stores instead of the folder does the same
+  const CommandResult listed = RunCommand(kBin + " merge " + dir + "/run/shard-2.zarr " + dir + "/run/shard-0.zarr " + dir +
+                                          "/run/shard-1.zarr --out " + dir + "/merged2.zarr");
+  ASSERT_EQ(listed.exit_code, 0) << listed.output;
+  EXPECT_EQ(ArrayHashes(dir + "/merged2.zarr"), whole);
+}
+
+TEST(Cluster, MergeRefusesMissingForeignAndExistingNamingThem) {
+  const std::string dir = TestDir();
+  fs::create_directories(dir + "/run");
+  RunShards(SmallConfig(dir), dir + "/run", 3);
+  // a target that exists
+  fs::create_directories(dir + "/taken");
+  std::ofstream(dir + "/taken/keep.txt") << "mine";
+  CommandResult r = RunCommand(kBin + " merge " + dir + "/run --out " + dir + "/taken");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("taken: exists"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(dir + "/taken/keep.txt"));
+  // a shard missing: status says so (exit 1), merge refuses and writes nothing
+  fs::rename(dir + "/run/shard-1.zarr", dir + "/shard-1.zarr");
+  r = RunCommand(kBin + " status " + dir + "/run");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("7 of 11 episodes"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("shard   1         0 / 4        no store yet"), std::string::npos) << r.output;
+  r = RunCommand(kBin + " merge " + dir + "/run --out " + dir + "/m1.zarr");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("shard 1 is missing"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir + "/m1.zarr"));
+  // a shard of another sweep (another seed)
+  fs::create_directories(dir + "/other");
+  RunShards(SmallConfig(dir, 6), dir + "/other", 3);
+  fs::rename(dir + "/other/shard-1.zarr", dir + "/run/shard-1.zarr");
+  r = RunCommand(kBin + " merge " + dir + "/run --out " + dir + "/m2.zarr");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("shard-1.zarr: belongs to another sweep"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("generator.config"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir + "/m2.zarr"));
+}
+
+TEST(Cluster, LaunchDryRunWritesAJobArrayThatResumesEachShard) {
+  const std::string dir = TestDir();
+  const CommandResult r = RunCommand(kBin + " launch slurm builtin:push --out " + dir + "/run --shards 4 --partition gpu"
+                                     " --gpus-per-shard 1 --time 02:00:00 --sbatch-arg=--qos=low --dry-run",
+                                     false);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* line : {"#SBATCH --array=0-3", "#SBATCH --requeue", "#SBATCH --partition=gpu", "#SBATCH --gpus-per-task=1",
+                           "#SBATCH --time=02:00:00", "#SBATCH --qos=low", "--shard \"$K/4\"", "shard-'\"$K.zarr\" --resume"}) {
+    EXPECT_NE(r.output.find(line), std::string::npos) << "missing " << line << " in:\n" << r.output;
+  }
+  EXPECT_FALSE(fs::exists(dir + "/run"));  // a dry run writes nothing
+  // without sbatch on the PATH, a real launch fails clearly (the script is kept for the record)
+  const CommandResult no = RunCommand("PATH=/nonexistent " + kBin + " launch slurm builtin:push --out " + dir +
+                                      "/run --shards 2");
+  EXPECT_EQ(no.exit_code, 1);
+  EXPECT_NE(no.output.find("sbatch is not available here"), std::string::npos) << no.output;
+  EXPECT_FALSE(fs::exists(dir + "/run/launch.json"));
+}
+
+}  // namespace
+}  // namespace s2r
