@@ -13,6 +13,7 @@ packages=(build-essential cmake git pkg-config ccache libeigen3-dev libpugixml-d
           libblosc-dev libzstd-dev zlib1g-dev   # Zarr v3 store codecs (host/store)
           libyaml-cpp-dev                       # sweep and sysid configs (host/sweep)
           libceres-dev gnuplot-nox              # system identification (solvers/) and its --plot
+          slurm-wlm munge                       # the private Slurm cluster of tests/python/test_slurm.py
           clang libclang-rt-14-dev)             # libFuzzer for tests/fuzz/run_fuzz.sh
 missing=()
 for p in "${packages[@]}"; do

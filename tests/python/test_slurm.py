@@ -1,0 +1,125 @@
+"""A sharded sweep through a real Slurm: a private single-node cluster (tests/cluster/slurm_local.sh:
+Debian's slurm-wlm and munge, root) runs `s2r launch slurm` of a 4-shard sweep; one array task is
+cancelled in the middle of its shard and requeued, resumes after its last committed episode, and
+the merged store equals an unsharded run of the same sweep, array for array. The daemons it starts
+are stopped by their pids, whatever happens. Skipped, saying why, without root or the packages."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+S2R_BIN = os.environ.get("S2R_BIN", os.path.join(REPO, "build", "s2r"))
+CLUSTER = os.path.join(REPO, "tests", "cluster", "slurm_local.sh")
+
+# 2000 episodes that all run their 4 s horizon (the goal is out of reach), one world per shard:
+# about 2 s of work per shard on one core, long enough to be cancelled half way
+CONFIG = """scene: builtin:box_push
+task:
+  name: push
+  params: {goal_x: 3.0, goal_y: 0.0, goal_radius: 0.03, hold_s: 0.2, stuck_s: 5.0}
+episodes: 2000
+horizon_s: 4.0
+worlds: 1
+seed: 9
+randomization:
+  - name: box_mass
+    targets: ["body_mass[box]"]
+    mode: scale
+    distribution: uniform
+    low: 0.7
+    high: 1.3
+store: {chunk_steps: 256, shard_steps: 1024, chunk_episodes: 16}
+"""
+
+
+def run(args, env=None, check=True):
+    r = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300)
+    if check and r.returncode != 0:
+        raise AssertionError(f"{args} exited {r.returncode}:\n{r.stdout}\n{r.stderr}")
+    return r
+
+
+def array_hashes(store):
+    out = json.loads(run([S2R_BIN, "inspect", str(store), "--arrays", "--json"]).stdout)
+    return {a["path"]: a["sha256"] for a in out["arrays"]}
+
+
+def wait_for(what, predicate, deadline_s):
+    end = time.time() + deadline_s
+    while time.time() < end:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {deadline_s} s waiting for {what}")
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    if not (os.path.isfile(S2R_BIN) and os.access(S2R_BIN, os.X_OK)):
+        pytest.skip(f"{S2R_BIN} not built")
+    missing = [t for t in ("munged", "slurmctld", "slurmd", "sbatch") if shutil.which(t) is None]
+    if missing:
+        pytest.skip(f"no local Slurm: {', '.join(missing)} not found (Debian: apt install slurm-wlm munge)")
+    if os.geteuid() != 0:
+        pytest.skip("a private Slurm cluster needs root (slurmd starts jobs as their users)")
+    state = tmp_path / "slurm"
+    try:
+        run(["bash", CLUSTER, "start", str(state)])
+        env = dict(os.environ, SLURM_CONF=str(state / "slurm.conf"))
+        yield env
+    finally:
+        subprocess.run(["bash", CLUSTER, "stop", str(state)], timeout=60)
+
+
+def test_launch_cancel_requeue_resume_merge(cluster, tmp_path):
+    env = cluster
+    config = tmp_path / "sweep.yaml"
+    config.write_text(CONFIG)
+    out = tmp_path / "run"
+    job = run([S2R_BIN, "launch", "slurm", str(config), "--out", str(out), "--shards", "4", "--threads", "1"],
+              env=env).stdout.strip()
+    assert job.isdigit(), job
+    assert (out / "sweep.sbatch").is_file() and (out / "launch.json").is_file()
+    assert json.loads((out / "launch.json").read_text())["job_id"] == job
+
+    def shard1_half_done():
+        r = run([S2R_BIN, "status", str(out), "--json"], env=env, check=False)
+        if not r.stdout.strip():
+            return False
+        s = json.loads(r.stdout)["shards"][1]
+        return 0 < s["episodes"] < s["expected"]
+
+    # cancel task 1 in the middle of its shard, then requeue it (as a preemption would);
+    # a requeued task waits two minutes by default: let it start now
+    wait_for("shard 1 to commit some of its episodes", shard1_half_done, 120)
+    run(["scancel", f"{job}_1"], env=env)
+    status = json.loads(run([S2R_BIN, "status", str(out), "--json"], env=env, check=False).stdout)
+    cut = status["shards"][1]["episodes"]
+    assert 0 < cut < status["shards"][1]["expected"]
+    wait_for("task 1 to leave the queue",
+             lambda: f"{job}_1" not in run(["squeue", "-h", "-r", "-o", "%i"], env=env).stdout, 60)
+    run(["scontrol", "requeue", f"{job}_1"], env=env)
+    run(["scontrol", "update", f"jobid={job}_1", "StartTime=now"], env=env)
+
+    # everything finishes; status says complete (exit 0)
+    wait_for("the job array to finish", lambda: run(["squeue", "-h", "-j", job], env=env).stdout.strip() == "", 240)
+    final = run([S2R_BIN, "status", str(out), "--json"], env=env, check=False)
+    assert final.returncode == 0, final.stdout + final.stderr
+    assert json.loads(final.stdout)["episodes"] == 2000
+    # the requeued task resumed after its committed episodes: its log (rewritten by the rerun) says
+    # it wrote only the rest
+    log = (out / "logs" / "shard-1.out").read_text()
+    written = re.search(r"episodes\s+(\d+) written \((\d+) of (\d+) in the store\)", log)
+    assert written, log
+    assert int(written.group(1)) <= 500 - cut and int(written.group(2)) == 500, log
+
+    # merged == unsharded, array for array
+    run([S2R_BIN, "merge", str(out), "--out", str(tmp_path / "merged.zarr")])
+    run([S2R_BIN, "sweep", str(config), "--out", str(tmp_path / "whole.zarr"), "--threads", "2"])
+    assert array_hashes(tmp_path / "merged.zarr") == array_hashes(tmp_path / "whole.zarr")
