@@ -226,7 +226,7 @@ void RunInspect(const InspectArgs& args) {
     return;
   }
   if (!args.arrays) {
-    if (DatasetReader::IsDataset(args.store)) {
+    if (DatasetReader::IsDataset(args.store) || DatasetReader::IsDatasetFolder(args.store)) {
       nlohmann::json s = DatasetSummary(args.store);
       if (args.json) {
         std::printf("%s\n", s.dump(2).c_str());

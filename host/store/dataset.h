@@ -171,7 +171,14 @@ class DatasetWriter {
 // A read-only view of a committed dataset (what `s2r inspect` summarises).
 class DatasetReader {
  public:
+  // `path` is a dataset, or a folder of datasets with one schema (a sweep's shard stores: every
+  // dataset directly inside it), read as one dataset without copying: its episodes in the order
+  // of their seed column (a sweep's episode index), their steps one after another.
   explicit DatasetReader(const std::string& path);
+  ~DatasetReader();
+  DatasetReader(DatasetReader&&) noexcept;
+  // the datasets a folder view is made of (empty for a plain dataset)
+  int parts() const { return static_cast<int>(parts_.size()); }
   const DatasetSpec& spec() const { return spec_; }
   const std::string& path() const { return path_; }
   int64_t episodes() const { return episodes_; }
@@ -192,12 +199,23 @@ class DatasetReader {
 
   // Whether `path` holds an s2r dataset (root attributes with the format marker).
   static bool IsDataset(const std::string& path);
+  // Whether `path` is a folder (no Zarr node itself) with s2r datasets directly inside it: what
+  // the constructor reads as one dataset of parts.
+  static bool IsDatasetFolder(const std::string& path);
 
  private:
+  void OpenParts();
+  template <typename T, typename F>
+  std::vector<T> Gather(F&& column) const;
+
   std::string path_;
   nlohmann::json attrs_;
   DatasetSpec spec_;
   int64_t episodes_ = 0, steps_ = 0;
+  // a folder view: its datasets, and per episode (in seed order) its dataset, row and first step
+  std::vector<std::unique_ptr<DatasetReader>> parts_;
+  std::vector<std::pair<int, int64_t>> order_;
+  std::vector<int64_t> starts_;
 };
 
 // The built-in step and episode arrays every dataset has, beside the features and params.

@@ -1,6 +1,11 @@
 // DatasetReader: the committed part of an s2r dataset, read-only. The root attribute s2r.commit
 // is the authority: arrays may be longer after an interrupted commit, never shorter.
 #include "host/store/dataset.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <tuple>
+
 #include "host/store/file_io.h"
 #include "host/store/store_error.h"
 #include "host/store/zarr_array.h"
@@ -41,7 +46,78 @@ bool DatasetReader::IsDataset(const std::string& path) {
   }
 }
 
+bool DatasetReader::IsDatasetFolder(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(path, ec) || std::filesystem::exists(JoinPath(path, "zarr.json"), ec)) return false;
+  for (const auto& e : std::filesystem::directory_iterator(path, ec)) {
+    if (e.is_directory() && IsDataset(e.path().string())) return true;
+  }
+  return false;
+}
+
+DatasetReader::~DatasetReader() = default;
+DatasetReader::DatasetReader(DatasetReader&&) noexcept = default;
+
+template <typename T, typename F>
+std::vector<T> DatasetReader::Gather(F&& column) const {
+  std::vector<std::vector<T>> per_part;
+  for (const auto& p : parts_) per_part.push_back(column(*p));
+  std::vector<T> out;
+  out.reserve(order_.size());
+  for (const auto& e : order_) out.push_back(per_part[e.first][e.second]);
+  return out;
+}
+
+void DatasetReader::OpenParts() {
+  std::vector<std::string> paths;
+  for (const auto& e : std::filesystem::directory_iterator(path_)) {
+    if (e.is_directory() && IsDataset(e.path().string())) paths.push_back(e.path().string());
+  }
+  std::sort(paths.begin(), paths.end());
+  if (paths.empty()) throw StoreError(path_, "is neither an s2r dataset nor a folder of them");
+  json schema;
+  std::vector<std::tuple<uint64_t, int, int64_t>> episodes;  // seed, part, row
+  for (const std::string& p : paths) {
+    parts_.push_back(std::make_unique<DatasetReader>(p));
+    const DatasetReader& r = *parts_.back();
+    json s = r.spec().ToJson();
+    s.erase("generator");
+    if (parts_.size() == 1) {
+      schema = s;
+      spec_ = r.spec();
+      attrs_ = r.root_attributes();
+    } else if (s != schema) {
+      throw StoreError(p, "has another schema than " + paths[0] + ": not parts of one dataset");
+    }
+    const std::vector<uint64_t> seeds = r.EpisodeSeeds();
+    for (size_t i = 0; i < seeds.size(); ++i) {
+      episodes.emplace_back(seeds[i], static_cast<int>(parts_.size() - 1), static_cast<int64_t>(i));
+    }
+  }
+  std::sort(episodes.begin(), episodes.end());
+  for (size_t i = 1; i < episodes.size(); ++i) {
+    if (std::get<0>(episodes[i]) == std::get<0>(episodes[i - 1])) {
+      throw StoreError(paths[std::get<1>(episodes[i])], "repeats episode " + std::to_string(std::get<0>(episodes[i])) +
+                                                            " of " + paths[std::get<1>(episodes[i - 1])]);
+    }
+  }
+  std::vector<std::vector<int64_t>> lengths;
+  for (const auto& p : parts_) lengths.push_back(p->EpisodeLengths());
+  for (const auto& e : episodes) {
+    order_.emplace_back(std::get<1>(e), std::get<2>(e));
+    starts_.push_back(steps_);
+    steps_ += lengths[std::get<1>(e)][std::get<2>(e)];
+  }
+  episodes_ = static_cast<int64_t>(order_.size());
+  attrs_["s2r"]["commit"] = {{"episodes", episodes_}, {"steps", steps_}};
+  attrs_["s2r"]["parts"] = paths;
+}
+
 DatasetReader::DatasetReader(const std::string& path) : path_(path) {
+  if (IsDatasetFolder(path)) {
+    OpenParts();
+    return;
+  }
   const std::string file = JoinPath(path, "zarr.json");
   const json doc = ReadZarrJson(path);
   if (NodeTypeOf(doc, file) != "group") throw StoreError(file, "an s2r dataset's root is a group");
@@ -76,14 +152,20 @@ DatasetReader::DatasetReader(const std::string& path) : path_(path) {
   }
 }
 
-std::vector<int64_t> DatasetReader::EpisodeStarts() const { return ReadColumn<int64_t>(path_, "episodes/start", episodes_); }
+std::vector<int64_t> DatasetReader::EpisodeStarts() const {
+  if (!parts_.empty()) return starts_;
+  return ReadColumn<int64_t>(path_, "episodes/start", episodes_);
+}
 std::vector<int64_t> DatasetReader::EpisodeLengths() const {
+  if (!parts_.empty()) return Gather<int64_t>([](const DatasetReader& r) { return r.EpisodeLengths(); });
   return ReadColumn<int64_t>(path_, "episodes/length", episodes_);
 }
 std::vector<uint64_t> DatasetReader::EpisodeSeeds() const {
+  if (!parts_.empty()) return Gather<uint64_t>([](const DatasetReader& r) { return r.EpisodeSeeds(); });
   return ReadColumn<uint64_t>(path_, "episodes/seed", episodes_);
 }
 std::vector<uint8_t> DatasetReader::EpisodeSuccess() const {
+  if (!parts_.empty()) return Gather<uint8_t>([](const DatasetReader& r) { return r.EpisodeSuccess(); });
   const std::string path = JoinPath(path_, "episodes/success");
   ZarrArray a = ZarrArray::Open(path);
   if (a.metadata().data_type != DataType::kBool || a.metadata().shape.size() != 1) {
@@ -95,21 +177,44 @@ std::vector<uint8_t> DatasetReader::EpisodeSuccess() const {
   return out;
 }
 std::vector<int32_t> DatasetReader::EpisodeFailureLabels() const {
+  if (!parts_.empty()) return Gather<int32_t>([](const DatasetReader& r) { return r.EpisodeFailureLabels(); });
   return ReadColumn<int32_t>(path_, "episodes/failure_label", episodes_);
 }
 std::vector<int32_t> DatasetReader::EpisodeTaskIndices() const {
+  if (!parts_.empty()) return Gather<int32_t>([](const DatasetReader& r) { return r.EpisodeTaskIndices(); });
   return ReadColumn<int32_t>(path_, "episodes/task_index", episodes_);
 }
 std::vector<double> DatasetReader::EpisodeMetric(const std::string& name) const {
+  if (!parts_.empty()) return Gather<double>([&](const DatasetReader& r) { return r.EpisodeMetric(name); });
   return ReadColumn<double>(path_, "episodes/metrics/" + name, episodes_);
 }
 
 std::vector<double> DatasetReader::EpisodeParam(const std::string& name) const {
+  if (!parts_.empty()) return Gather<double>([&](const DatasetReader& r) { return r.EpisodeParam(name); });
   return ReadColumn<double>(path_, "episodes/params/" + name, episodes_);
 }
 
 std::vector<uint8_t> DatasetReader::StepRows(const std::string& name, int64_t start, int64_t count) const {
   const std::string path = JoinPath(path_, "steps/" + name);
+  if (!parts_.empty()) {
+    if (start < 0 || count < 0 || start + count > steps_) {
+      throw StoreError(path, "rows [" + std::to_string(start) + ", " + std::to_string(start + count) +
+                                 ") lie outside the " + std::to_string(steps_) + " committed steps");
+    }
+    // the episodes the rows cross, each read from its part
+    std::vector<uint8_t> out;
+    size_t e = static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), start) - starts_.begin()) - 1;
+    std::vector<std::vector<int64_t>> part_starts(parts_.size());
+    for (int64_t at = start; at < start + count; ++e) {
+      const auto [part, row] = order_[e];
+      if (part_starts[part].empty()) part_starts[part] = parts_[part]->EpisodeStarts();
+      const int64_t end = std::min(start + count, e + 1 < starts_.size() ? starts_[e + 1] : steps_);
+      const std::vector<uint8_t> rows = parts_[part]->StepRows(name, part_starts[part][row] + (at - starts_[e]), end - at);
+      out.insert(out.end(), rows.begin(), rows.end());
+      at = end;
+    }
+    return out;
+  }
   if (start < 0 || count < 0 || start + count > steps_) {
     throw StoreError(path, "rows [" + std::to_string(start) + ", " + std::to_string(start + count) +
                                ") lie outside the " + std::to_string(steps_) + " committed steps");

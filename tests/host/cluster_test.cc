@@ -71,6 +71,15 @@ TEST(Cluster, MergedShardsEqualTheUnshardedRun) {
   EXPECT_EQ(sj["episodes"], 11);
   EXPECT_TRUE(sj["complete"].get<bool>());
   EXPECT_EQ(sj["shards"][2]["expected"], 3);  // episodes 2, 5, 8
+  // the folder reads as one dataset without a merge: s2r inspect's summary is the unsharded run's
+  auto summary = [&](const std::string& store) {
+    const CommandResult r = RunCommand(kBin + " inspect " + store + " --json", false);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    nlohmann::json j = nlohmann::json::parse(r.output);
+    j.erase("store");
+    return j;
+  };
+  EXPECT_EQ(summary(dir + "/run"), summary(dir + "/whole.zarr"));
   const CommandResult m = RunCommand(kBin + " merge " + dir + "/run --out " + dir + "/merged.zarr");
   ASSERT_EQ(m.exit_code, 0) << m.output;
   const auto whole = ArrayHashes(dir + "/whole.zarr"), merged = ArrayHashes(dir + "/merged.zarr");
