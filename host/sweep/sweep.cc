@@ -161,7 +161,8 @@ DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
     spec.params.push_back(ps);
   }
   spec.metrics = {
-      {"phase", "1", "task phase when the episode ended (kernels/task.h TaskPhase: 0 approach, 1 push, 2 grasp, 3 lift, 4 hold)"},
+      {"phase", "1", "task phase when the episode ended (kernels/task.h TaskPhase: 0 approach, 1 push, 2 grasp, 3 lift, 4 hold, "
+               "5 transport, 6 insert)"},
       {"margin", "m", "at the end: how far inside the success region (push: goal_radius - distance), < 0 outside"},
       {"min_margin", "m", "closest approach to success seen (push: goal_radius - closest distance)"},
       {"max_slip", "m", "largest slip of a held object (grasping tasks; 0 for push)"},
@@ -192,7 +193,7 @@ DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
                      {"actuator_names", m.actuator_name},
                      {"body_names", body_names},
                      {"action_space", "absolute"},
-                     {"gripper", c.task.info->kind == kTaskPickLift ? "opening_m" : "none"}};
+                     {"gripper", c.task.info->kind == kTaskPickLift || c.task.info->kind == kTaskPegInsert ? "opening_m" : "none"}};
   const int64_t seed = o.seed >= 0 ? o.seed : static_cast<int64_t>(c.seed);
   const int64_t episodes = o.episodes >= 0 ? o.episodes : c.episodes;
   spec.generator = {{"command", "s2r sweep"},

@@ -351,7 +351,7 @@ TEST(Sweep, RejectsBadConfigsNamingFileLineAndKey) {
       {"task:\n  name: push\n", "(document): missing required key 'scene'"},
       {"scene: builtin:nope\ntask:\n  name: push\n", "unknown built-in scene 'nope'"},
       {"scene: missing.xml\ntask:\n  name: push\n", "missing.xml: cannot open file"},
-      {"scene: builtin:box_push\ntask:\n  name: fly\n", "bad.yaml:3:9: task.name: unknown task 'fly' (tasks: push, pick_lift)"},
+      {"scene: builtin:box_push\ntask:\n  name: fly\n", "bad.yaml:3:9: task.name: unknown task 'fly' (tasks: push, pick_lift, peg_insert)"},
       {base + "  params: {goal_q: 1}\n", "task.params.goal_q: unknown parameter 'goal_q' of task 'push'"},
       {base + "  params: {goal_radius: -1}\n", "task.params.goal_radius: must be > 0"},
       {base + "  object: ghost\n", "task.object: the scene has no body 'ghost'"},
