@@ -163,8 +163,12 @@ DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
   spec.metrics = {
       {"phase", "1", "task phase when the episode ended (kernels/task.h TaskPhase: 0 approach, 1 push, 2 grasp, 3 lift, 4 hold, "
                "5 transport, 6 insert)"},
-      {"margin", "m", "at the end: how far inside the success region (push: goal_radius - distance), < 0 outside"},
-      {"min_margin", "m", "closest approach to success seen (push: goal_radius - closest distance)"},
+      {"margin", "m",
+       "at the end: how far inside the success region (push: goal_radius - distance; peg_insert: depth - "
+       "insert_depth), < 0 outside"},
+      {"min_margin", "m",
+       "closest approach to success seen (push: goal_radius - closest distance), or to a failure threshold "
+       "(pick_lift: drop_dist - max_slip; peg_insert: slip_limit - max_slip)"},
       {"max_slip", "m", "largest slip of a held object (grasping tasks; 0 for push)"},
       {"near_miss", "1", "1 when the task calls the episode a near miss (docs/sweep.md)"}};
   static const char* const kEventKinds[] = {"displace_object", "push_object", "goal_change"};
