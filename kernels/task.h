@@ -25,7 +25,8 @@ constexpr int kTaskMaxActuators = 8;
 enum TaskKind : int32_t {
   kTaskPush = 0,      // push a box into a goal region (configs/scenes/box_push.xml)
   kTaskPickLift = 1,  // grasp, lift above a height, hold (configs/scenes/pick_lift.xml)
-  kNumTaskKinds = 2,
+  kTaskPegInsert = 2,  // grasp a peg, carry it over a socket, insert it (configs/scenes/peg_insert.xml)
+  kNumTaskKinds = 3,
 };
 
 enum TaskLabel : int32_t {
@@ -46,7 +47,9 @@ enum TaskPhase : int32_t {
   kPhaseGrasp = 2,     // closing the fingers on it
   kPhaseLift = 3,      // raising it
   kPhaseHold = 4,      // holding it at the target (or at the goal) for hold_s
-  kNumTaskPhases = 5,
+  kPhaseTransport = 5, // carrying it to above the place where it goes
+  kPhaseInsert = 6,    // lowering it into the hole
+  kNumTaskPhases = 7,
 };
 
 // What a task reads and drives in the scene, resolved from names by the host.
@@ -54,9 +57,10 @@ struct TaskModel {
   int32_t kind = kTaskPush;
   int32_t object_body = -1;                  // the manipulated object (a free body)
   int32_t effector_body = -1;                // the pusher / the hand
-  int32_t finger_body[2] = {-1, -1};         // pick_lift: left, right
+  int32_t finger_body[2] = {-1, -1};         // pick_lift, peg_insert: left, right
+  int32_t target_body = -1;                  // peg_insert: the socket (a static body; origin at the hole's mouth)
   int32_t nactuator = 0;                     // the task's actuators, in its own order:
-  int32_t actuator[kTaskMaxActuators] = {};  //   push: x, y; pick_lift: x, y, z, finger_left, finger_right
+  int32_t actuator[kTaskMaxActuators] = {};  //   push: x, y; pick_lift, peg_insert: x, y, z, finger_left, finger_right
   int32_t joint[kTaskMaxActuators] = {};     //   the slide joint each drives
 };
 
@@ -71,13 +75,15 @@ struct TaskState {
   int32_t near_miss;      // the task's near-miss verdict at the end (docs/sweep.md)
   Real phase_time;        // s in the current phase
   Real progress_time;     // s since the last progress (stuck detection)
-  Real best;              // push: smallest goal distance so far, m
+  Real best;              // push: smallest goal distance so far; peg_insert: deepest insertion so far, m
   Real margin;            // at the end: how far inside the success region (m), < 0 if outside
   Real min_margin;        // near miss: smallest margin to a failure threshold seen, m
   Real max_slip;          // largest slip of a held object, m
-  Real lift_start;        // pick_lift: hand height when the lift began, m
-  Real grip_offset;       // pick_lift: object z - hand z when the lift began, m
-  Real grasp_xy[2];       // pick_lift: where the hand holds its x, y from the grasp on, m
+  Real lift_start;        // pick_lift, peg_insert: hand height when the lift began, m
+  Real grip_offset;       // pick_lift, peg_insert: object z - hand z when the lift began, m
+  Real grasp_xy[2];       // pick_lift, peg_insert: where the hand holds its x, y from the grasp on, m
+  Real place_xy[2];       // peg_insert: the hand's x, y over the hole, fixed when the transport began, m
+  Real inserted_time;     // peg_insert: s the peg has stayed at the insertion depth without a break
   Real effector0[3];      // effector body position at reset, world, m
   Real object0[3];        // object position at reset, world, m
   Real q0[kTaskMaxActuators];  // the task joints' positions at reset (actions are joint targets)
@@ -111,6 +117,8 @@ S2R_HD void TaskResetCommon(const TaskModel& t, const ModelView& m, const StateV
   ts->lift_start = Real(0);
   ts->grip_offset = Real(0);
   ts->grasp_xy[0] = ts->grasp_xy[1] = Real(0);
+  ts->place_xy[0] = ts->place_xy[1] = Real(0);
+  ts->inserted_time = Real(0);
   StoreVec3(ts->effector0, BodyPosition(s, world, t.effector_body));
   StoreVec3(ts->object0, BodyPosition(s, world, t.object_body));
   for (int i = 0; i < kTaskMaxActuators; ++i) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "kernels/task.h"
+#include "kernels/task_peg_insert.h"
 #include "kernels/task_pick_lift.h"
 #include "kernels/task_push.h"
 
@@ -12,6 +13,7 @@ S2R_HD void TaskReset(const TaskModel& t, const ModelView& m, const StateView& s
   switch (t.kind) {
     case kTaskPush: PushReset(t, m, s, world, params, ts); break;
     case kTaskPickLift: PickLiftReset(t, m, s, world, params, ts); break;
+    case kTaskPegInsert: PegInsertReset(t, m, s, world, params, ts); break;
     default: TaskResetCommon(t, m, s, world, ts); break;
   }
 }
@@ -23,6 +25,7 @@ S2R_HD void TaskAct(const TaskModel& t, const ModelView& m, const StateView& s, 
   switch (t.kind) {
     case kTaskPush: PushAct(t, m, s, world, params, ts, action); break;
     case kTaskPickLift: PickLiftAct(t, m, s, world, params, ts, action); break;
+    case kTaskPegInsert: PegInsertAct(t, m, s, world, params, ts, action); break;
     default: break;
   }
 }
@@ -33,6 +36,7 @@ S2R_HD void TaskEvaluate(const TaskModel& t, const ModelView& m, const StateView
   switch (t.kind) {
     case kTaskPush: PushEvaluate(t, m, s, world, params, horizon_steps, ts); break;
     case kTaskPickLift: PickLiftEvaluate(t, m, s, world, params, horizon_steps, ts); break;
+    case kTaskPegInsert: PegInsertEvaluate(t, m, s, world, params, horizon_steps, ts); break;
     default:
       ts->steps += 1;
       TaskEvaluateCommon(s, world, horizon_steps, ts);

@@ -161,9 +161,14 @@ DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
     spec.params.push_back(ps);
   }
   spec.metrics = {
-      {"phase", "1", "task phase when the episode ended (kernels/task.h TaskPhase: 0 approach, 1 push, 2 grasp, 3 lift, 4 hold)"},
-      {"margin", "m", "at the end: how far inside the success region (push: goal_radius - distance), < 0 outside"},
-      {"min_margin", "m", "closest approach to success seen (push: goal_radius - closest distance)"},
+      {"phase", "1", "task phase when the episode ended (kernels/task.h TaskPhase: 0 approach, 1 push, 2 grasp, 3 lift, 4 hold, "
+               "5 transport, 6 insert)"},
+      {"margin", "m",
+       "at the end: how far inside the success region (push: goal_radius - distance; peg_insert: depth - "
+       "insert_depth), < 0 outside"},
+      {"min_margin", "m",
+       "closest approach to success seen (push: goal_radius - closest distance), or to a failure threshold "
+       "(pick_lift: drop_dist - max_slip; peg_insert: slip_limit - max_slip)"},
       {"max_slip", "m", "largest slip of a held object (grasping tasks; 0 for push)"},
       {"near_miss", "1", "1 when the task calls the episode a near miss (docs/sweep.md)"}};
   static const char* const kEventKinds[] = {"displace_object", "push_object", "goal_change"};
@@ -192,7 +197,7 @@ DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
                      {"actuator_names", m.actuator_name},
                      {"body_names", body_names},
                      {"action_space", "absolute"},
-                     {"gripper", c.task.info->kind == kTaskPickLift ? "opening_m" : "none"}};
+                     {"gripper", c.task.info->kind == kTaskPickLift || c.task.info->kind == kTaskPegInsert ? "opening_m" : "none"}};
   const int64_t seed = o.seed >= 0 ? o.seed : static_cast<int64_t>(c.seed);
   const int64_t episodes = o.episodes >= 0 ? o.episodes : c.episodes;
   spec.generator = {{"command", "s2r sweep"},

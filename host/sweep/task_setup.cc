@@ -1,5 +1,6 @@
 #include "host/sweep/task_setup.h"
 
+#include "kernels/task_peg_insert.h"
 #include "kernels/task_pick_lift.h"
 #include "kernels/task_push.h"
 
@@ -32,6 +33,17 @@ std::vector<TaskParamInfo> PickLiftParams() {
   return out;
 }
 
+std::vector<TaskParamInfo> PegInsertParams() {
+  std::vector<TaskParamInfo> out;
+  // the expert's alignment error may have either sign; the rest are lengths, speeds, times and a
+  // force, all > 0
+#define S2R_PEG_INSERT_PARAM_INFO(name, value, unit, description) \
+  out.push_back({#name, value, unit, std::string(#name) != "align_x" && std::string(#name) != "align_y", description});
+  S2R_PEG_INSERT_PARAMS(S2R_PEG_INSERT_PARAM_INFO)
+#undef S2R_PEG_INSERT_PARAM_INFO
+  return out;
+}
+
 }  // namespace
 
 const std::vector<TaskInfo>& Tasks() {
@@ -40,6 +52,8 @@ const std::vector<TaskInfo>& Tasks() {
        PushParams()},
       {"pick_lift", kTaskPickLift, "pick up the box and hold it up", "object", "hand", {"finger_left", "finger_right"},
        {"act_x", "act_y", "act_z", "act_finger_left", "act_finger_right"}, PickLiftParams()},
+      {"peg_insert", kTaskPegInsert, "put the peg into the hole", "peg", "hand", {"finger_left", "finger_right"},
+       {"act_x", "act_y", "act_z", "act_finger_left", "act_finger_right"}, PegInsertParams(), "socket"},
   };
   return tasks;
 }
@@ -59,7 +73,7 @@ int TaskParamIndex(const TaskInfo& info, const std::string& name) {
 }
 
 TaskSetup ParseTask(const ConfigNode& node, const Model& m) {
-  node.CheckKeys({"name", "instruction", "params", "object", "effector", "fingers", "actuators"});
+  node.CheckKeys({"name", "instruction", "params", "object", "effector", "fingers", "actuators", "target"});
   TaskSetup setup;
   const ConfigNode name = node.Required("name");
   setup.info = FindTask(name.String());
@@ -76,6 +90,13 @@ TaskSetup ParseTask(const ConfigNode& node, const Model& m) {
   t.kind = info.kind;
   t.object_body = BodyByName(node["object"], m, node["object"].String(info.default_object));
   t.effector_body = BodyByName(node["effector"], m, node["effector"].String(info.default_effector));
+  if (info.default_target != nullptr) {
+    const ConfigNode at = node["target"];
+    t.target_body = BodyByName(at, m, at.String(info.default_target));
+    if (m.body_dynamic[t.target_body]) at.Fail("the target body " + Quote(m.body_name[t.target_body]) + " must be static");
+  } else if (node.Has("target")) {
+    node["target"].Fail("task " + Quote(info.name) + " has no target body");
+  }
   std::vector<std::string> fingers(info.default_fingers.begin(), info.default_fingers.end());
   if (node.Has("fingers")) fingers = node["fingers"].Strings();
   if (fingers.size() != info.default_fingers.size()) {

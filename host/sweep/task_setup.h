@@ -3,12 +3,13 @@
 //
 // Config (docs/sweep.md, `task:`):
 //   task:
-//     name: push                       # push | pick_lift
+//     name: push                       # push | pick_lift | peg_insert
 //     instruction: push the box into the goal
 //     params: {goal_x: 0.3, hold_s: 0.5}   # any of the task's parameters; the rest default
 //     object: box                      # scene names; defaults are the builtin scenes' names
 //     effector: pusher_y
 //     actuators: [act_x, act_y]
+//     target: socket                   # peg_insert: the static body the peg goes into
 // A task parameter is randomized like an engine parameter, addressed as `task.<name>`.
 #pragma once
 
@@ -38,6 +39,7 @@ struct TaskInfo {
   std::vector<const char*> default_fingers;    // pick_lift: left, right
   std::vector<const char*> default_actuators;  // in the task's actuator order
   std::vector<TaskParamInfo> params;
+  const char* default_target = nullptr;        // peg_insert: the socket; nullptr: the task has no target body
 };
 
 // The registered tasks; nullptr for an unknown name.

@@ -733,6 +733,49 @@ TEST(MjcfLoad, PickLiftScene) {
   for (int b = 1; b < m.nbody(); ++b) EXPECT_GT(m.body_mass[b], 0) << m.body_name[b];
 }
 
+// The conventions the peg_insert task relies on (kernels/task_peg_insert.h): the peg's origin is
+// its tip, the socket is static with its origin at the hole's mouth, and the hole leaves 3 mm of
+// clearance per side around the peg.
+TEST(MjcfLoad, PegInsertScene) {
+  Model m = LoadMjcfFile(ScenePath("peg_insert.xml"));
+  EXPECT_EQ(m.steps_per_control, 2);
+  const int peg = m.BodyId("peg"), socket = m.BodyId("socket");
+  ASSERT_GE(peg, 0);
+  ASSERT_GE(socket, 0);
+  EXPECT_EQ(m.joint_type[m.body_joint[peg]], kJointFree);
+  ExpectVec(m.body_pos0, peg, 3, {0, 0, 0});  // the tip on the floor
+  ExpectVec(m.geom_size, m.GeomId("peg"), 3, {0.01, 0.01, 0.05});
+  ExpectVec(m.geom_pos, m.GeomId("peg"), 3, {0, 0, 0.05});
+  ExpectVec(m.body_ipos, peg, 3, {0, 0, 0.05});
+  EXPECT_NEAR(m.body_mass[peg], 0.05, 1e-6);
+  EXPECT_EQ(m.body_dynamic[socket], 0);
+  const double mouth_z = m.body_pos0[3 * socket + 2];
+  EXPECT_NEAR(mouth_z, 0.04, kTol);
+  int walls = 0;
+  double inner_x = 1, inner_y = 1;  // the hole's half widths
+  for (int g = 0; g < m.ngeom(); ++g) {
+    if (m.geom_body[g] != socket) continue;
+    ++walls;
+    EXPECT_EQ(m.geom_type[g], kGeomBox);
+    const Real* pos = &m.geom_pos[3 * g];
+    const Real* size = &m.geom_size[3 * g];
+    EXPECT_NEAR(pos[2] + size[2], 0, kTol) << "a wall's top is the mouth";
+    EXPECT_NEAR(pos[2] - size[2], -mouth_z, kTol) << "a wall stands on the floor";
+    if (std::abs(pos[0]) > kTol) inner_x = std::min(inner_x, std::abs(double(pos[0])) - size[0]);
+    if (std::abs(pos[1]) > kTol) inner_y = std::min(inner_y, std::abs(double(pos[1])) - size[1]);
+  }
+  EXPECT_EQ(walls, 4);
+  EXPECT_NEAR(inner_x - 0.01, 0.003, kTol);
+  EXPECT_NEAR(inner_y - 0.01, 0.003, kTol);
+  // the open fingers straddle the peg's upper part, one on each side in y
+  for (const char* name : {"finger_left", "finger_right"}) {
+    const int f = m.BodyId(name);
+    EXPECT_GT(std::abs(double(m.body_pos0[3 * f + 1])) - m.geom_size[3 * m.GeomId(name) + 1], 0.01 + 0.01) << name;
+    EXPECT_LT(m.body_pos0[3 * f + 2] + m.geom_size[3 * m.GeomId(name) + 2], 0.1) << name;
+  }
+  EXPECT_EQ(m.nactuator(), 5);
+}
+
 TEST(MjcfLoad, Stack5Scene) {
   Model m = LoadMjcfFile(ScenePath("stack5.xml"));
   EXPECT_EQ(m.nbody(), 6);

@@ -351,10 +351,15 @@ TEST(Sweep, RejectsBadConfigsNamingFileLineAndKey) {
       {"task:\n  name: push\n", "(document): missing required key 'scene'"},
       {"scene: builtin:nope\ntask:\n  name: push\n", "unknown built-in scene 'nope'"},
       {"scene: missing.xml\ntask:\n  name: push\n", "missing.xml: cannot open file"},
-      {"scene: builtin:box_push\ntask:\n  name: fly\n", "bad.yaml:3:9: task.name: unknown task 'fly' (tasks: push, pick_lift)"},
+      {"scene: builtin:box_push\ntask:\n  name: fly\n", "bad.yaml:3:9: task.name: unknown task 'fly' (tasks: push, pick_lift, peg_insert)"},
       {base + "  params: {goal_q: 1}\n", "task.params.goal_q: unknown parameter 'goal_q' of task 'push'"},
       {base + "  params: {goal_radius: -1}\n", "task.params.goal_radius: must be > 0"},
       {base + "  object: ghost\n", "task.object: the scene has no body 'ghost'"},
+      {base + "  target: floor\n", "task.target: task 'push' has no target body"},
+      {"scene: builtin:peg_insert\ntask:\n  name: peg_insert\n  target: peg\n",
+       "task.target: the target body 'peg' must be static"},
+      {"scene: builtin:peg_insert\ntask:\n  name: peg_insert\n  target: hole\n",
+       "task.target: the scene has no body 'hole'"},
       {base + "  actuators: [act_x]\n", "task 'push' drives 2 actuators"},
       {base + "episodes: 0\n", "episodes: must be an integer in [1, "},
       {base + "horizon_s: abc\n", "horizon_s: must be a number, got 'abc'"},
@@ -397,6 +402,71 @@ TEST(Sweep, RejectsBadConfigsNamingFileLineAndKey) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("bad.yaml:4:11: episodes:"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir + "/never"));
+}
+
+// builtin:peg_insert end to end: the store holds every episode with its label, the labels are
+// physical failures from the shared taxonomy in the phases that can produce them, the summary
+// agrees with the store, and the episodes do not depend on the world and thread counts.
+TEST(Sweep, PegInsertRunsEndToEndAndStoresItsLabels) {
+  const std::string dir = TestDir();
+  SweepConfig c = LoadSweepConfig("builtin:peg_insert");
+  SweepOptions o;
+  o.episodes = 96;
+  o.worlds = 16;
+  o.threads = 2;
+  SweepSummary s = RunSweep(c, dir + "/a", o);
+  ASSERT_EQ(s.episodes, 96);
+  DatasetReader ds(dir + "/a");
+  ASSERT_EQ(ds.episodes(), 96);
+  EXPECT_EQ(ds.spec().tasks.at(0).name, "peg_insert");
+  std::vector<uint8_t> ok = ds.EpisodeSuccess();
+  std::vector<int32_t> labels = ds.EpisodeFailureLabels();
+  std::vector<double> phase = ds.EpisodeMetric("phase"), margin = ds.EpisodeMetric("margin"),
+                      near = ds.EpisodeMetric("near_miss");
+  std::vector<int64_t> counts(kNumTaskLabels, 0);
+  int64_t successes = 0, near_misses = 0;
+  for (size_t e = 0; e < ok.size(); ++e) {
+    successes += ok[e];
+    near_misses += near[e] != 0;
+    ASSERT_GE(labels[e], 0);
+    ASSERT_LT(labels[e], kNumTaskLabels);
+    if (ok[e]) {
+      EXPECT_EQ(labels[e], kLabelNone) << "episode " << e;
+      EXPECT_EQ(phase[e], double(kPhaseInsert)) << "episode " << e;
+      EXPECT_GE(margin[e], 0) << "episode " << e << ": a success has the tip at least insert_depth in";
+      continue;
+    }
+    ++counts[labels[e]];
+    EXPECT_NE(labels[e], kLabelNone) << "episode " << e;
+    EXPECT_LT(margin[e], 0) << "episode " << e << ": a failure did not reach insert_depth";
+    // stuck and slip are judged only while carrying or inserting; grasp misses while lifting or carrying
+    if (labels[e] == kLabelStuck) EXPECT_EQ(phase[e], double(kPhaseInsert)) << "episode " << e;
+    if (labels[e] == kLabelGraspMiss) {
+      EXPECT_TRUE(phase[e] == double(kPhaseLift) || phase[e] == double(kPhaseTransport)) << "episode " << e;
+    }
+    if (labels[e] == kLabelSlip) {
+      EXPECT_TRUE(phase[e] == double(kPhaseLift) || phase[e] == double(kPhaseTransport) ||
+                  phase[e] == double(kPhaseInsert))
+          << "episode " << e;
+    }
+  }
+  EXPECT_EQ(s.successes, successes);
+  EXPECT_EQ(s.near_misses, near_misses);
+  for (int l = 1; l < kNumTaskLabels; ++l) EXPECT_EQ(s.failure_counts[l], counts[l]) << TaskLabelNames()[l];
+  // neither trivial nor hopeless (1024 episodes: ~0.5), and more than one way to fail; no world froze
+  EXPECT_GT(successes, 96 / 5);
+  EXPECT_LT(successes, 96 * 9 / 10);
+  int kinds = 0;
+  for (int l = 1; l < kNumTaskLabels; ++l) kinds += counts[l] > 0;
+  EXPECT_GE(kinds, 2);
+  EXPECT_EQ(counts[kLabelSimUnstable], 0);
+  // the same episodes on 5 worlds and 1 thread
+  o.episodes = 24;
+  RunSweep(c, dir + "/b", o);
+  o.worlds = 5;
+  o.threads = 1;
+  RunSweep(c, dir + "/c", o);
+  EXPECT_TRUE(EpisodeFingerprints(dir + "/b") == EpisodeFingerprints(dir + "/c"));
 }
 
 // The sampled parameters the store records follow the config's distributions (one-step episodes:
