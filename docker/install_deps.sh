@@ -31,7 +31,7 @@ fi
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c "import mujoco, numpy, pytest, zarr, tensorstore, numcodecs" 2>/dev/null; then
+if ! .venv/bin/python -c "import mujoco, numpy, pytest, zarr, tensorstore, numcodecs, scipy" 2>/dev/null; then
   .venv/bin/pip install -q --disable-pip-version-check -r tests/python/requirements.txt
 fi
 echo "install_deps: done"

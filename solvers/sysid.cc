@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <stdexcept>
+#include <thread>
 
 #include "kernels/measure.h"
 
@@ -161,7 +162,6 @@ class Rollouts {
  public:
   Rollouts(const SysidConfig& c, const SysidOptions& o, std::vector<Window> wins)
       : c_(c), o_(o), windows_(std::move(wins)), starts_(WindowStarts(c, windows_)) {
-    for (const Window& w : windows_) max_len_ = std::max(max_len_, w.len);
     for (InitField& f : starts_) {
       if (!f.rate || !c.fit_rates) continue;
       f.rate_offset = dims_;
@@ -197,12 +197,53 @@ class Rollouts {
   const std::vector<double>& initial_rates() const { return initial_rates_; }
 
   // out[probe][window]: (len + 1) x signals simulated values (sample-major, the start state
-  // first); ok[probe][window]: the world stayed healthy.
+  // first); ok[probe][window]: the world stayed healthy. On the CPU backend the worlds are split
+  // into one engine per thread, each running its windows start to end on its own: the windows are
+  // independent, so no thread waits for the others at every control step.
   void Run(const std::vector<Probe>& probes, std::vector<std::vector<std::vector<double>>>* out,
            std::vector<std::vector<char>>* ok) {
     const int nwin = windows(), np = static_cast<int>(probes.size()), nw = nwin * np;
     const int S = signals();
-    Engine& e = EngineFor(nw);
+    out->assign(np, std::vector<std::vector<double>>(nwin));
+    for (int p = 0; p < np; ++p) {
+      for (int w = 0; w < nwin; ++w) (*out)[p][w].assign(size_t(windows_[w].len + 1) * S, 0.0);
+    }
+    ok->assign(np, std::vector<char>(nwin, 1));
+    int chunks = 1;
+    if (o_.backend == BackendKind::kCpu) {
+      const int threads = o_.threads > 0 ? o_.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      chunks = std::max(1, std::min(threads, nw));
+    }
+    if (chunks == 1) {
+      RunRange(probes, 0, nw, EngineFor(0, nw, o_.threads), out, ok);
+    } else {
+      std::vector<std::thread> pool;
+      std::vector<std::exception_ptr> errors(chunks);
+      for (int t = 0; t < chunks; ++t) {
+        const int g0 = int(int64_t(nw) * t / chunks), g1 = int(int64_t(nw) * (t + 1) / chunks);
+        Engine& e = EngineFor(t, g1 - g0, 1);
+        pool.emplace_back([&, t, g0, g1] {
+          try {
+            RunRange(probes, g0, g1, e, out, ok);
+          } catch (...) {
+            errors[t] = std::current_exception();
+          }
+        });
+      }
+      for (std::thread& th : pool) th.join();
+      for (const std::exception_ptr& err : errors) {
+        if (err) std::rethrow_exception(err);
+      }
+    }
+    count_ += nw;
+  }
+
+ private:
+  // worlds g0 .. g1 - 1 of a Run (world g: probe g / windows, window g % windows) on engine e
+  void RunRange(const std::vector<Probe>& probes, int g0, int g1, Engine& e,
+                std::vector<std::vector<std::vector<double>>>* out, std::vector<std::vector<char>>* ok) {
+    const int nwin = windows(), nw = g1 - g0;
+    const int S = signals();
     // parameters
     std::vector<Real> values;
     for (size_t k = 0; k < c_.params.size(); ++k) {
@@ -211,11 +252,11 @@ class Rollouts {
         // the delay in physics steps: whole control periods, then the rest (fractions included)
         std::vector<Real> steps(nw), part(nw);
         const int spc = c_.model.steps_per_control;
-        for (int world = 0; world < nw; ++world) {
-          const double d = std::max(0.0, probes[world / nwin].natural[k] / c_.model.timestep);
+        for (int l = 0; l < nw; ++l) {
+          const double d = std::max(0.0, probes[(g0 + l) / nwin].natural[k] / c_.model.timestep);
           const double whole = std::floor(d / spc);
-          steps[world] = static_cast<Real>(whole);
-          part[world] = static_cast<Real>(std::min(d - whole * spc, spc - 1e-6));
+          steps[l] = static_cast<Real>(whole);
+          part[l] = static_cast<Real>(std::min(d - whole * spc, spc - 1e-6));
         }
         e.SetParam("latency_steps", steps);
         e.SetParam("latency_timesteps", part);
@@ -224,16 +265,16 @@ class Rollouts {
       for (const FieldAddress& a : p.addresses) {
         const size_t n = a.elements.size();
         values.assign(size_t(nw) * n, 0);
-        for (int world = 0; world < nw; ++world) {
-          for (size_t i = 0; i < n; ++i) values[world * n + i] = static_cast<Real>(probes[world / nwin].natural[k]);
+        for (int l = 0; l < nw; ++l) {
+          for (size_t i = 0; i < n; ++i) values[l * n + i] = static_cast<Real>(probes[(g0 + l) / nwin].natural[k]);
         }
         e.SetParam(a.text, values);
       }
       for (const InertiaTarget& t : inertia_[k]) {
         values.assign(size_t(nw) * 3, 0);
-        for (int world = 0; world < nw; ++world) {
-          const double f = probes[world / nwin].natural[k] / t.mass;
-          for (int i = 0; i < 3; ++i) values[world * 3 + i] = static_cast<Real>(t.inertia[i] * f);
+        for (int l = 0; l < nw; ++l) {
+          const double f = probes[(g0 + l) / nwin].natural[k] / t.mass;
+          for (int i = 0; i < 3; ++i) values[l * 3 + i] = static_cast<Real>(t.inertia[i] * f);
         }
         e.SetParam(t.address, values);
       }
@@ -242,13 +283,13 @@ class Rollouts {
     for (const InitField& f : starts_) {
       const size_t n = f.values[0].size();
       values.assign(size_t(nw) * n, 0);
-      for (int world = 0; world < nw; ++world) {
-        const int w = world % nwin;
-        const std::vector<double>* rates = probes[world / nwin].rates;
+      for (int l = 0; l < nw; ++l) {
+        const int w = (g0 + l) % nwin;
+        const std::vector<double>* rates = probes[(g0 + l) / nwin].rates;
         for (size_t i = 0; i < n; ++i) {
           const double v = f.rate_offset >= 0 && rates != nullptr ? (*rates)[size_t(w) * dims_ + f.rate_offset + i]
                                                                    : f.values[w][i];
-          values[world * n + i] = static_cast<Real>(v);
+          values[l * n + i] = static_cast<Real>(v);
         }
       }
       e.SetParam(f.address, values);
@@ -259,53 +300,50 @@ class Rollouts {
     // actions given before it in the latency ring buffer
     const StateView& s = e.mutable_state().view;
     const int nact = c_.model.nactuator(), cap = e.view().latency_capacity;
-    for (int world = 0; world < nw; ++world) {
-      const Window& w = windows_[world % nwin];
+    for (int l = 0; l < nw; ++l) {
+      const Window& w = windows_[(g0 + l) % nwin];
       const Recording& r = c_.recordings[w.rec];
-      s.control_step(world) = w.start;
+      s.control_step(l) = w.start;
       for (int back = 1; back < cap; ++back) {
         const int step = w.start - back;
         if (step < 0) break;
-        for (int a = 0; a < nact; ++a) s.ctrl_queue(world, step % cap)[a] = static_cast<Real>(r.action[step][a]);
+        for (int a = 0; a < nact; ++a) s.ctrl_queue(l, step % cap)[a] = static_cast<Real>(r.action[step][a]);
       }
     }
     e.Upload();
-    out->assign(np, std::vector<std::vector<double>>(nwin));
-    for (int p = 0; p < np; ++p) {
-      for (int w = 0; w < nwin; ++w) (*out)[p][w].assign(size_t(windows_[w].len + 1) * S, 0.0);
-    }
     // sample 0 of every window is its start state
-    for (int world = 0; world < nw; ++world) {
-      double* row = (*out)[world / nwin][world % nwin].data();
-      for (int q = 0; q < S; ++q) row[q] = static_cast<double>(Measured(e.view(), e.state().view, world, c_.signals[q].measure));
+    for (int l = 0; l < nw; ++l) {
+      double* row = (*out)[(g0 + l) / nwin][(g0 + l) % nwin].data();
+      for (int q = 0; q < S; ++q) row[q] = static_cast<double>(Measured(e.view(), e.state().view, l, c_.signals[q].measure));
     }
+    int len = 0;
+    for (int l = 0; l < nw; ++l) len = std::max(len, windows_[(g0 + l) % nwin].len);
     std::vector<Real> actions(size_t(nw) * std::max(nact, 1), 0);
-    for (int t = 0; t < max_len_; ++t) {
-      for (int world = 0; world < nw; ++world) {
-        const Window& w = windows_[world % nwin];
+    for (int t = 0; t < len; ++t) {
+      for (int l = 0; l < nw; ++l) {
+        const Window& w = windows_[(g0 + l) % nwin];
         const Recording& r = c_.recordings[w.rec];
         const int i = std::min(w.start + t, static_cast<int>(r.time.size()) - 1);
-        for (int a = 0; a < nact; ++a) actions[size_t(world) * nact + a] = static_cast<Real>(r.action[i][a]);
+        for (int a = 0; a < nact; ++a) actions[size_t(l) * nact + a] = static_cast<Real>(r.action[i][a]);
       }
       e.Step(actions.data());
       e.Download();
       const StateView& st = e.state().view;
-      for (int world = 0; world < nw; ++world) {
-        const Window& w = windows_[world % nwin];
+      for (int l = 0; l < nw; ++l) {
+        const Window& w = windows_[(g0 + l) % nwin];
         if (t >= w.len) continue;
-        double* row = (*out)[world / nwin][world % nwin].data() + size_t(t + 1) * S;
-        for (int q = 0; q < S; ++q) row[q] = static_cast<double>(Measured(e.view(), st, world, c_.signals[q].measure));
+        double* row = (*out)[(g0 + l) / nwin][(g0 + l) % nwin].data() + size_t(t + 1) * S;
+        for (int q = 0; q < S; ++q) row[q] = static_cast<double>(Measured(e.view(), st, l, c_.signals[q].measure));
       }
     }
-    ok->assign(np, std::vector<char>(nwin, 1));
-    for (int world = 0; world < nw; ++world) {
-      bool good = e.state().view.status(world) == kWorldOk;
-      for (double v : (*out)[world / nwin][world % nwin]) good = good && std::isfinite(v);
-      (*ok)[world / nwin][world % nwin] = good;
+    for (int l = 0; l < nw; ++l) {
+      bool good = e.state().view.status(l) == kWorldOk;
+      for (double v : (*out)[(g0 + l) / nwin][(g0 + l) % nwin]) good = good && std::isfinite(v);
+      (*ok)[(g0 + l) / nwin][(g0 + l) % nwin] = good;
     }
-    count_ += nw;
   }
 
+ public:
   // whitened residuals sqrt(weight) (recorded - simulated) / noise of one window's simulation
   void Residuals(int w, const std::vector<double>& sim, double* r) const {
     const Window& win = windows_[w];
@@ -326,16 +364,17 @@ class Rollouts {
     double inertia[3];
   };
 
-  Engine& EngineFor(int nworld) {
-    auto it = engines_.find(nworld);
+  // the engine of one chunk of a Run, kept for the next Run of the same size
+  Engine& EngineFor(int chunk, int nworld, int threads) {
+    auto it = engines_.find({chunk, nworld});
     if (it != engines_.end()) return *it->second;
     EngineOptions eo;
     eo.nworld = nworld;
     eo.backend = o_.backend;
-    eo.threads = o_.threads;
+    eo.threads = threads;
     auto e = std::make_unique<Engine>(c_.model, eo);
     Engine& ref = *e;
-    engines_[nworld] = std::move(e);
+    engines_[{chunk, nworld}] = std::move(e);
     return ref;
   }
 
@@ -346,8 +385,7 @@ class Rollouts {
   int dims_ = 0;
   std::vector<double> initial_rates_;
   std::vector<std::vector<InertiaTarget>> inertia_;  // per parameter
-  std::map<int, std::unique_ptr<Engine>> engines_;
-  int max_len_ = 0;
+  std::map<std::pair<int, int>, std::unique_ptr<Engine>> engines_;
   int64_t count_ = 0;
 };
 
@@ -431,6 +469,9 @@ class Shooting : public ceres::EvaluationCallback {
         if (xk + h > hi) up = xk;
         if (xk - h < lo) down = xk;
       }
+      if (!c_.central_differences) {  // one probe: forward, or backward at the upper bound
+        if (up > xk) down = xk;
+      }
       up_x_[k] = up;
       down_x_[k] = down;
       if (up > xk) {
@@ -446,7 +487,8 @@ class Shooting : public ceres::EvaluationCallback {
         probes.push_back({Natural(xm), &rates_});
       }
     }
-    // rates: +-h on component j of every window's rates at once
+    // rates: +h (and -h for central differences) on component j of every window's rates at once
+    const int sides = c_.central_differences ? 2 : 1;
     rate_probes_.assign(size_t(2) * d, rates_);
     rate_step_.assign(size_t(nwin) * d, 0.0);
     const size_t first_rate_probe = probes.size();
@@ -460,7 +502,10 @@ class Shooting : public ceres::EvaluationCallback {
       }
     }
     const std::vector<double> natural = Natural(*x_);
-    for (int j = 0; j < 2 * d; ++j) probes.push_back({natural, &rate_probes_[j]});
+    for (int j = 0; j < d; ++j) {
+      for (int side = 0; side < sides; ++side) probes.push_back({natural, &rate_probes_[2 * j + side]});
+    }
+    rate_sides_ = sides;
     r_->Run(probes, &probe_out_, &probe_ok_);
     first_rate_probe_ = static_cast<int>(first_rate_probe);
     have_jac_ = true;
@@ -511,7 +556,8 @@ class Shooting : public ceres::EvaluationCallback {
       for (int j = 0; j < d; ++j) {
         const size_t i = size_t(w) * d + j;
         const double v = center_rates_[i], h = rate_step_[i];
-        if (!column(first_rate_probe_ + 2 * j, first_rate_probe_ + 2 * j + 1, v + h, v - h, v, jacobians[p] + j, d)) {
+        const int up = first_rate_probe_ + rate_sides_ * j, down = rate_sides_ == 2 ? up + 1 : -1;
+        if (!column(up, down, v + h, v - h, v, jacobians[p] + j, d)) {
           return false;
         }
       }
@@ -535,6 +581,7 @@ class Shooting : public ceres::EvaluationCallback {
   std::vector<std::vector<double>> rate_probes_;
   std::vector<double> rate_step_;
   int first_rate_probe_ = 0;
+  int rate_sides_ = 2;
   std::vector<std::vector<std::vector<double>>> probe_out_;
   std::vector<std::vector<char>> probe_ok_;
 };
@@ -868,7 +915,15 @@ SysidResult RunSysid(const SysidConfig& c, const SysidOptions& o) {
   }
 
   // --- per-signal errors, train and held out, before and after ---
-  const std::vector<std::vector<double>> held_initial = HeldOutSimulation(c, &held, x_initial);
+  // before the fit: the held-out windows from their recorded start states (no fitting needed to
+  // see how far off the initial parameters are); after: start states fitted as for training
+  std::vector<std::vector<double>> held_initial;
+  {
+    std::vector<double> xi = x_initial;
+    Shooting s(c, &held, &xi, false);
+    s.PrepareForEvaluation(false, true);
+    held_initial = s.center();
+  }
   const std::vector<std::vector<double>> held_final = HeldOutSimulation(c, &held, x);
   std::vector<double> e_ti, e_t, e_hi, e_h;
   SignalErrors(c, train, train_initial, &e_ti);

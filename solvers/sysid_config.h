@@ -72,9 +72,10 @@ struct SysidConfig {
   SysidLoss loss = SysidLoss::kSquared;
   double loss_scale = 1.0;      // in units of the stated noise
   int max_iterations = 100;
-  double function_tolerance = 1e-10;
-  double parameter_tolerance = 1e-10;
-  double gradient_tolerance = 1e-12;
+  bool central_differences = true;  // solver.differences: forward (1 + p + d probes) or central (1 + 2p + 2d)
+  double function_tolerance = 1e-6;   // Ceres' defaults
+  double parameter_tolerance = 1e-8;
+  double gradient_tolerance = 1e-10;
   double max_relative_std = 0.5;// above it a parameter is reported not identifiable
   double max_correlation = 0.999;// two parameters correlated beyond it are reported not identifiable
   int latency_param = -1;       // index in params, -1 without one
