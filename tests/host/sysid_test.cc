@@ -473,6 +473,24 @@ std::string GoodConfig(const std::string& extra_param = "", const std::string& h
          "}\nactions: {drive: cmd}\nobservations:\n  - {quantity: \"joint_qpos[slide]\", column: x, noise: 0.001}\n";
 }
 
+// A world that goes unstable at the initial parameters (here: any speed above 1 mm/s counts as
+// runaway) is an error naming the recording line where its window starts; no fit is attempted.
+TEST(SysidBadInput, AnUnstableStartIsAnErrorNamingTheWindow) {
+  WriteDriveRecordings(0.0);
+  const std::string path = Write("drive.yaml", DriveConfig(1e-4));
+  SysidConfig c = LoadSysidConfig(path);
+  c.model.max_linear_speed[0] = 0.001;  // m/s
+  SysidOptions o;
+  o.progress = false;
+  try {
+    RunSysid(c, o);
+    FAIL() << "fitted from an unstable start";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("/a.csv:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("unstable at the initial parameters"), std::string::npos) << e.what();
+  }
+}
+
 TEST(SysidBadInput, EachIsAnErrorNamingFileAndLineOrKey) {
   ASSERT_EQ(LoadError(GoodConfig(), kGoodCsv, kGoodCsv), "");
   struct Case {
