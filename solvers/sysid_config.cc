@@ -18,15 +18,6 @@ namespace {
 
 std::string Quote(const std::string& s) { return "'" + s + "'"; }
 
-std::string DirOf(const std::string& path) {
-  size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
-}
-
-std::string Resolve(const std::string& base_dir, const std::string& path) {
-  if (path.rfind("builtin:", 0) == 0 || path.empty() || path[0] == '/') return path;
-  return base_dir + "/" + path;
-}
 
 struct MeasureName {
   const char* name;
@@ -337,7 +328,7 @@ SysidConfig ParseSysidConfig(const std::string& text, const std::string& file) {
   SysidConfig c;
   c.file = file;
   c.config_text = text;
-  const std::string base_dir = DirOf(file);
+  const std::string base_dir = ConfigDir(file);
   ConfigNode root = ConfigNode::Parse(text, file);
   if (!root.IsMap()) root.Fail("a sysid config is a mapping (docs/sysid.md)");
   root.CheckKeys({"scene", "description", "parameters", "data", "actions", "observations", "window", "loss", "solver",
@@ -345,7 +336,7 @@ SysidConfig ParseSysidConfig(const std::string& text, const std::string& file) {
   c.description = root["description"].String("");
 
   const ConfigNode scene = root.Required("scene");
-  c.scene_source = Resolve(base_dir, scene.String());
+  c.scene_source = ResolveConfigPath(base_dir, scene.String());
   try {
     c.model = LoadScene(c.scene_source);
   } catch (const std::exception& e) {
@@ -466,7 +457,7 @@ SysidConfig ParseSysidConfig(const std::string& text, const std::string& file) {
 
   // --- the recordings (after everything they are checked against) ---
   if (from_store) {
-    const std::string store = Resolve(base_dir, data["store"].String());
+    const std::string store = ResolveConfigPath(base_dir, data["store"].String());
     try {
       for (int h = 0; h < 2; ++h) {
         std::vector<Recording> recs = ReadStoreEpisodes(store, data[h == 0 ? "train_episodes" : "held_out_episodes"],
@@ -482,7 +473,7 @@ SysidConfig ParseSysidConfig(const std::string& text, const std::string& file) {
   for (int h = 0; h < 2; ++h) {
     for (const std::string& f : h == 0 ? train : held) {
       try {
-        c.recordings.push_back(ReadRecording(Resolve(base_dir, f), c, ignore, h == 1));
+        c.recordings.push_back(ReadRecording(ResolveConfigPath(base_dir, f), c, ignore, h == 1));
       } catch (const InputError& e) {
         throw ConfigError(e.what());
       }

@@ -8,6 +8,7 @@
 
 #include "host/store/dataset.h"
 #include "host/store/store_error.h"
+#include "host/sweep/sweep_config.h"
 
 namespace s2r {
 namespace fs = std::filesystem;
@@ -24,23 +25,6 @@ json Identity(const json& generator) {
   json id = generator;
   if (id.contains("sweep") && id["sweep"].is_object()) id["sweep"].erase("shard");
   return id;
-}
-
-// the first key (a path) where two JSON values differ, "" when equal
-std::string FirstDiff(const json& a, const json& b, const std::string& at = "") {
-  if (a.is_object() && b.is_object()) {
-    for (auto it = a.begin(); it != a.end(); ++it) {
-      const std::string key = at.empty() ? it.key() : at + "." + it.key();
-      if (!b.contains(it.key())) return key;
-      std::string d = FirstDiff(it.value(), b[it.key()], key);
-      if (!d.empty()) return d;
-    }
-    for (auto it = b.begin(); it != b.end(); ++it) {
-      if (!a.contains(it.key())) return at.empty() ? it.key() : at + "." + it.key();
-    }
-    return "";
-  }
-  return a == b ? "" : (at.empty() ? std::string("(root)") : at);
 }
 
 // Step rows of one feature of one shard, read a chunk-sized block at a time as the merge walks the
@@ -143,7 +127,7 @@ ShardSet OpenShards(const std::vector<std::string>& inputs) {
       set.generator = gen;
       set.version = gen.value("s2r_version", std::string("?")) + " " + gen.value("git_revision", std::string("?"));
     } else {
-      const std::string d = FirstDiff(identity, id);
+      const std::string d = FirstDifference(identity, id);
       if (!d.empty()) {
         throw StoreError(path, "belongs to another sweep than " + identity_from + ": generator." + d + " differs (" +
                                    (id.contains(d) ? id[d].dump() : std::string("see the store")) + ")");

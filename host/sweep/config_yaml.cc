@@ -6,6 +6,16 @@
 #include <sstream>
 
 namespace s2r {
+
+std::string ConfigDir(const std::string& file) {
+  const size_t slash = file.find_last_of('/');
+  return slash == std::string::npos ? std::string(".") : file.substr(0, slash);
+}
+
+std::string ResolveConfigPath(const std::string& base_dir, const std::string& path) {
+  if (path.rfind("builtin:", 0) == 0 || path.empty() || path[0] == '/') return path;
+  return base_dir + "/" + path;
+}
 namespace {
 
 std::string Quote(const std::string& s) { return "'" + s + "'"; }

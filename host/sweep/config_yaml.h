@@ -18,6 +18,12 @@
 
 namespace s2r {
 
+// The folder of a config file ("." for a bare name): relative paths in it resolve against it.
+std::string ConfigDir(const std::string& file);
+// `path` as written in a config in `base_dir`: builtin:<name> and absolute paths as they are,
+// relative ones joined to base_dir.
+std::string ResolveConfigPath(const std::string& base_dir, const std::string& path);
+
 class ConfigError : public std::runtime_error {
  public:
   explicit ConfigError(const std::string& what) : std::runtime_error(what) {}

@@ -12,10 +12,6 @@ namespace {
 
 std::string Quote(const std::string& s) { return "'" + s + "'"; }
 
-std::string DirOf(const std::string& path) {
-  size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
-}
 
 // YAML to JSON: mappings, sequences and scalars (numbers stay strings: the comparison is of what
 // was written)
@@ -113,10 +109,7 @@ SweepConfig ParseSweepConfig(const std::string& text, const std::string& source,
 
   // the scene: builtin:<name>, or a path relative to the config
   const ConfigNode scene = root.Required("scene");
-  c.scene_source = scene.String();
-  if (c.scene_source.compare(0, prefix.size(), prefix) != 0 && !c.scene_source.empty() && c.scene_source[0] != '/') {
-    c.scene_source = base_dir + "/" + c.scene_source;
-  }
+  c.scene_source = ResolveConfigPath(base_dir, scene.String());
   try {
     c.model = scene_text != nullptr ? LoadMjcfString(*scene_text, c.scene_source) : LoadScene(c.scene_source);
     if (scene_text != nullptr) c.model.source_path = c.scene_source;
@@ -156,7 +149,7 @@ SweepConfig LoadSweepConfig(const std::string& source) {
   if (!in) throw ConfigError(source + ": cannot open file");
   std::ostringstream text;
   text << in.rdbuf();
-  return ParseSweepConfig(text.str(), source, DirOf(source), nullptr);
+  return ParseSweepConfig(text.str(), source, ConfigDir(source), nullptr);
 }
 
 SweepConfig LoadSweepConfigFromStore(const DatasetReader& store) {
@@ -167,7 +160,7 @@ SweepConfig LoadSweepConfigFromStore(const DatasetReader& store) {
   const std::string source = gen.value("config_source", std::string("stored config"));
   const std::string scene_text = gen["scene_text"].get<std::string>();
   const std::string prefix = "builtin:";
-  const std::string base_dir = source.compare(0, prefix.size(), prefix) == 0 ? "." : DirOf(source);
+  const std::string base_dir = source.compare(0, prefix.size(), prefix) == 0 ? "." : ConfigDir(source);
   return ParseSweepConfig(gen["config_text"].get<std::string>(), store.path() + " (config " + source + ")", base_dir,
                           &scene_text);
 }
