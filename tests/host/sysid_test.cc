@@ -188,19 +188,23 @@ std::function<double(double)> Pushes(uint32_t seed) {
   };
 }
 
-TEST(Sysid, BoxPushedOnAFloorRecoversMassAndFrictionWithin1Percent) {
+// Two 6 s recordings of the pushed box (a.csv to train on, b.csv held out) and a config fitting
+// `parameters` (YAML list items) to its x position.
+SysidResult FitBox(const std::string& parameters) {
   WriteRecording(BoxTruth(), TestDir() + "/a.csv", 6.0, Pushes(1), 1);
   WriteRecording(BoxTruth(), TestDir() + "/b.csv", 6.0, Pushes(2), 2);
-  const SysidResult r = Fit(Write("box.yaml", "scene: " + kBox + R"(
-parameters:
-  - {name: mass, targets: ["body_mass[box]"], initial: 0.8, bounds: [0.1, 10], scale: log}
-  - {name: friction, targets: ["geom_friction[box, floor]"], initial: 0.3, bounds: [0.01, 2]}
-data: {train: [a.csv], held_out: [b.csv]}
+  return Fit(Write("box.yaml", "scene: " + kBox + "\nparameters:\n" + parameters + R"(data: {train: [a.csv], held_out: [b.csv]}
 actions: {push_x: cmd}
 observations:
   - {quantity: "body_pos[box].x", noise: 0.0005}
 window: {length_s: 2.0}
 )"));
+}
+
+TEST(Sysid, BoxPushedOnAFloorRecoversMassAndFrictionWithin1Percent) {
+  const SysidResult r = FitBox(R"(  - {name: mass, targets: ["body_mass[box]"], initial: 0.8, bounds: [0.1, 10], scale: log}
+  - {name: friction, targets: ["geom_friction[box, floor]"], initial: 0.3, bounds: [0.01, 2]}
+)");
   EXPECT_NEAR(Param(r, "mass").value, 1.3, 0.013);
   EXPECT_NEAR(Param(r, "friction").value, 0.55, 0.0055);
   EXPECT_TRUE(Param(r, "mass").identifiable);
@@ -208,20 +212,11 @@ window: {length_s: 2.0}
 }
 
 TEST(Sysid, MassAndActuatorGainWithoutAForceMeasurementAreFlaggedAsPartners) {
-  WriteRecording(BoxTruth(), TestDir() + "/a.csv", 6.0, Pushes(1), 1);
-  WriteRecording(BoxTruth(), TestDir() + "/b.csv", 6.0, Pushes(2), 2);
   // only gear/mass shows in the motion (friction acts per unit mass): the pair trades off
-  const SysidResult r = Fit(Write("pair.yaml", "scene: " + kBox + R"(
-parameters:
-  - {name: mass, targets: ["body_mass[box]"], initial: 1.0, bounds: [0.1, 10], scale: log}
+  const SysidResult r = FitBox(R"(  - {name: mass, targets: ["body_mass[box]"], initial: 1.0, bounds: [0.1, 10], scale: log}
   - {name: gain, targets: ["actuator_gear[push_x].0"], initial: 1.2, bounds: [0.1, 10], scale: log}
   - {name: friction, targets: ["geom_friction[box, floor]"], initial: 0.5, bounds: [0.01, 2]}
-data: {train: [a.csv], held_out: [b.csv]}
-actions: {push_x: cmd}
-observations:
-  - {quantity: "body_pos[box].x", noise: 0.0005}
-window: {length_s: 2.0}
-)"));
+)");
   const SysidParameterResult& mass = Param(r, "mass");
   const SysidParameterResult& gain = Param(r, "gain");
   EXPECT_FALSE(mass.identifiable);
