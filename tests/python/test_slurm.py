@@ -16,13 +16,14 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 S2R_BIN = os.environ.get("S2R_BIN", os.path.join(REPO, "build", "s2r"))
 CLUSTER = os.path.join(REPO, "tests", "cluster", "slurm_local.sh")
 
-# 2000 episodes that all run their 4 s horizon (the goal is out of reach), one world per shard:
-# about 2 s of work per shard on one core, long enough to be cancelled half way
+# 3000 episodes that all run their 4 s horizon (the goal is out of reach), one world per shard:
+# about 3 s of work per shard on one core; the store commits at most once a second, so a shard
+# shows a part of its episodes for a second or two, when it is caught and cancelled
 CONFIG = """scene: builtin:box_push
 task:
   name: push
   params: {goal_x: 3.0, goal_y: 0.0, goal_radius: 0.03, hold_s: 0.2, stuck_s: 5.0}
-episodes: 2000
+episodes: 3000
 horizon_s: 4.0
 worlds: 1
 seed: 9
@@ -35,6 +36,7 @@ randomization:
     high: 1.3
 store: {chunk_steps: 256, shard_steps: 1024, chunk_episodes: 16}
 """
+PER_SHARD = 750
 
 
 def run(args, env=None, check=True):
@@ -88,36 +90,54 @@ def test_launch_cancel_requeue_resume_merge(cluster, tmp_path):
     assert (out / "sweep.sbatch").is_file() and (out / "launch.json").is_file()
     assert json.loads((out / "launch.json").read_text())["job_id"] == job
 
-    def shard1_half_done():
+    def shards():
         r = run([S2R_BIN, "status", str(out), "--json"], env=env, check=False)
-        if not r.stdout.strip():
-            return False
-        s = json.loads(r.stdout)["shards"][1]
-        return 0 < s["episodes"] < s["expected"]
+        return json.loads(r.stdout)["shards"] if r.stdout.strip() else None
 
-    # cancel task 1 in the middle of its shard, then requeue it (as a preemption would);
+    # catch a task half way through its shard: suspend it (so that no commit lands between the
+    # look and the kill), check it is still short of its episodes, then cancel it
+    victim, end = None, time.time() + 180
+    while victim is None:
+        assert time.time() < end, "timed out waiting for a shard to be half done"
+        now = shards()
+        if now and all(s["episodes"] == s["expected"] for s in now):
+            raise AssertionError("every shard finished before one could be caught half way")
+        for s in now or []:
+            if not 0 < s["episodes"] < s["expected"]:
+                continue
+            task = f"{job}_{s['shard']}"
+            if run(["scontrol", "suspend", task], env=env, check=False).returncode != 0:
+                continue  # it finished meanwhile
+            again = shards()[s["shard"]]
+            if again["episodes"] < again["expected"]:
+                victim, cut = s["shard"], again["episodes"]
+                break
+            run(["scontrol", "resume", task], env=env, check=False)
+        time.sleep(0.02)
+    # a stopped process is not killed by scancel: let it run again and cancel it at once (commits
+    # come at most once a second, so it is caught with its shard still short)
+    task = f"{job}_{victim}"
+    run(["scontrol", "resume", task], env=env)
+    run(["scancel", task], env=env)
+    wait_for(f"task {victim} to leave the queue",
+             lambda: task not in run(["squeue", "-h", "-r", "-o", "%i"], env=env).stdout, 60)
+    cut = shards()[victim]["episodes"]
+    assert 0 < cut < PER_SHARD, f"shard {victim} holds {cut} episodes after the cancel"
     # a requeued task waits two minutes by default: let it start now
-    wait_for("shard 1 to commit some of its episodes", shard1_half_done, 120)
-    run(["scancel", f"{job}_1"], env=env)
-    status = json.loads(run([S2R_BIN, "status", str(out), "--json"], env=env, check=False).stdout)
-    cut = status["shards"][1]["episodes"]
-    assert 0 < cut < status["shards"][1]["expected"]
-    wait_for("task 1 to leave the queue",
-             lambda: f"{job}_1" not in run(["squeue", "-h", "-r", "-o", "%i"], env=env).stdout, 60)
-    run(["scontrol", "requeue", f"{job}_1"], env=env)
-    run(["scontrol", "update", f"jobid={job}_1", "StartTime=now"], env=env)
+    run(["scontrol", "requeue", task], env=env)
+    run(["scontrol", "update", f"jobid={task}", "StartTime=now"], env=env)
 
     # everything finishes; status says complete (exit 0)
     wait_for("the job array to finish", lambda: run(["squeue", "-h", "-j", job], env=env).stdout.strip() == "", 240)
     final = run([S2R_BIN, "status", str(out), "--json"], env=env, check=False)
     assert final.returncode == 0, final.stdout + final.stderr
-    assert json.loads(final.stdout)["episodes"] == 2000
+    assert json.loads(final.stdout)["episodes"] == 4 * PER_SHARD
     # the requeued task resumed after its committed episodes: its log (rewritten by the rerun) says
     # it wrote only the rest
-    log = (out / "logs" / "shard-1.out").read_text()
+    log = (out / "logs" / f"shard-{victim}.out").read_text()
     written = re.search(r"episodes\s+(\d+) written \((\d+) of (\d+) in the store\)", log)
     assert written, log
-    assert int(written.group(1)) <= 500 - cut and int(written.group(2)) == 500, log
+    assert int(written.group(1)) <= PER_SHARD - cut and int(written.group(2)) == PER_SHARD, log
 
     # merged == unsharded, array for array
     run([S2R_BIN, "merge", str(out), "--out", str(tmp_path / "merged.zarr")])
