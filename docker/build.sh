@@ -6,7 +6,8 @@
 #   registry        NVIDIA's CUDA images, or BUILD_BASE/RUNTIME_BASE from the environment; CUDA backend ON
 #   debian          a Debian bookworm base made here with debootstrap from deb.debian.org and imported
 #                   with `podman import` (localhost/s2r-base:bookworm, made once and reused), for both
-#                   stages; CUDA backend OFF (Debian's archive has no CUDA 13 toolkit), CPU backend only
+#                   stages; CUDA backend OFF (CPU backend only) unless S2R_CUDA=ON, which installs
+#                   Debian's CUDA 11.8 (contrib/non-free nvidia-cuda-toolkit; +5 GB in the build stage)
 # Other settings (environment): S2R_IMAGE (localhost/s2r:latest), S2R_CUDA (ON|OFF|AUTO, overrides the
 # default above), S2R_STORAGE_DRIVER (overlay, vfs, ...: passed to buildah and podman as
 # --storage-driver; the default is containers-storage's own choice), S2R_DEBIAN_MIRROR
@@ -90,6 +91,7 @@ EOF
 build_base=${BUILD_BASE:-}
 runtime_base=${RUNTIME_BASE:-}
 cuda=""
+debian_cuda=0
 if [ "$base_mode" != debian ] && [ -z "$build_base" ]; then
   # NVIDIA's CUDA images: present, or pullable (a registry within reach)
   if have_image "$cuda_build_base" && have_image "$cuda_runtime_base"; then
@@ -113,6 +115,7 @@ else
   make_debian_base
   build_base=$debian_base runtime_base=$debian_base
   cuda=${S2R_CUDA:-OFF}
+  [ "$cuda" = ON ] && debian_cuda=1
 fi
 
 # --- the image -------------------------------------------------------------------------------------
@@ -122,8 +125,8 @@ image_id() { buildah "${storage[@]}" images --noheading --no-trunc --format '{{.
 old_ids=("$(image_id "$image")" "$(image_id "$build_image")")
 bud=(buildah "${storage[@]}" bud --isolation chroot --layers -f docker/Dockerfile
      --build-arg BUILD_BASE="$build_base" --build-arg RUNTIME_BASE="$runtime_base"
-     --build-arg S2R_CUDA="$cuda" --build-arg S2R_GIT_REVISION="$revision")
-step "building $build_image and $image: bases $build_base / $runtime_base, S2R_CUDA=$cuda, revision $revision"
+     --build-arg S2R_CUDA="$cuda" --build-arg DEBIAN_CUDA="$debian_cuda" --build-arg S2R_GIT_REVISION="$revision")
+step "building $build_image and $image: bases $build_base / $runtime_base, S2R_CUDA=$cuda (Debian's CUDA: $debian_cuda), revision $revision"
 start=$(date +%s)
 run "${bud[@]}" --target build -t "$build_image" . || fail "buildah bud (build stage)"
 run "${bud[@]}" -t "$image" . || fail "buildah bud (runtime stage)"
