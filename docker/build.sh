@@ -17,7 +17,7 @@
 # -- only when it runs; nothing else in the project (tests/run_all.sh, CI) installs them.
 # Re-runnable: the base is reused, and buildah's layer cache (--layers) keeps the dependency layers,
 # so a rebuild after a source change recompiles s2r and nothing else. Stops at the first failure,
-# naming the step.
+# naming the step (--force-rm: a failed step leaves no working container behind).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -123,7 +123,7 @@ revision=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 [ "$revision" != unknown ] && [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] && revision+="-dirty"
 image_id() { buildah "${storage[@]}" images --noheading --no-trunc --format '{{.ID}}' "$1" 2>/dev/null | head -n1 || true; }
 old_ids=("$(image_id "$image")" "$(image_id "$build_image")")
-bud=(buildah "${storage[@]}" bud --isolation chroot --layers -f docker/Dockerfile
+bud=(buildah "${storage[@]}" bud --isolation chroot --layers --force-rm -f docker/Dockerfile
      --build-arg BUILD_BASE="$build_base" --build-arg RUNTIME_BASE="$runtime_base"
      --build-arg S2R_CUDA="$cuda" --build-arg DEBIAN_CUDA="$debian_cuda" --build-arg S2R_GIT_REVISION="$revision")
 step "building $build_image and $image: bases $build_base / $runtime_base, S2R_CUDA=$cuda (Debian's CUDA: $debian_cuda), revision $revision"
