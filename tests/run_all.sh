@@ -19,3 +19,5 @@ bash tests/fuzz/run_fuzz.sh 20
 pytest_tmp=$(mktemp -d "${TMPDIR:-/tmp}/s2r_pytest.XXXXXX")
 S2R_BIN="$PWD/build/s2r" .venv/bin/python -m pytest tests/python -q --basetemp="$pytest_tmp" -p no:cacheprovider
 rm -rf "$pytest_tmp"
+# the container image, built and run with buildah: opt-in with S2R_TEST_CONTAINER=1 (skips otherwise)
+bash tests/container/test_image.sh
