@@ -26,6 +26,14 @@ stop_pid() {  # stop_pid PIDFILE NAME
 }
 
 if [ "$cmd" = stop ]; then
+  # cancel what still runs first, so that no job step outlives the daemons
+  if [ -f "$dir/slurm.conf" ] && [ -f "$dir/slurmctld.pid" ]; then
+    SLURM_CONF="$dir/slurm.conf" scancel --full --user="$(id -un)" 2>/dev/null || true
+    for _ in $(seq 100); do
+      [ -z "$(SLURM_CONF="$dir/slurm.conf" squeue -h 2>/dev/null)" ] && break
+      sleep 0.1
+    done
+  fi
   stop_pid "$dir/slurmd.pid"
   stop_pid "$dir/slurmctld.pid"
   stop_pid "$dir/munged.pid"
