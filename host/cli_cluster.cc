@@ -122,8 +122,10 @@ std::string SbatchScript(const LaunchArgs& a, const std::string& config_path, co
   } else {
     // Pyxis/Enroot: the image's s2r, with the sweep folder and the config's folder mounted
     const std::string cfg_dir = fs::path(config_path).parent_path().string();
-    s << "exec srun --container-image=" << ShellQuote(a.container) << " --container-mounts="
-      << ShellQuote(dir.string() + ":" + dir.string() + "," + cfg_dir + ":" + cfg_dir) << " s2r " << sweep.str() << "\n";
+    std::string mounts = dir.string() + ":" + dir.string();
+    if (cfg_dir != dir.string()) mounts += "," + cfg_dir + ":" + cfg_dir;  // a builtin config lives in DIR
+    s << "exec srun --container-image=" << ShellQuote(a.container) << " --container-mounts=" << ShellQuote(mounts)
+      << " s2r " << sweep.str() << "\n";
   }
   return s.str();
 }

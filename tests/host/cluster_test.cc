@@ -139,6 +139,14 @@ TEST(Cluster, LaunchDryRunWritesAJobArrayThatResumesEachShard) {
     EXPECT_NE(r.output.find(line), std::string::npos) << "missing " << line << " in:\n" << r.output;
   }
   EXPECT_FALSE(fs::exists(dir + "/run"));  // a dry run writes nothing
+  // in a container (Pyxis): the folder mounted once for a builtin config, which lives in it
+  const CommandResult c = RunCommand(kBin + " launch slurm builtin:push --out " + dir + "/run --shards 2 --container "
+                                     "nvcr.io#s2r:latest --dry-run", false);
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  EXPECT_NE(c.output.find("srun --container-image='nvcr.io#s2r:latest' --container-mounts='" + dir + "/run:" + dir +
+                          "/run' s2r sweep"),
+            std::string::npos)
+      << c.output;
   // without sbatch on the PATH, a real launch fails clearly (the script is kept for the record)
   const CommandResult no = RunCommand("PATH=/nonexistent " + kBin + " launch slurm builtin:push --out " + dir +
                                       "/run --shards 2");
