@@ -231,13 +231,9 @@ int RunStatus(const std::string& dir, bool as_json) {
     if (launch.is_discarded()) throw std::runtime_error(dir + "/launch.json: malformed JSON");
   }
   ShardSet set;
-  bool any_store = false;
-  try {
-    set = OpenShards({dir});
-    any_store = true;
-  } catch (const StoreError& e) {
-    if (launch.is_null()) throw;  // neither a launch nor shard stores
-  }
+  // no store yet is a state (the tasks are queued); a store that cannot be read is an error
+  const bool any_store = !launch.is_null() ? DatasetReader::IsDatasetFolder(dir) : true;
+  if (any_store) set = OpenShards({dir});
   if (!any_store) {
     set.shard_count = launch.value("shards", 0);
     set.episodes = launch.value("episodes", int64_t(0));
