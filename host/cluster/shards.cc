@@ -8,6 +8,7 @@
 
 #include "host/store/dataset.h"
 #include "host/store/store_error.h"
+#include "host/store/zarr_array.h"
 #include "host/sweep/sweep_config.h"
 
 namespace s2r {
@@ -109,6 +110,13 @@ ShardSet OpenShards(const std::vector<std::string>& inputs) {
   json identity;
   std::string identity_from;
   for (const std::string& path : stores) {
+    // a store whose creation has not finished (no commit record yet) is not a shard yet
+    const json doc = ReadZarrJson(path);
+    const json attrs = doc.value("attributes", json::object());
+    if (attrs.contains("s2r") && attrs["s2r"].is_object() && attrs["s2r"].contains("commit") &&
+        attrs["s2r"]["commit"].is_null() && inputs.size() == 1) {
+      continue;
+    }
     DatasetReader r(path);
     const json& s2r = r.root_attributes()["s2r"];
     const json gen = s2r.value("generator", json::object());
