@@ -171,9 +171,13 @@ void MergeShards(const ShardSet& set, const std::string& out, const MergeOptions
     }
   }
   if (!problems.empty()) throw StoreError(out, "cannot merge an incomplete sweep: " + problems);
+  // the merge is written beside `out` and renamed into place when complete: a merge that fails
+  // or is killed leaves `out.merging` (which --resume continues), never a short store at `out`
   std::error_code ec;
-  if (!o.resume && fs::exists(out, ec)) {
-    throw StoreError(out, "exists; merge into a new store, or pass --resume to finish an interrupted merge");
+  if (fs::exists(out, ec)) throw StoreError(out, "exists; merge into a new store");
+  const std::string partial = out + ".merging";
+  if (!o.resume && fs::exists(partial, ec)) {
+    throw StoreError(partial, "holds an interrupted merge; pass --resume to finish it, or remove it");
   }
   const int n = set.shard_count;
   std::vector<OpenShard> shards(n);
@@ -206,7 +210,7 @@ void MergeShards(const ShardSet& set, const std::string& out, const MergeOptions
   spec.generator["sweep"]["shards"] = 1;
   spec.generator.erase("s2r_version");
   spec.generator.erase("git_revision");
-  DatasetWriter writer(out, spec, o.resume ? OpenMode::kResume : OpenMode::kCreate);
+  DatasetWriter writer(partial, spec, o.resume ? OpenMode::kResume : OpenMode::kCreate);
   std::vector<double> params, metrics;
   std::vector<std::vector<uint8_t>> copies(spec.features.size());
   for (int64_t i = writer.episodes_appended(); i < set.episodes; ++i) {
@@ -247,8 +251,14 @@ void MergeShards(const ShardSet& set, const std::string& out, const MergeOptions
     ev.reward = reward.data();
     writer.Append(ev);
     if (o.progress && (i % 256 == 255 || i + 1 == set.episodes)) o.progress(i + 1, set.episodes);
+    if (o.stop_after >= 0 && i + 1 >= o.stop_after) {
+      writer.Close();
+      return;  // (tests) as if killed here: the committed part stays in out.merging
+    }
   }
   writer.Close();
+  fs::rename(partial, out, ec);
+  if (ec) throw StoreError(out, "cannot move the finished merge into place: " + ec.message());
 }
 
 }  // namespace s2r

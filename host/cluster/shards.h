@@ -43,13 +43,15 @@ struct ShardSet {
 ShardSet OpenShards(const std::vector<std::string>& inputs);
 
 struct MergeOptions {
-  bool resume = false;  // continue a merge into `out` that was interrupted
+  bool resume = false;  // continue an interrupted merge (`out`.merging)
+  int64_t stop_after = -1;  // tests: stop after this many episodes, as an interruption would
   std::function<void(int64_t done, int64_t total)> progress;
 };
 
-// Merges a complete shard set into one store at `out` (which must not exist unless resuming).
-// Refuses, naming them, missing or incomplete shards; nothing is written then. Memory: a few
-// chunks per shard.
+// Merges a complete shard set into one store at `out`, which must not exist. Refuses, naming them,
+// missing or incomplete shards; nothing is written then. The merge is written to `out`.merging and
+// renamed to `out` when complete, so a failed or killed merge never leaves a short store at `out`;
+// `resume` continues `out`.merging. Memory: a few chunks per shard.
 void MergeShards(const ShardSet& set, const std::string& out, const MergeOptions& options = {});
 
 }  // namespace s2r

@@ -128,6 +128,43 @@ TEST(Cluster, MergeRefusesMissingForeignAndExistingNamingThem) {
   EXPECT_FALSE(fs::exists(dir + "/m2.zarr"));
 }
 
+TEST(Cluster, AnInterruptedMergeResumesAndACorruptShardLeavesNoStore) {
+  const std::string dir = TestDir();
+  const std::string config = SmallConfig(dir);
+  SweepOptions o;
+  o.threads = 1;
+  RunSweep(LoadSweepConfig(config), dir + "/whole.zarr", o);
+  fs::create_directories(dir + "/run");
+  RunShards(config, dir + "/run", 3);
+  // interrupted after 5 of 11 episodes: nothing at the target, the part in .merging
+  MergeOptions stop;
+  stop.stop_after = 5;
+  MergeShards(OpenShards({dir + "/run"}), dir + "/m.zarr", stop);
+  EXPECT_FALSE(fs::exists(dir + "/m.zarr"));
+  ASSERT_TRUE(fs::exists(dir + "/m.zarr.merging"));
+  CommandResult r = RunCommand(kBin + " merge " + dir + "/run --out " + dir + "/m.zarr");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("m.zarr.merging: holds an interrupted merge; pass --resume"), std::string::npos) << r.output;
+  r = RunCommand(kBin + " merge " + dir + "/run --out " + dir + "/m.zarr --resume");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(fs::exists(dir + "/m.zarr.merging"));
+  EXPECT_EQ(ArrayHashes(dir + "/m.zarr"), ArrayHashes(dir + "/whole.zarr"));
+  // a shard whose step data is damaged: the merge fails naming the chunk, and leaves no store
+  bool damaged = false;
+  for (const auto& e : fs::recursive_directory_iterator(dir + "/run/shard-2.zarr/steps/state")) {
+    if (e.is_regular_file() && e.path().filename() != "zarr.json") {
+      std::ofstream(e.path(), std::ios::binary | std::ios::trunc) << "not a chunk";
+      damaged = true;
+      break;
+    }
+  }
+  ASSERT_TRUE(damaged);
+  r = RunCommand(kBin + " merge " + dir + "/run --out " + dir + "/bad.zarr");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("shard-2.zarr/steps/state"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir + "/bad.zarr"));
+}
+
 TEST(Cluster, LaunchDryRunWritesAJobArrayThatResumesEachShard) {
   const std::string dir = TestDir();
   const CommandResult r = RunCommand(kBin + " launch slurm builtin:push --out " + dir + "/run --shards 4 --partition gpu"
