@@ -83,6 +83,12 @@ def test_launch_cancel_requeue_resume_merge(cluster, tmp_path):
     env = cluster
     config = tmp_path / "sweep.yaml"
     config.write_text(CONFIG)
+    # a partition the cluster does not have: sbatch's refusal, exit 1, no launch record
+    bad = run([S2R_BIN, "launch", "slurm", str(config), "--out", str(tmp_path / "bad"), "--shards", "2",
+               "--partition", "nosuch"], env=env, check=False)
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert "sbatch refused the job" in bad.stderr and "partition" in bad.stderr.lower(), bad.stderr
+    assert not (tmp_path / "bad" / "launch.json").exists()
     out = tmp_path / "run"
     job = run([S2R_BIN, "launch", "slurm", str(config), "--out", str(out), "--shards", "4", "--threads", "1"],
               env=env).stdout.strip()
