@@ -46,6 +46,17 @@ void RunShards(const std::string& config, const std::string& dir, int shards) {
   }
 }
 
+// The small sweep run whole into DIR/whole.zarr and as 3 shards into DIR/run; returns the config.
+std::string WholeAndShards(const std::string& dir) {
+  const std::string config = SmallConfig(dir);
+  SweepOptions o;
+  o.threads = 1;
+  RunSweep(LoadSweepConfig(config), dir + "/whole.zarr", o);
+  fs::create_directories(dir + "/run");
+  RunShards(config, dir + "/run", 3);
+  return config;
+}
+
 // path -> sha256 of every array's contents, from `s2r inspect --arrays --json`
 std::map<std::string, std::string> ArrayHashes(const std::string& store) {
   const CommandResult r = RunCommand(kBin + " inspect " + store + " --arrays --json", false);
@@ -58,12 +69,7 @@ std::map<std::string, std::string> ArrayHashes(const std::string& store) {
 
 TEST(Cluster, MergedShardsEqualTheUnshardedRun) {
   const std::string dir = TestDir();
-  const std::string config = SmallConfig(dir);
-  SweepOptions o;
-  o.threads = 1;
-  RunSweep(LoadSweepConfig(config), dir + "/whole.zarr", o);
-  fs::create_directories(dir + "/run");
-  RunShards(config, dir + "/run", 3);
+  const std::string config = WholeAndShards(dir);
   // status: complete, exit 0
   const CommandResult st = RunCommand(kBin + " status " + dir + "/run --json", false);
   ASSERT_EQ(st.exit_code, 0) << st.output;
@@ -130,12 +136,7 @@ TEST(Cluster, MergeRefusesMissingForeignAndExistingNamingThem) {
 
 TEST(Cluster, AnInterruptedMergeResumesAndACorruptShardLeavesNoStore) {
   const std::string dir = TestDir();
-  const std::string config = SmallConfig(dir);
-  SweepOptions o;
-  o.threads = 1;
-  RunSweep(LoadSweepConfig(config), dir + "/whole.zarr", o);
-  fs::create_directories(dir + "/run");
-  RunShards(config, dir + "/run", 3);
+  const std::string config = WholeAndShards(dir);
   // interrupted after 5 of 11 episodes: nothing at the target, the part in .merging
   MergeOptions stop;
   stop.stop_after = 5;
