@@ -5,6 +5,7 @@
 // CPU backend runs; nothing in a world's step uses atomics, so runs are reproducible.
 #include <nvtx3/nvToolsExt.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <type_traits>
@@ -43,6 +44,17 @@ __global__ void ControlStepKernel(ModelView m, StateView s, DeviceWorkspaces dw,
   Workspace ws = BindWorkspace(dw.layout, dw.step_blocks + static_cast<int64_t>(world) * dw.layout.step_bytes,
                                dw.world_blocks + static_cast<int64_t>(world) * dw.layout.world_bytes);
   ControlStep(m, s, world, &ws, actions + static_cast<int64_t>(world) * m.nactuator);
+}
+
+// One control step of a sweep's worlds (kernels/sweep_step.h): experts, observations, labels
+// and recording on the device. `args` lives in device memory (it is larger than a kernel's
+// parameters should be).
+__global__ void SweepStepKernel(ModelView m, StateView s, DeviceWorkspaces dw, const SweepStepArgs* args) {
+  int world = blockIdx.x * blockDim.x + threadIdx.x;
+  if (world >= s.nworld) return;
+  Workspace ws = BindWorkspace(dw.layout, dw.step_blocks + static_cast<int64_t>(world) * dw.layout.step_bytes,
+                               dw.world_blocks + static_cast<int64_t>(world) * dw.layout.world_bytes);
+  SweepWorldStep(*args, m, s, world, &ws);
 }
 
 int Blocks(int n) { return (n + kThreadsPerBlock - 1) / kThreadsPerBlock; }
@@ -165,6 +177,15 @@ class CudaBackend : public Backend {
   }
   int threads() const override { return 0; }
   int64_t ScratchBytesPerWorld() const override { return workspaces_.layout.step_bytes + workspaces_.layout.world_bytes; }
+  std::unique_ptr<SweepBuffers> MakeSweepBuffers(const SweepStepArgs& shape) override;
+
+  void LaunchSweepStep(const SweepStepArgs* device_args) {
+    NvtxRange range("s2r.sweep_step");
+    SweepStepKernel<<<Blocks(nworld_), kThreadsPerBlock, 0, stream_>>>(model_, device_, workspaces_, device_args);
+    S2R_CUDA_CHECK(cudaGetLastError());
+  }
+  cudaStream_t stream() const { return stream_; }
+  int nworld() const { return nworld_; }
 
  private:
   struct StateArray {
@@ -228,6 +249,123 @@ class CudaBackend : public Backend {
   DeviceWorkspaces workspaces_{};
   Real* pinned_actions_ = nullptr;
 };
+
+// The sweep's buffers on the device. Host mirrors: the episode entries and task parameters the
+// host writes for starting worlds (copied in by Begin), the `ended` flags (copied out after each
+// step, nworld int32), and a pinned staging area that Fetch fills with the finished worlds'
+// entries and rows (two copies per world: the entry, whose length then sizes the rows).
+class CudaSweepBuffers : public SweepBuffers {
+ public:
+  CudaSweepBuffers(CudaBackend* backend, const SweepStepArgs& shape) : backend_(backend) {
+    const size_t nw = static_cast<size_t>(backend->nworld());
+    const size_t rows = nw * static_cast<size_t>(shape.horizon);
+    host_ = shape;
+    worlds_.assign(nw, SweepWorld{});
+    for (SweepWorld& w : worlds_) w.episode = -1;
+    task_params_.assign(nw * kTaskMaxParams, Real(0));
+    S2R_CUDA_CHECK(cudaMallocHost(&ended_, nw * sizeof(int32_t)));
+    std::memset(ended_, 0, nw * sizeof(int32_t));
+    host_.worlds = worlds_.data();
+    host_.task_params = task_params_.data();
+    host_.ended = ended_;
+    host_.actions = host_.state_rows = host_.obs_rows = host_.action_rows = nullptr;
+    // the device copies
+    SweepStepArgs d = shape;
+    d_worlds_.Upload(worlds_.data(), nw * sizeof(SweepWorld), backend->stream());
+    d_task_params_.Upload(task_params_.data(), task_params_.size() * sizeof(Real), backend->stream());
+    d_actions_.Resize(nw * static_cast<size_t>(shape.action_stride) * sizeof(Real));
+    S2R_CUDA_CHECK(cudaMemsetAsync(d_actions_.get<void>(), 0, d_actions_.bytes(), backend->stream()));
+    d_state_rows_.Resize(std::max<size_t>(rows * static_cast<size_t>(shape.state_row()) * sizeof(Real), 1));
+    d_obs_rows_.Resize(rows * kObsSize * sizeof(Real));
+    d_action_rows_.Resize(std::max<size_t>(rows * static_cast<size_t>(shape.nactuator) * sizeof(Real), 1));
+    d_ended_.Upload(ended_, nw * sizeof(int32_t), backend->stream());
+    d.worlds = d_worlds_.get<SweepWorld>();
+    d.task_params = d_task_params_.get<Real>();
+    d.actions = d_actions_.get<Real>();
+    d.state_rows = d_state_rows_.get<Real>();
+    d.obs_rows = d_obs_rows_.get<Real>();
+    d.action_rows = d_action_rows_.get<Real>();
+    d.ended = d_ended_.get<int32_t>();
+    d_args_.Upload(&d, sizeof(d), backend->stream());
+    S2R_CUDA_CHECK(cudaStreamSynchronize(backend->stream()));
+  }
+  ~CudaSweepBuffers() override {
+    if (ended_) cudaFreeHost(ended_);
+    if (staging_) cudaFreeHost(staging_);
+  }
+
+  void Begin(const int32_t* worlds, int count) override {
+    NvtxRange range("s2r.sweep_begin");
+    cudaStream_t st = backend_->stream();
+    for (int i = 0; i < count; ++i) {
+      const int w = worlds[i];
+      S2R_CUDA_CHECK(cudaMemcpyAsync(d_worlds_.get<SweepWorld>() + w, &worlds_[w], sizeof(SweepWorld),
+                                     cudaMemcpyHostToDevice, st));
+      S2R_CUDA_CHECK(cudaMemcpyAsync(d_task_params_.get<Real>() + size_t(w) * kTaskMaxParams,
+                                     task_params_.data() + size_t(w) * kTaskMaxParams, kTaskMaxParams * sizeof(Real),
+                                     cudaMemcpyHostToDevice, st));
+    }
+    S2R_CUDA_CHECK(cudaStreamSynchronize(st));
+  }
+
+  void Step() override {
+    backend_->LaunchSweepStep(d_args_.get<SweepStepArgs>());
+    d_ended_.Download(ended_, size_t(backend_->nworld()) * sizeof(int32_t), backend_->stream());
+    S2R_CUDA_CHECK(cudaStreamSynchronize(backend_->stream()));
+  }
+
+  void Fetch(const int32_t* worlds, int count, std::vector<FetchedEpisode>* out) override {
+    NvtxRange range("s2r.sweep_fetch");
+    cudaStream_t st = backend_->stream();
+    const size_t srow = size_t(host_.state_row()), arow = size_t(host_.nactuator);
+    const size_t per_world =  // 16-byte aligned slots
+        (sizeof(SweepWorld) + size_t(host_.horizon) * (srow + kObsSize + arow) * sizeof(Real) + 15) / 16 * 16;
+    if (size_t(count) * per_world > staging_bytes_) {
+      if (staging_) cudaFreeHost(staging_);
+      staging_bytes_ = size_t(count) * per_world * 2;
+      S2R_CUDA_CHECK(cudaMallocHost(&staging_, staging_bytes_));
+    }
+    char* base = static_cast<char*>(staging_);
+    for (int i = 0; i < count; ++i) {
+      S2R_CUDA_CHECK(cudaMemcpyAsync(base + i * per_world, d_worlds_.get<SweepWorld>() + worlds[i], sizeof(SweepWorld),
+                                     cudaMemcpyDeviceToHost, st));
+    }
+    S2R_CUDA_CHECK(cudaStreamSynchronize(st));
+    out->clear();
+    for (int i = 0; i < count; ++i) {
+      const SweepWorld* sw = reinterpret_cast<const SweepWorld*>(base + i * per_world);
+      const size_t len = size_t(sw->task.steps);
+      const size_t row0 = size_t(worlds[i]) * size_t(host_.horizon);
+      Real* state = reinterpret_cast<Real*>(base + i * per_world + sizeof(SweepWorld));
+      Real* obs = state + size_t(host_.horizon) * srow;
+      Real* action = obs + size_t(host_.horizon) * kObsSize;
+      auto copy = [&](Real* dst, const DeviceBuffer& src, size_t row) {
+        if (len * row > 0) {
+          S2R_CUDA_CHECK(cudaMemcpyAsync(dst, src.get<Real>() + row0 * row, len * row * sizeof(Real),
+                                         cudaMemcpyDeviceToHost, st));
+        }
+      };
+      copy(state, d_state_rows_, srow);
+      copy(obs, d_obs_rows_, kObsSize);
+      copy(action, d_action_rows_, arow);
+      out->push_back({sw, state, obs, action});
+    }
+    S2R_CUDA_CHECK(cudaStreamSynchronize(st));
+  }
+
+ private:
+  CudaBackend* backend_;
+  std::vector<SweepWorld> worlds_;
+  std::vector<Real> task_params_;
+  int32_t* ended_ = nullptr;  // pinned
+  void* staging_ = nullptr;   // pinned
+  size_t staging_bytes_ = 0;
+  DeviceBuffer d_worlds_, d_task_params_, d_actions_, d_state_rows_, d_obs_rows_, d_action_rows_, d_ended_, d_args_;
+};
+
+std::unique_ptr<SweepBuffers> CudaBackend::MakeSweepBuffers(const SweepStepArgs& shape) {
+  return std::make_unique<CudaSweepBuffers>(this, shape);
+}
 
 }  // namespace
 
