@@ -52,18 +52,26 @@ class BodyReader {
   Quatd QuatFromLayer(pugi::xml_node n) const;
   Quatd Orientation(const Layers& layers) const;
   void ReadGeom(pugi::xml_node n, int body, bool body_static, bool mass_given, int childclass,
-                std::vector<GeomMassSpec>* mass_specs, double* body_mass);
+                std::vector<GeomMassSpec>* mass_specs, double* body_mass,
+                const Frame& offset = Frame());
+  // whether a geom of a jointless body without <inertial> would give it mass
+  bool GeomHasMass(pugi::xml_node n, int childclass) const;
+  void MergeIntoParent(pugi::xml_node n, int parent, const Frame& world, int childclass,
+                       const std::vector<pugi::xml_node>& geoms,
+                       const std::vector<pugi::xml_node>& sites,
+                       const std::vector<pugi::xml_node>& bodies);
   // a note, or an error at `n`, for attributes s2r does its own way or cannot honour
   void NoteAttributes(pugi::xml_node n, const Layers& layers, const char* kind,
                       std::initializer_list<const char*> attrs, const std::string& why);
   void ReadJoint(pugi::xml_node n, int body, const std::string& type, const Layers& layers);
-  void ReadSite(pugi::xml_node n, int body, int childclass);
+  void ReadSite(pugi::xml_node n, int body, int childclass, const Frame& offset = Frame());
   void ReadInertial(pugi::xml_node n, int body);
 
   LoadState& s_;
   const SourceFile& file_;
   const DefaultClasses& defaults_;
   Model& m_;
+  std::vector<Frame> world_of_;  // each body's world frame, by body index
 };
 
 // --- orientation ---------------------------------------------------------------------------------
@@ -117,6 +125,7 @@ void BodyReader::ReadBody(pugi::xml_node n, int parent, const Frame& parent_worl
   Layers joint_layers;
   bool body_static = true;
 
+  if (is_world) world_of_.assign(1, Frame());
   if (!is_world) {
     CheckAttributes(file_, n, false);
     if (n.attribute("childclass")) childclass = defaults_.ClassIndex(n, "childclass");
@@ -197,9 +206,20 @@ void BodyReader::ReadBody(pugi::xml_node n, int parent, const Frame& parent_worl
     const bool parent_static = m_.body_dynamic[parent] == 0;
     body_static = !joint_node && parent_static;
 
+    // a massless body welded to a moving one is merged into it (as MuJoCo fuses it into the
+    // same rigid body): s2r's maximal-coordinate solver needs mass in every moving body
+    bool has_mass = false;
+    for (pugi::xml_node g : geoms) has_mass = has_mass || GeomHasMass(g, childclass);
+    if (!joint_node && !parent_static && !inertial && !has_mass) {
+      MergeIntoParent(n, parent, world, childclass, geoms, sites, bodies);
+      return;
+    }
+
     body =
         AddBody(&m_, n.attribute("name").value(), parent, ToReal3(world.pos), ToReal4(world.rot));
     s_.Register(&s_.body_ids, n, "body", body);
+    world_of_.resize(m_.nbody());
+    world_of_[body] = world;
     if (joint_node) {
       ReadJoint(joint_node, body, joint_type, joint_layers);
     } else if (!parent_static) {
@@ -232,6 +252,41 @@ void BodyReader::ReadBody(pugi::xml_node n, int parent, const Frame& parent_worl
 
   for (pugi::xml_node s : sites) ReadSite(s, body, childclass);
   for (pugi::xml_node b : bodies) ReadBody(b, body, world, childclass);
+}
+
+bool BodyReader::GeomHasMass(pugi::xml_node n, int childclass) const {
+  CheckAttributes(file_, n, false);
+  int cls = n.attribute("class") ? defaults_.ClassIndex(n, "class") : childclass;
+  Layers layers = defaults_.LayersFor(n, cls);
+  if (LayeredWord(layers, "type", "sphere") == "plane") return false;
+  for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+    if (it->attribute("mass")) return Real1(*it, "mass") != 0;
+    if (it->attribute("density")) return Real1(*it, "density") != 0;
+  }
+  return true;  // the default density
+}
+
+void BodyReader::MergeIntoParent(pugi::xml_node n, int parent, const Frame& world, int childclass,
+                                 const std::vector<pugi::xml_node>& geoms,
+                                 const std::vector<pugi::xml_node>& sites,
+                                 const std::vector<pugi::xml_node>& bodies) {
+  // its name stands for the body it joins (in <exclude>, say); its geoms (massless) and sites
+  // move into that body's frame; its children hang from that body
+  s_.Register(&s_.body_ids, n, "body", parent);
+  s_.Note(n, "body.merged",
+          "massless body welded to moving body " + Quote(m_.body_name[parent]) +
+              ": merged into it (its geoms and sites belong to that body)");
+  const Frame& target = world_of_[parent];
+  Frame offset;
+  offset.rot = (target.rot.conjugate() * world.rot).normalized();
+  offset.pos = target.rot.conjugate() * (world.pos - target.pos);
+  std::vector<GeomMassSpec> unused_specs;  // massless geoms: the parent's inertia is unchanged
+  double unused_mass = 0;
+  for (pugi::xml_node g : geoms) {
+    ReadGeom(g, parent, false, true, childclass, &unused_specs, &unused_mass, offset);
+  }
+  for (pugi::xml_node s : sites) ReadSite(s, parent, childclass, offset);
+  for (pugi::xml_node b : bodies) ReadBody(b, parent, world, childclass);
 }
 
 void BodyReader::ReadJoint(pugi::xml_node n, int body, const std::string& type,
@@ -334,7 +389,8 @@ void BodyReader::NoteAttributes(pugi::xml_node n, const Layers& layers, const ch
 
 void BodyReader::ReadGeom(pugi::xml_node n, int body, bool body_static, bool mass_given,
                           int childclass,
-                          std::vector<GeomMassSpec>* mass_specs, double* body_mass) {
+                          std::vector<GeomMassSpec>* mass_specs, double* body_mass,
+                          const Frame& offset) {
   CheckAttributes(file_, n, false);
   CheckNoText(file_, n);
   if (n.first_child()) file_.Fail(n.first_child(), "unexpected child element");
@@ -503,6 +559,9 @@ void BodyReader::ReadGeom(pugi::xml_node n, int body, bool body_static, bool mas
     break;
   }
 
+  // a geom of a merged body: from its body's frame into the frame of the body it joined
+  pos = offset.pos + offset.rot * pos;
+  rot = offset.rot * rot;
   int g = AddGeom(&m_, n.attribute("name").value(), body, type, stored_size, ToReal3(pos),
                   ToReal4(rot.normalized()), static_cast<Real>(friction[0]));
   s_.Register(&s_.geom_ids, n, "geom", g);
@@ -520,7 +579,7 @@ void BodyReader::ReadGeom(pugi::xml_node n, int body, bool body_static, bool mas
   }
 }
 
-void BodyReader::ReadSite(pugi::xml_node n, int body, int childclass) {
+void BodyReader::ReadSite(pugi::xml_node n, int body, int childclass, const Frame& offset) {
   CheckAttributes(file_, n, false);
   CheckNoText(file_, n);
   if (n.first_child()) file_.Fail(n.first_child(), "unexpected child element");
@@ -546,6 +605,8 @@ void BodyReader::ReadSite(pugi::xml_node n, int body, int childclass) {
     pos = 0.5 * (from + to);
     rot = ZToVector((from - to).normalized());
   }
+  pos = offset.pos + offset.rot * pos;
+  rot = offset.rot * rot;
   int s = AddSite(&m_, n.attribute("name").value(), body, ToReal3(pos), ToReal4(rot));
   s_.Register(&s_.site_ids, n, "site", s);
 }

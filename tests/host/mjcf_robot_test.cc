@@ -480,6 +480,56 @@ TEST(MjcfJoint, SpringsReferencesAndBallJointsAreRejected) {
                       2, "no gravity compensation"));
 }
 
+TEST(MjcfBody, MasslessWeldedBodyIsMergedIntoItsParent) {
+  // "attachment" has no joint and no mass below a moving body: merged into "link" (MuJoCo welds
+  // it to the same rigid body), its site and massless geom in link's frame, its child hung from link
+  Model m = Load(R"(<mujoco>
+  <compiler angle="degree"/>
+  <worldbody>
+    <body name="link" pos="0 0 1">
+      <joint name="j" axis="0 1 0"/>
+      <geom type="capsule" size="0.05 0.2" mass="2"/>
+      <body name="attachment" pos="0 0 0.5" euler="0 0 90">
+        <site name="tool" pos="0.1 0 0"/>
+        <geom name="marker" size="0.01" density="0" contype="0" conaffinity="0"/>
+        <body name="finger" pos="0.2 0 0">
+          <joint name="f" type="slide" axis="1 0 0"/>
+          <geom size="0.02" mass="0.1"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+  <contact><exclude body1="attachment" body2="finger"/></contact>
+</mujoco>)");
+  ASSERT_EQ(m.nbody(), 3);  // world, link, finger
+  const int link = m.BodyId("link"), finger = m.BodyId("finger");
+  EXPECT_EQ(m.BodyId("attachment"), -1);
+  EXPECT_EQ(m.body_parent[finger], link);
+  EXPECT_NEAR(m.body_mass[link], 2, kTol);
+  // the site: attachment frame (0 0 0.5, 90 deg about z) applied to (0.1 0 0) -> (0 0.1 0.5)
+  const int tool = m.SiteId("tool");
+  EXPECT_EQ(m.site_body[tool], link);
+  EXPECT_NEAR(m.site_pos[3 * tool + 0], 0, kTol);
+  EXPECT_NEAR(m.site_pos[3 * tool + 1], 0.1, kTol);
+  EXPECT_NEAR(m.site_pos[3 * tool + 2], 0.5, kTol);
+  const int marker = m.GeomId("marker");
+  EXPECT_EQ(m.geom_body[marker], link);
+  EXPECT_NEAR(m.geom_pos[3 * marker + 2], 0.5, kTol);
+  EXPECT_NEAR(m.geom_quat[4 * marker + 3], std::sqrt(0.5), kTol);  // 90 deg about z
+  // the finger: world origin (0 0 1) + (0 0 0.5) + Rz(90) (0.2 0 0) = (0 0.2 1.5)
+  EXPECT_NEAR(m.body_pos0[3 * finger + 1], 0.2, kTol);
+  EXPECT_NEAR(m.body_pos0[3 * finger + 2], 1.5, kTol);
+  ASSERT_EQ(m.exclude_body_pairs.size(), 1u);
+  EXPECT_EQ(m.exclude_body_pairs[0].first, link);
+  EXPECT_TRUE(HasNote(m, "test.xml:7: <body name='attachment'>: massless body welded to moving "
+                         "body 'link': merged into it"));
+
+  // a massless body with a joint is still an error
+  EXPECT_TRUE(FailsAt(R"(<mujoco><worldbody><body><joint/><geom size="1"/>
+<body><joint/><site/></body></body></worldbody></mujoco>)",
+                      2, "no <inertial> and no geom with mass"));
+}
+
 // --- Menagerie's MJX Panda -----------------------------------------------------------------------
 
 TEST(MjcfRobots, MenagerieMjxPandaNeedsOnlyTheGripperTrim) {
@@ -525,6 +575,28 @@ TEST(MjcfRobots, MenagerieMjxPandaNeedsOnlyTheGripperTrim) {
   EXPECT_EQ(m.keyframe, "home");
   EXPECT_NEAR(m.joint_qpos0[m.JointId("joint4")], -1.57079, 1e-6);
   EXPECT_NEAR(m.joint_qpos0[m.JointId("finger_joint2")], 0.04, 1e-7);
+}
+
+TEST(MjcfRobots, PandaPickBoxesRestOnTheTable) {
+  // builtin:panda_pick: the arm holds "home" above the table; the boxes stay where they lie
+  // (table top z = 0.2 m; box centres at their half height above it) within 1 mm over 1 s
+  Model model = LoadScene("builtin:panda_pick");
+  EXPECT_EQ(model.nq(), 9 + 3 * 7);
+  const Model::Keyframe* home = model.FindKeyframe("home");
+  ASSERT_NE(home, nullptr);
+  Engine engine(model, EngineOptions{});
+  std::vector<Real> ctrl(home->ctrl.begin(), home->ctrl.end());
+  for (int k = 0; k < static_cast<int>(engine.model().control_hz); ++k) engine.Step(ctrl.data());
+  engine.Download();
+  ASSERT_EQ(engine.state().status[0], kWorldOk);
+  const Model& m = engine.model();
+  for (const char* box : {"box_red", "box_green", "box_blue"}) {
+    const int b = m.BodyId(box);
+    for (int k = 0; k < 3; ++k) {
+      EXPECT_NEAR(engine.state().view.body_pos(0, b)[k], m.body_pos0[3 * b + k], 1e-3)
+          << box << " axis " << k;
+    }
+  }
 }
 
 TEST(MjcfRobots, PandaHoldsHome) {
