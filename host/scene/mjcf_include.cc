@@ -17,52 +17,74 @@ namespace fs = std::filesystem;
 
 const std::string kBuiltin = "builtin:";
 
-// builtin:<name>, with <name> the file's path under configs/robots or configs/scenes without .xml
-bool ReadBuiltin(const std::string& from, const std::string& file, std::string* name,
-                 std::string* text, std::string* error) {
-  fs::path base = fs::path(from.substr(kBuiltin.size())).parent_path();
-  std::string rel = (base / file).lexically_normal().generic_string();
-  if (fs::path(file).is_absolute() || rel.rfind("..", 0) == 0 || rel.size() < 4 ||
-      rel.compare(rel.size() - 4, 4, ".xml") != 0) {
-    *error = "a built-in scene may include only built-in .xml files (by their path under "
-             "configs/robots or configs/scenes), not " + Quote(file);
-    return false;
-  }
-  std::string key = rel.substr(0, rel.size() - 4);
+// The candidates for `file` included from `from` in the document `main`: relative to main's
+// folder, then to from's (MuJoCo 4's order); an absolute path alone.
+std::vector<fs::path> Candidates(const std::string& main, const std::string& from,
+                                 const std::string& file) {
+  fs::path p(file);
+  if (p.is_absolute()) return {p.lexically_normal()};
+  std::vector<fs::path> out = {(fs::path(main).parent_path() / p).lexically_normal()};
+  fs::path local = (fs::path(from).parent_path() / p).lexically_normal();
+  if (local != out[0]) out.push_back(local);
+  return out;
+}
+
+// builtin:<name>, with <name> the file's path under configs/robots or configs/scenes
+bool ReadBuiltin(const std::string& main, const std::string& from, const std::string& file,
+                 std::string* name, std::string* text, std::string* error) {
   std::string known;
-  for (const auto* list : {&EmbeddedScenes(), &EmbeddedRobotFiles()}) {
-    for (const EmbeddedScene& s : *list) {
-      if (key == s.name) {
-        *name = kBuiltin + rel;
-        *text = s.xml;
-        return true;
+  std::vector<std::string> tried;
+  for (const fs::path& c : Candidates(main.substr(kBuiltin.size()),
+                                      from.substr(kBuiltin.size()), file)) {
+    std::string rel = c.generic_string();
+    if (c.is_absolute() || rel.rfind("..", 0) == 0 || rel.size() < 4 ||
+        rel.compare(rel.size() - 4, 4, ".xml") != 0) {
+      *error = "a built-in scene may include only built-in .xml files (by their path under "
+               "configs/robots or configs/scenes), not " + Quote(file);
+      return false;
+    }
+    tried.push_back(rel);
+    std::string key = rel.substr(0, rel.size() - 4);
+    known.clear();
+    for (const auto* list : {&EmbeddedScenes(), &EmbeddedRobotFiles()}) {
+      for (const EmbeddedScene& s : *list) {
+        if (key == s.name) {
+          *name = kBuiltin + rel;
+          *text = s.xml;
+          return true;
+        }
+        known += (known.empty() ? "" : ", ") + std::string(s.name) + ".xml";
       }
-      known += (known.empty() ? "" : ", ") + std::string(s.name) + ".xml";
     }
   }
-  *error = "no built-in file " + Quote(rel) + " (a built-in scene may include only built-in "
-           "files: " + known + ")";
+  std::string list;
+  for (const std::string& t : tried) list += (list.empty() ? "" : " or ") + Quote(t);
+  *error = "no built-in file " + list + " (a built-in scene may include only built-in files: " +
+           known + ")";
   return false;
 }
 
-bool ReadFromDisk(const std::string& from, const std::string& file, std::string* name,
-                  std::string* text, std::string* error) {
-  fs::path p(file);
-  if (p.is_relative()) p = fs::path(from).parent_path() / p;
-  *name = p.lexically_normal().string();
-  std::ifstream in(*name, std::ios::binary);
-  if (!in) {
-    *error = "cannot open included file " + Quote(*name);
-    return false;
+bool ReadFromDisk(const std::string& main, const std::string& from, const std::string& file,
+                  std::string* name, std::string* text, std::string* error) {
+  std::string tried;
+  for (const fs::path& c : Candidates(main, from, file)) {
+    std::ifstream in(c, std::ios::binary);
+    if (!in) {
+      tried += (tried.empty() ? "" : " or ") + Quote(c.string());
+      continue;
+    }
+    std::ostringstream out;
+    out << in.rdbuf();
+    if (in.bad()) {
+      *error = "read error in included file " + Quote(c.string());
+      return false;
+    }
+    *name = c.string();
+    *text = out.str();
+    return true;
   }
-  std::ostringstream out;
-  out << in.rdbuf();
-  if (in.bad()) {
-    *error = "read error in included file " + Quote(*name);
-    return false;
-  }
-  *text = out.str();
-  return true;
+  *error = "cannot open included file " + tried;
+  return false;
 }
 
 // Identity of a file for cycle detection.
@@ -113,7 +135,7 @@ class Expander {
     for (const std::string& f : chain) chain_text += (chain_text.empty() ? "" : " -> ") + f;
 
     std::string name, text, error;
-    if (!read_(from, inc.attribute("file").value(), &name, &text, &error)) {
+    if (!read_(file_.name(), from, inc.attribute("file").value(), &name, &text, &error)) {
       file_.Fail(inc, error + " (include chain: " + chain_text + ")");
     }
     for (const std::string& f : chain) {

@@ -69,7 +69,7 @@ bool HasNote(const Model& m, const std::string& text) {
 
 // --- <include> -----------------------------------------------------------------------------------
 
-TEST(MjcfInclude, TopLevelAndInsideSectionsRelativeToTheIncludingFile) {
+TEST(MjcfInclude, TopLevelAndInsideSectionsRelativeToTheMainThenTheIncludingFile) {
   const std::string dir = TestDir();
   std::filesystem::create_directories(dir + "/parts");
   Write(dir + "/main.xml", R"(<mujoco>
@@ -79,7 +79,8 @@ TEST(MjcfInclude, TopLevelAndInsideSectionsRelativeToTheIncludingFile) {
   </worldbody>
 </mujoco>
 )");
-  // robot.xml includes its neighbour arm.xml inside <worldbody>, relative to parts/
+  // robot.xml includes its neighbour arm.xml inside <worldbody>: not next to main.xml, so found
+  // next to robot.xml
   Write(dir + "/parts/robot.xml", R"(<mujoco model="ignored">
   <compiler angle="radian"/>
   <worldbody>
@@ -106,6 +107,12 @@ TEST(MjcfInclude, TopLevelAndInsideSectionsRelativeToTheIncludingFile) {
   ASSERT_EQ(m.nactuator(), 1);
   EXPECT_NEAR(m.actuator_kp[0], 50, kTol);
   EXPECT_EQ(m.ngeom(), 2);
+
+  // MuJoCo 4's order: a file next to the main file wins over one next to the including file
+  Write(dir + "/arm.xml",
+        "<mujoco>\n  <body name='arm_from_main_folder'><joint name='shoulder'/><geom size='0.1'/></body>\n</mujoco>\n");
+  Model first = LoadMjcfFile(dir + "/main.xml");
+  EXPECT_EQ(first.body_name[1], "arm_from_main_folder");
 }
 
 TEST(MjcfInclude, ErrorsInsideAnIncludedFileNameThatFileAndLine) {

@@ -170,3 +170,24 @@ def test_panda_holds_home_like_mujoco(mujoco_scene, tmp_path):
     assert worst_rot < 5e-3, f"body frame off MuJoCo by {worst_rot:.4f} rad"
     assert end_pos < 5e-4, f"body origin off MuJoCo by {end_pos * 1e3:.2f} mm at the end"
     assert end_rot < 5e-3, f"body frame off MuJoCo by {end_rot:.4f} rad at the end"
+
+
+def test_include_resolution_matches_mujoco(tmp_path):
+    """<include> paths: MuJoCo 4 looks next to the main file first, then next to the including
+    file; s2r does the same. parts/robot.xml includes "arm.xml" and "hand.xml": arm.xml exists in
+    both folders (the main folder's wins), hand.xml only in parts/."""
+    (tmp_path / "parts").mkdir()
+    (tmp_path / "main.xml").write_text('<mujoco>\n  <include file="parts/robot.xml"/>\n</mujoco>\n')
+    (tmp_path / "parts" / "robot.xml").write_text(
+        '<mujoco>\n  <worldbody>\n    <include file="arm.xml"/>\n    <include file="hand.xml"/>\n'
+        '  </worldbody>\n</mujoco>\n')
+    body = '<mujoco>\n  <body name="%s"><joint/><geom size="0.1"/></body>\n</mujoco>\n'
+    (tmp_path / "arm.xml").write_text(body % "arm_main_folder")
+    (tmp_path / "parts" / "arm.xml").write_text(body % "arm_parts_folder")
+    (tmp_path / "parts" / "hand.xml").write_text(body % "hand_parts_folder")
+    mj = mujoco.MjModel.from_xml_path(str(tmp_path / "main.xml"))
+    mj_bodies = [mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_BODY, b) for b in range(1, mj.nbody)]
+    report, fields = s2r_fields(str(tmp_path / "main.xml"))
+    s2r_bodies = [p["entity"] for p in report["parameters"] if p["field"] == "body_mass"]
+    assert mj_bodies == ["arm_main_folder", "hand_parts_folder"]
+    assert s2r_bodies == mj_bodies
