@@ -26,10 +26,14 @@ void DefaultClasses::ReadDefaults(pugi::xml_node n, int parent) {
   }
   cls.parent = parent;
   cls.node = n;
-  if (class_ids_.count(cls.name)) file_.Fail(n, "duplicate default class " + Quote(cls.name));
   int id = static_cast<int>(classes_.size());
-  class_ids_[cls.name] = id;
-  classes_.push_back(cls);
+  if (parent < 0 && class_ids_.count("main")) {
+    id = 0;  // another top-level <default> (an included file's, say) adds to class main
+  } else {
+    if (class_ids_.count(cls.name)) file_.Fail(n, "duplicate default class " + Quote(cls.name));
+    class_ids_[cls.name] = id;
+    classes_.push_back(cls);
+  }
   for (pugi::xml_node c : n.children()) {
     if (c.type() != pugi::node_element) continue;
     std::string tag = c.name();
@@ -58,6 +62,8 @@ void DefaultClasses::ReadDefaults(pugi::xml_node n, int parent) {
         tag == "position" || tag == "velocity" || tag == "motor" || tag == "general";
     const std::string key = actuator ? "actuator" : tag;
     for (const pugi::xml_node& prev : classes_[id].elems[key]) {
+      // two top-level <default>s may both set main's geom (MuJoCo merges them: the later wins)
+      if (prev.parent() != n) continue;
       if (!actuator || tag == prev.name()) {
         file_.Fail(c, "default class " + Quote(classes_[id].name) + " already has a <" +
                           prev.name() + "> (line " + std::to_string(file_.LineOf(prev)) + ")");

@@ -453,9 +453,6 @@ Model Loader::Load() {
         tag != "contact" && tag != "actuator" && tag != "custom" && tag != "keyframe") {
       file_.Fail(c, "element not supported by the s2r MJCF subset (see docs/mjcf_subset.md)");
     }
-    if (tag == "default" && !sections[tag].empty()) {
-      file_.Fail(c, "only one top-level <default> is allowed (nest <default class=...> inside it)");
-    }
     sections[tag].push_back(c);
   }
   for (pugi::xml_node n : sections["compiler"]) ReadCompiler(n);
@@ -463,7 +460,8 @@ Model Loader::Load() {
   if (sections["default"].empty()) {
     s_.defaults.AddEmptyMain();
   } else {
-    s_.defaults.ReadDefaults(sections["default"][0], -1);
+    // several top-level <default>s (from included files, say) all add to class main
+    for (pugi::xml_node n : sections["default"]) s_.defaults.ReadDefaults(n, -1);
   }
 
   AddBody(&m_, "world", -1, {0, 0, 0}, {1, 0, 0, 0});

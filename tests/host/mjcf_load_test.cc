@@ -1125,11 +1125,12 @@ TEST(MjcfLoadErrors, TextAndStructure) {
   <body name="b">hello<geom size="1"/></body>
 </worldbody></mujoco>)",
                         2, "<body name='b'>", "unexpected text 'hello'"));
+  // two top-level <default>s add to class main (as in MuJoCo); a class name twice is an error
   EXPECT_TRUE(FailsWith(R"(<mujoco>
-  <default/>
-  <default/>
+  <default><default class="a"/></default>
+  <default><default class="a"/></default>
 </mujoco>)",
-                        3, "<default>", "only one top-level <default>"));
+                        3, "<default class='a'>", "duplicate default class 'a'"));
   EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
   <body name="b"><freejoint/><geom size="1"/>
     <inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/>

@@ -140,6 +140,28 @@ TEST(MjcfInclude, ErrorsInsideAnIncludedFileNameThatFileAndLine) {
   EXPECT_NE(msg.find("included from " + dir + "/main3.xml:2"), std::string::npos) << msg;
 }
 
+TEST(MjcfInclude, DefaultsFromSeveralFilesAddToMain) {
+  // MuJoCo 4.0.1 loads this with geom sizes 0.1 (class a, from the included file), 0.2 (class b)
+  // and 0.3 (main, from the second top-level <default>)
+  const std::string dir = TestDir();
+  Write(dir + "/r.xml", "<mujoco>\n<default><geom size='0.5' friction='0.7'/>"
+                        "<default class='a'><geom size='0.1'/></default></default>\n</mujoco>\n");
+  Write(dir + "/d.xml", R"(<mujoco>
+<include file="r.xml"/>
+<default><geom size="0.3"/><default class="b"><geom size="0.2"/></default></default>
+<worldbody>
+  <body><joint/><geom class="a"/></body><body><joint/><geom class="b"/></body><body><joint/><geom/></body>
+</worldbody>
+</mujoco>
+)");
+  Model m = LoadMjcfFile(dir + "/d.xml");
+  ASSERT_EQ(m.ngeom(), 3);
+  EXPECT_NEAR(m.geom_size[0], 0.1, kTol);
+  EXPECT_NEAR(m.geom_size[3], 0.2, kTol);
+  EXPECT_NEAR(m.geom_size[6], 0.3, kTol);
+  EXPECT_NEAR(m.geom_friction[2], 0.7, kTol);  // main's friction from the first <default>
+}
+
 TEST(MjcfInclude, MissingFilesAndCyclesNameTheChain) {
   const std::string dir = TestDir();
   Write(dir + "/a.xml", "<mujoco>\n  <include file='b.xml'/>\n</mujoco>\n");
