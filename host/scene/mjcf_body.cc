@@ -129,8 +129,8 @@ void BodyReader::ReadBody(pugi::xml_node n, int parent, const Frame& parent_worl
   if (!is_world) {
     CheckAttributes(file_, n, false);
     if (n.attribute("childclass")) childclass = defaults_.ClassIndex(n, "childclass");
-    if (n.attribute("gravcomp") && Real1(n, "gravcomp") != 0) {
-      file_.Fail(n, "attribute 'gravcomp': s2r has no gravity compensation forces");
+    if (n.attribute("gravcomp") && Real1(n, "gravcomp") < 0) {
+      file_.Fail(n, "attribute 'gravcomp' must be >= 0, got " + Num(Real1(n, "gravcomp")));
     }
     if (n.attribute("mocap") && Word(n, "mocap") == "true") {
       file_.Fail(n, "attribute 'mocap': s2r has no mocap bodies");
@@ -220,6 +220,7 @@ void BodyReader::ReadBody(pugi::xml_node n, int parent, const Frame& parent_worl
     s_.Register(&s_.body_ids, n, "body", body);
     world_of_.resize(m_.nbody());
     world_of_[body] = world;
+    if (n.attribute("gravcomp")) m_.body_gravcomp[body] = static_cast<Real>(Real1(n, "gravcomp"));
     if (joint_node) {
       ReadJoint(joint_node, body, joint_type, joint_layers);
     } else if (!parent_static) {

@@ -504,9 +504,6 @@ TEST(MjcfJoint, SpringsReferencesAndBallJointsAreRejected) {
   Model m = Load(head + "<joint stiffness='0' springref='0.2' solreflimit='0.02 1'/>" + tail);
   EXPECT_TRUE(HasNote(m, "attribute 'springref' is not used"));
   EXPECT_TRUE(HasNote(m, "attribute 'solreflimit' is not used"));
-  EXPECT_TRUE(FailsAt("<mujoco><worldbody>\n<body gravcomp='1'><joint/><geom size='1'/></body>"
-                      "</worldbody></mujoco>",
-                      2, "no gravity compensation"));
 }
 
 TEST(MjcfBody, MasslessWeldedBodyIsMergedIntoItsParent) {
@@ -557,6 +554,46 @@ TEST(MjcfBody, MasslessWeldedBodyIsMergedIntoItsParent) {
   EXPECT_TRUE(FailsAt(R"(<mujoco><worldbody><body><joint/><geom size="1"/>
 <body><joint/><site/></body></body></worldbody></mujoco>)",
                       2, "no <inertial> and no geom with mass"));
+}
+
+TEST(MjcfBody, GravcompCancelsGravityOnEveryKindOfBody) {
+  // a free body, a hinge pendulum and a slide tree (reduced coordinates) with gravcomp 1 stay
+  // where they start; a free body with gravcomp 0.5 falls at g / 2
+  Model m = Load(R"(<mujoco>
+  <option timestep="0.002"/>
+  <worldbody>
+    <body name="float" pos="0 0 1" gravcomp="1"><freejoint/><geom size="0.1"/></body>
+    <body name="half" pos="1 0 1" gravcomp="0.5"><freejoint/><geom size="0.1"/></body>
+    <body name="pendulum" pos="2 0 1" gravcomp="1">
+      <joint name="hinge" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.02"/>
+    </body>
+    <body name="carriage" pos="3 0 1" gravcomp="1">
+      <joint name="slide" type="slide" axis="0 0 1"/>
+      <geom type="box" size="0.05 0.05 0.05"/>
+    </body>
+  </worldbody>
+</mujoco>)");
+  EXPECT_NEAR(m.body_gravcomp[m.BodyId("half")], 0.5, kTol);
+  ASSERT_GE(m.body_reduced[m.BodyId("carriage")], 0) << "the slide should be a reduced tree";
+  Engine engine(m, EngineOptions{});
+  const double t = 0.5;
+  const int steps = static_cast<int>(std::lround(t * engine.model().control_hz));
+  for (int k = 0; k < steps; ++k) engine.Step(nullptr);
+  engine.Download();
+  const StateView& v = engine.state().view;
+  for (const char* b : {"float", "pendulum", "carriage"}) {
+    const int id = m.BodyId(b);
+    EXPECT_NEAR(v.body_pos(0, id)[2], 1.0, 1e-4) << b;
+  }
+  Real q = 0, qdot = 0;
+  JointCoordinate(engine.model().View(), v, 0, m.JointId("hinge"), &q, &qdot);
+  EXPECT_NEAR(q, 0, 1e-3);
+  // g / 2 for 0.5 s: 0.5 * 4.905 * 0.25 = 0.613 m (semi-implicit Euler at 0.5 ms substeps: +0.1%)
+  EXPECT_NEAR(1.0 - v.body_pos(0, m.BodyId("half"))[2], 0.5 * 4.905 * t * t, 2e-3);
+  EXPECT_TRUE(FailsAt("<mujoco><worldbody>\n<body gravcomp='-1'><joint/><geom size='1'/></body>"
+                      "</worldbody></mujoco>",
+                      2, "attribute 'gravcomp' must be >= 0"));
 }
 
 // --- Menagerie's MJX Panda -----------------------------------------------------------------------
