@@ -60,8 +60,9 @@ class BodyReader {
                        const std::vector<pugi::xml_node>& geoms,
                        const std::vector<pugi::xml_node>& sites,
                        const std::vector<pugi::xml_node>& bodies);
-  // a note, or an error at `n`, for attributes s2r does its own way or cannot honour
-  void NoteAttributes(pugi::xml_node n, const Layers& layers, const char* kind,
+  // a note for each of `attrs` that s2r does its own way (`why`), at the layer that gives it:
+  // the element, or its default class
+  void NoteAttributes(const Layers& layers, const char* kind,
                       std::initializer_list<const char*> attrs, const std::string& why);
   void ReadJoint(pugi::xml_node n, int body, const std::string& type, const Layers& layers);
   void ReadSite(pugi::xml_node n, int body, int childclass, const Frame& offset = Frame());
@@ -356,7 +357,7 @@ void BodyReader::ReadJoint(pugi::xml_node n, int body, const std::string& type,
                         file_.Origin(src));
     }
   }
-  NoteAttributes(n, layers, "joint", {"solreflimit", "solimplimit", "solreffriction",
+  NoteAttributes(layers, "joint", {"solreflimit", "solimplimit", "solreffriction",
                                       "solimpfriction", "margin"},
                  "s2r's joint and limit softness is s2r_joint_hertz / s2r_joint_damping_ratio");
   if (Source(layers, "springref")) {
@@ -377,7 +378,7 @@ void BodyReader::ReadJoint(pugi::xml_node n, int body, const std::string& type,
   }
 }
 
-void BodyReader::NoteAttributes(pugi::xml_node n, const Layers& layers, const char* kind,
+void BodyReader::NoteAttributes(const Layers& layers, const char* kind,
                                 std::initializer_list<const char*> attrs,
                                 const std::string& why) {
   for (const char* a : attrs) {
@@ -428,11 +429,11 @@ void BodyReader::ReadGeom(pugi::xml_node n, int body, bool body_static, bool mas
       file_.Fail(n, "attribute 'shellinertia' is not supported" + file_.Origin(src));
     }
   }
-  NoteAttributes(n, layers, "geom", {"solref", "solimp", "solmix"},
+  NoteAttributes(layers, "geom", {"solref", "solimp", "solmix"},
                  "s2r's contact softness is s2r_contact_hertz / s2r_contact_damping_ratio");
-  NoteAttributes(n, layers, "geom", {"margin", "gap"},
+  NoteAttributes(layers, "geom", {"margin", "gap"},
                  "s2r creates contacts within s2r_speculative_distance");
-  NoteAttributes(n, layers, "geom", {"priority"},
+  NoteAttributes(layers, "geom", {"priority"},
                  "a contact pair uses the larger friction of its two geoms");
   GeomType type = type_word == "plane"     ? kGeomPlane
                   : type_word == "capsule" ? kGeomCapsule
