@@ -29,7 +29,10 @@ enum GeomType : int32_t {
   kGeomSphere = 1,   // size[0] radius
   kGeomCapsule = 2,  // size[0] radius, size[1] half-length of the segment along local z
   kGeomBox = 3,      // size[0..2] half-extents
-  kGeomTypeCount = 4,
+  kGeomCylinder = 4,   // size[0] radius, size[1] half-length along local z
+  kGeomEllipsoid = 5,  // size[0..2] semi-axes along local x, y, z
+  kGeomMesh = 6,       // convex hull of a mesh (hull_vert from geom_hull); size[0] bounding radius
+  kGeomTypeCount = 7,
 };
 
 enum JointType : int32_t {
