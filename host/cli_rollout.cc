@@ -1,5 +1,7 @@
-// s2r rollout SCENE --duration T [--actions actions.csv] --out traj.csv
-// Steps one world on the CPU and writes its trajectory at the control rate.
+// s2r rollout SCENE --duration T [--actions actions.csv] --out traj.csv [--contacts contacts.csv]
+// Steps one world on the CPU and writes its trajectory at the control rate, and optionally the
+// contact points of each control step's last physics step (time, geom_a, geom_b, point, normal,
+// separation, normal force: one row per point).
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -20,6 +22,7 @@ struct RolloutArgs {
   double duration = 1.0;
   std::string actions;
   std::string out;
+  std::string contacts;
 };
 
 void RunRollout(const RolloutArgs& args) {
@@ -55,6 +58,20 @@ void RunRollout(const RolloutArgs& args) {
     out.WriteRow(row);
   };
   emit(0.0);
+  std::unique_ptr<CsvWriter> contacts_out;
+  if (!args.contacts.empty()) {
+    contacts_out = std::make_unique<CsvWriter>(args.contacts);
+    contacts_out->WriteHeader({"time", "geom_a", "geom_b", "px", "py", "pz", "nx", "ny", "nz",
+                               "separation", "normal_force"});
+  }
+  auto emit_contacts = [&](double t) {
+    for (int i = 0; i < st.contact_count[0]; ++i) {
+      const Contact& c = st.view.contacts(0)[i];
+      contacts_out->WriteRow({t, double(c.geom_a), double(c.geom_b), c.point.x, c.point.y,
+                              c.point.z, c.normal.x, c.normal.y, c.normal.z, c.separation,
+                              c.normal_force});
+    }
+  };
   std::vector<Real> zeros(m.nactuator() > 0 ? m.nactuator() : 1, Real(0));
   for (long k = 0; k < steps; ++k) {
     const Real* action = schedule.At(k, k * control_dt);
@@ -65,8 +82,10 @@ void RunRollout(const RolloutArgs& args) {
                                " at t = " + std::to_string((k + 1) * control_dt) + " s; no trajectory written");
     }
     emit((k + 1) * control_dt);
+    if (contacts_out) emit_contacts((k + 1) * control_dt);
   }
   out.Commit();
+  if (contacts_out) contacts_out->Commit();
   if (st.contact_overflow[0] > 0) {
     std::fprintf(stderr, "s2r rollout: warning: %lld contact points dropped (pool of %d full); raise s2r_max_contacts\n",
                  static_cast<long long>(st.contact_overflow[0]), m.max_contacts);
@@ -82,6 +101,8 @@ void AddRolloutCommand(CLI::App* app) {
   cmd->add_option("--duration", args->duration, "simulated time, s")->required();
   cmd->add_option("--actions", args->actions, "CSV of actions, one column per actuator (optional time column)");
   cmd->add_option("--out", args->out, "trajectory CSV to write")->required();
+  cmd->add_option("--contacts", args->contacts,
+                  "contact CSV to write (each control step's last physics step; geom indices)");
   cmd->callback([args] { RunRollout(*args); });
 }
 

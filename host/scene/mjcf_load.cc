@@ -8,7 +8,7 @@
 //
 // The parts: mjcf_source (the text, and errors with file:line), mjcf_attributes (attribute schema,
 // number syntax, angle units), mjcf_defaults (default classes and layered lookups), mjcf_body
-// (<worldbody>), mjcf_custom (<custom> and the s2r_ settings) and, here, the document itself:
+// (<worldbody>), mjcf_mesh (<asset><mesh> and mesh geoms), mjcf_custom (<custom> and the s2r_ settings) and, here, the document itself:
 // the sections, <compiler>, <option>, <contact>, <actuator> and the public entry points.
 #include "host/scene/mjcf_load.h"
 
@@ -25,6 +25,7 @@
 #include "host/scene/mjcf_custom.h"
 #include "host/scene/mjcf_defaults.h"
 #include "host/scene/mjcf_loader.h"
+#include "host/scene/mjcf_mesh.h"
 #include "host/scene/mjcf_source.h"
 
 namespace s2r {
@@ -59,6 +60,8 @@ void Loader::ReadCompiler(pugi::xml_node n) {
     s_.compiler.angle = Word(n, "angle") == "degree" ? AngleUnit::kDegree : AngleUnit::kRadian;
   }
   if (n.attribute("autolimits")) s_.compiler.autolimits = Word(n, "autolimits") == "true";
+  if (n.attribute("meshdir")) s_.compiler.meshdir = n.attribute("meshdir").value();
+  if (n.attribute("assetdir")) s_.compiler.assetdir = n.attribute("assetdir").value();
 }
 
 void Loader::ReadOption(pugi::xml_node n) {
@@ -217,8 +220,8 @@ Model Loader::Load() {
   for (pugi::xml_node c : root.children()) {
     if (c.type() != pugi::node_element) continue;
     std::string tag = c.name();
-    if (tag == "visual" || tag == "asset") continue;  // visual only: the whole subtree is ignored
-    if (tag != "compiler" && tag != "option" && tag != "default" && tag != "worldbody" &&
+    if (tag == "visual") continue;  // visual only: the whole subtree is ignored
+    if (tag != "compiler" && tag != "asset" && tag != "option" && tag != "default" && tag != "worldbody" &&
         tag != "contact" && tag != "actuator" && tag != "custom") {
       file_.Fail(c, "element not supported by the s2r MJCF subset (see docs/mjcf_subset.md)");
     }
@@ -234,6 +237,8 @@ Model Loader::Load() {
   } else {
     s_.defaults.ReadDefaults(sections["default"][0], -1);
   }
+
+  ReadAssets(sections["asset"], &s_);
 
   AddBody(&m_, "world", -1, {0, 0, 0}, {1, 0, 0, 0});
   s_.body_ids["world"] = 0;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "host/scene/mesh_hull.h"
 #include "host/scene/mjcf_attributes.h"
 #include "host/scene/mjcf_defaults.h"
 #include "host/scene/mjcf_source.h"
@@ -22,6 +23,7 @@ namespace s2r::mjcf {
 struct CompilerSettings {
   AngleUnit angle = AngleUnit::kDegree;
   bool autolimits = true;
+  std::string meshdir, assetdir;  // where mesh files are looked up (mjcf_mesh.h)
 };
 
 struct LoadState {
@@ -41,6 +43,7 @@ struct LoadState {
   DefaultClasses defaults;
   Model model;
   std::map<std::string, int> body_ids, geom_ids, joint_ids, site_ids, actuator_ids;
+  std::map<std::string, MeshHull> meshes;  // <asset><mesh> by name (mjcf_mesh.h)
 };
 
 }  // namespace s2r::mjcf

@@ -864,9 +864,10 @@ TEST(MjcfLoadErrors, UnknownAttribute) {
 
 TEST(MjcfLoadErrors, BadKeywordsAndTypes) {
   EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
-  <geom name="g" type="cylinder" size="1 1"/>
+  <geom name="g" type="hfield" size="1 1"/>
 </worldbody></mujoco>)",
-                        2, "<geom name='g'>", "must be one of plane|sphere|capsule|box"));
+                        2, "<geom name='g'>",
+                        "must be one of plane|sphere|capsule|box|cylinder|ellipsoid|mesh"));
   EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
   <body><joint name="j" type="ball"/><geom size="1"/></body>
 </worldbody></mujoco>)",
@@ -1063,7 +1064,7 @@ TEST(MjcfLoadErrors, GeomRules) {
   EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
   <geom name="g" size="0.1" fromto="0 0 0 0 0 1"/>
 </worldbody></mujoco>)",
-                        2, "<geom name='g'>", "only supported for capsule and box"));
+                        2, "<geom name='g'>", "only supported for capsule, cylinder and box"));
   EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
   <geom name="g" type="capsule" size="0.1" fromto="0 0 0 0 0 1" pos="1 0 0"/>
 </worldbody></mujoco>)",
