@@ -149,14 +149,47 @@ S2R_HD int ConvexFeature(const ConvexShape& s, Vec3 n, Vec3* pts, int* ids) {
         extent = Sqrt(extent);
       }
       const Real tol = Real(2) * sin_tol * extent;
-      for (int i = 0; i < nv && count < kMaxFeaturePoints; ++i) {
-        const Vec3 v = s.type == kGeomBox ? Vec3{(i & 1) ? s.size[0] : -s.size[0],
-                                          (i & 2) ? s.size[1] : -s.size[1],
-                                          (i & 4) ? s.size[2] : -s.size[2]}
-                                   : LoadVec3(s.vert + 3 * i);
-        if (Dot(v, d) >= top_dot - tol) {
+      auto vertex_at = [&](int i) {
+        return s.type == kGeomBox ? Vec3{(i & 1) ? s.size[0] : -s.size[0],
+                                         (i & 2) ? s.size[1] : -s.size[1],
+                                         (i & 4) ? s.size[2] : -s.size[2]}
+                                  : LoadVec3(s.vert + 3 * i);
+      };
+      int total = 0;
+      for (int i = 0; i < nv; ++i) {
+        const Vec3 v = vertex_at(i);
+        if (Dot(v, d) < top_dot - tol) continue;
+        if (count < kMaxFeaturePoints) {
           local[count] = v;
           ids[count++] = i;
+        }
+        ++total;
+      }
+      if (total > kMaxFeaturePoints) {
+        // a face with more corners than fit (a finely tessellated disc): its extreme corners in
+        // kMaxFeaturePoints directions spread around the face, a polygon inscribed in it
+        Vec3 t1, t2;
+        OrthonormalBasis(Normalize(d), &t1, &t2);
+        count = 0;
+        for (int k = 0; k < kMaxFeaturePoints; ++k) {
+          const Real a = Real(2) * kPi * Real(k) / Real(kMaxFeaturePoints);
+          const Vec3 u = Cos(a) * t1 + Sin(a) * t2;
+          int best = -1;
+          Real best_dot = Real(0);
+          for (int i = 0; i < nv; ++i) {
+            const Vec3 v = vertex_at(i);
+            if (Dot(v, d) < top_dot - tol) continue;
+            if (best < 0 || Dot(v, u) > best_dot) {
+              best = i;
+              best_dot = Dot(v, u);
+            }
+          }
+          bool seen = false;
+          for (int j = 0; j < count; ++j) seen = seen || ids[j] == best;
+          if (best >= 0 && !seen) {
+            local[count] = vertex_at(best);
+            ids[count++] = best;
+          }
         }
       }
       break;

@@ -226,6 +226,31 @@ TEST(CollideConvex, MeshStackFeatureIdsPersist) {
   EXPECT_EQ(a, b);
 }
 
+TEST(CollideConvex, FinelyTessellatedFacesGiveASpreadManifold) {
+  // two 64-sided prisms face on face (64 corners per face, more than a feature holds): four
+  // points 1 mm deep that span the overlap (two of them at least 6 cm apart, of a 9 cm overlap)
+  std::vector<Real> prism;
+  for (int k = 0; k < 64; ++k) {
+    for (Real z : {Real(-0.05), Real(0.05)}) {
+      prism.push_back(Real(0.05 * std::cos(2 * M_PI * k / 64)));
+      prism.push_back(Real(0.05 * std::sin(2 * M_PI * k / 64)));
+      prism.push_back(z);
+    }
+  }
+  const Real size[3] = {0.0708, 0, 0};
+  ContactPoint c[kMaxManifoldPoints];
+  const int n = CollideGeoms(kGeomMesh, Pose(0, 0, 0.05), size, kGeomMesh,
+                             Pose(0.01, 0.005, 0.149, AxisAngle(0, 0, 1, 0.3)), size, 0.002, c,
+                             Hull(prism), Hull(prism));
+  ASSERT_EQ(n, 4);
+  Real widest = 0;
+  for (int i = 0; i < n; ++i) {
+    EXPECT_NEAR(c[i].separation, -0.001, kEpa);
+    for (int j = 0; j < n; ++j) widest = std::max(widest, Length(c[i].point - c[j].point));
+  }
+  EXPECT_GT(widest, 0.06);
+}
+
 TEST(CollideConvex, CylinderAgainstBoxOnEndAndSide) {
   const Real cyl[2] = {0.05, 0.1};
   const Real table[3] = {0.5, 0.5, 0.05};
