@@ -248,3 +248,76 @@ def test_mass_and_inertia_match_mujoco(tmp_path):
         assert params[f"body_mass[{name}]"][0] == pytest.approx(model.body_mass[b], rel=1e-6), name
         np.testing.assert_allclose(sorted(params[f"body_inertia[{name}]"]),
                                    sorted(model.body_inertia[b]), rtol=1e-5, err_msg=name)
+
+
+# --- real robot meshes --------------------------------------------------------------------------
+
+ROBOSUITE = os.path.join(REPO, "configs", "robots", "robosuite_meshes")
+PANDA_PARTS = ("link0", "hand", "finger")
+
+
+def panda_scene(heights):
+    bodies = "\n".join(
+        f'    <body name="{p}" pos="{i} 0 {float(heights[p])!r}" euler="0.3 -0.2 {0.5 * i}"><freejoint/>'
+        f'<geom name="{p}" type="mesh" mesh="{p}" density="1000"/></body>'
+        for i, p in enumerate(PANDA_PARTS))
+    assets = "".join(f'<mesh name="{p}" file="{p}.stl"/>' for p in PANDA_PARTS)
+    return f"""<mujoco model="panda_parts">
+  <compiler angle="radian" meshdir="{ROBOSUITE}"/>
+  <option timestep="0.002"/>
+  <custom><numeric name="s2r_control_hz" data="500"/></custom>
+  <asset>{assets}</asset>
+  <worldbody>
+    <geom name="floor" type="plane" size="0 0 1"/>
+{bodies}
+  </worldbody>
+</mujoco>
+"""
+
+
+def test_robosuite_panda_meshes_match_mujoco(tmp_path):
+    """Franka Panda collision meshes (robosuite's STL files, open surfaces of ~100 vertices):
+    mass and inertia from the mesh volume (1e-5 relative), the geom frame at the mesh centroid
+    (1e-6 m), and each part placed 2 mm into the floor in a tilted pose: the deepest hull vertex
+    at the same depth (1e-5 m) and place (1e-5 m)."""
+    # each part's lowest hull vertex from MuJoCo, so that it goes exactly 2 mm into the floor
+    probe = mujoco.MjModel.from_xml_string(panda_scene({p: 0.5 for p in PANDA_PARTS}))
+    pdata = mujoco.MjData(probe)
+    mujoco.mj_forward(probe, pdata)
+    heights = {}
+    for p in PANDA_PARTS:
+        g = mujoco.mj_name2id(probe, mujoco.mjtObj.mjOBJ_GEOM, p)
+        mesh = probe.geom_dataid[g]
+        verts = probe.mesh_vert[probe.mesh_vertadr[mesh]:probe.mesh_vertadr[mesh] + probe.mesh_vertnum[mesh]]
+        world = pdata.geom_xpos[g] + verts @ pdata.geom_xmat[g].reshape(3, 3).T
+        heights[p] = 0.5 - world[:, 2].min() - 0.002
+    scene = tmp_path / "panda_parts.xml"
+    scene.write_text(panda_scene(heights))
+    model = mujoco.MjModel.from_xml_path(str(scene))
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+
+    proc = subprocess.run([S2R_BIN, "inspect", "--fields", str(scene), "--json"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    params = {p["address"]: p["nominal"] for p in json.loads(proc.stdout)["parameters"]}
+    for p in PANDA_PARTS:
+        b = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, p)
+        g = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, p)
+        assert params[f"body_mass[{p}]"][0] == pytest.approx(model.body_mass[b], rel=1e-5), p
+        np.testing.assert_allclose(sorted(params[f"body_inertia[{p}]"]),
+                                   sorted(model.body_inertia[b]), rtol=1e-4, err_msg=p)
+        np.testing.assert_allclose(params[f"geom_pos[{p}]"], model.geom_pos[g], atol=1e-6,
+                                   err_msg=p)
+
+    _, contacts = run_s2r(str(scene), 0.002, tmp_path)
+    for p in PANDA_PARTS:
+        g = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, p)
+        ref = [c for c in data.contact[:data.ncon] if g in (c.geom1, c.geom2)]
+        assert ref, p
+        deepest_ref = min(ref, key=lambda c: c.dist)
+        rows = [i for i in range(len(contacts["time"])) if g in (contacts["geom_a"][i], contacts["geom_b"][i])]
+        i = min(rows, key=lambda i: contacts["separation"][i])
+        assert contacts["separation"][i] == pytest.approx(deepest_ref.dist, abs=1e-5), p
+        point = np.array([contacts[k][i] for k in ("px", "py", "pz")])
+        np.testing.assert_allclose(point, deepest_ref.pos, atol=1e-5, err_msg=p)
