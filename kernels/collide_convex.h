@@ -199,10 +199,13 @@ struct ConvexContact {
   Vec3 point_a, point_b;
 };
 
-S2R_HD ConvexContact ConvexQuery(const ConvexShape& sa, const ConvexShape& sb) {
+// (margin: pairs further apart than this are reported invalid, the query stops early for them)
+S2R_HD ConvexContact ConvexQuery(const ConvexShape& sa, const ConvexShape& sb,
+                                 Real margin = Real(1e30)) {
   ConvexContact c;
   const Real ra = ConvexRadius(sa), rb = ConvexRadius(sb);
-  const GjkResult g = Gjk(sa, sb, false);
+  const GjkResult g = Gjk(sa, sb, false, margin + ra + rb);
+  if (g.beyond) return c;
   // separated cores: the exact distance, minus the radii
   const Real tiny = Real(1e-4) * (ra + rb) + Real(1e-9);
   if (!g.overlap && g.distance > tiny) {
@@ -265,7 +268,7 @@ S2R_HD uint32_t ManifoldFeature(uint32_t kind, uint32_t side, uint32_t incident,
 
 S2R_HD int CollideConvex(const ConvexShape& sa, const ConvexShape& sb, Real margin,
                          ContactPoint* out) {
-  const ConvexContact c = ConvexQuery(sa, sb);
+  const ConvexContact c = ConvexQuery(sa, sb, margin);
   if (!c.valid || !(c.separation < margin)) return 0;
   const Vec3 n = c.normal;
 

@@ -24,7 +24,7 @@ namespace s2r {
 constexpr Real kGjkTolerance = sizeof(Real) == 4 ? Real(2e-6) : Real(1e-10);
 constexpr int kGjkMaxIterations = 64;
 constexpr int kEpaMaxIterations = 48;
-constexpr int kEpaMaxVertices = 52;
+constexpr int kEpaMaxVertices = 52;  // < 256: faces index them with bytes
 constexpr int kEpaMaxFaces = 100;
 constexpr int kEpaMaxHorizon = 48;
 
@@ -44,6 +44,7 @@ S2R_HD SupportPoint MinkowskiSupport(const ConvexShape& sa, const ConvexShape& s
 
 struct GjkResult {
   bool overlap = false;  // the origin is inside (or on) the simplex: the shapes touch or overlap
+  bool beyond = false;   // stopped early: the shapes are further apart than stop_beyond
   Real distance = 0;     // between the shapes, m (0 when they overlap)
   Vec3 point_a, point_b; // closest points, world frame
   SupportPoint simplex[4];
@@ -174,8 +175,11 @@ S2R_HD bool ClosestOnTetrahedron(SupportPoint* s, int* n, Real* lambda) {
   return true;
 }
 
-// GJK distance between two shapes (cores only, or with their radii).
-S2R_HD GjkResult Gjk(const ConvexShape& sa, const ConvexShape& sb, bool with_radius) {
+// GJK distance between two shapes (cores only, or with their radii). It stops as soon as the
+// distance is known to exceed stop_beyond (the support plane along -v bounds it from below), so
+// pairs outside the contact margin cost a few iterations.
+S2R_HD GjkResult Gjk(const ConvexShape& sa, const ConvexShape& sb, bool with_radius,
+                     Real stop_beyond = Real(1e30)) {
   GjkResult r;
   Vec3 d = sb.xform.pos - sa.xform.pos;
   if (LengthSq(d) <= Real(0)) d = Vec3{1, 0, 0};
@@ -192,6 +196,12 @@ S2R_HD GjkResult Gjk(const ConvexShape& sa, const ConvexShape& sb, bool with_rad
     }
     const SupportPoint p = MinkowskiSupport(sa, sb, -v, with_radius);
     scale = Max(scale, LengthSq(p.w));
+    const Real vw = Dot(v, p.w);
+    if (vw > Real(0) && vw * vw > stop_beyond * stop_beyond * vv) {
+      r.beyond = true;
+      r.distance = vw / Sqrt(vv);
+      return r;
+    }
     // no progress towards the origin: v is the closest point
     if (vv - Dot(v, p.w) <= kGjkTolerance * vv) break;
     bool repeated = false;
@@ -235,17 +245,19 @@ struct Penetration {
   Vec3 point_a, point_b;  // deepest points of A in B and of B in A, world frame
 };
 
+// a face of the EPA polytope: vertex indices (< kEpaMaxVertices) kept as bytes, so the polytope
+// fits a GPU thread's stack frame in a few KB
 struct EpaFace {
-  int v[3];
   Vec3 n;
   Real dist;
+  uint8_t v[3];
   bool alive;
 };
 
 S2R_HD bool EpaMakeFace(const SupportPoint* verts, int a, int b, int c, EpaFace* f) {
-  f->v[0] = a;
-  f->v[1] = b;
-  f->v[2] = c;
+  f->v[0] = static_cast<uint8_t>(a);
+  f->v[1] = static_cast<uint8_t>(b);
+  f->v[2] = static_cast<uint8_t>(c);
   const Vec3 n = Cross(verts[b].w - verts[a].w, verts[c].w - verts[a].w);
   const Real len = Length(n);
   f->alive = true;
@@ -331,7 +343,7 @@ S2R_HD Penetration Epa(const ConvexShape& sa, const ConvexShape& sb) {
     const int iv = nv;
     verts[nv++] = p;
     // remove the faces that see the new point; the edges seen once form the horizon
-    int horizon[kEpaMaxHorizon][2];
+    uint8_t horizon[kEpaMaxHorizon][2];
     int nh = 0;
     bool overflow = false;
     for (int f = 0; f < nf; ++f) {
@@ -348,8 +360,8 @@ S2R_HD Penetration Epa(const ConvexShape& sa, const ConvexShape& sb) {
           horizon[found][1] = horizon[nh - 1][1];
           --nh;
         } else if (nh < kEpaMaxHorizon) {
-          horizon[nh][0] = e0;
-          horizon[nh][1] = e1;
+          horizon[nh][0] = static_cast<uint8_t>(e0);
+          horizon[nh][1] = static_cast<uint8_t>(e1);
           ++nh;
         } else {
           overflow = true;

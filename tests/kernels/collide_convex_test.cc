@@ -319,6 +319,33 @@ TEST(CollideConvex, RotatedMeshAgainstMeshMatchesBoxBox) {
   EXPECT_GT(compared, 20);
 }
 
+TEST(CollideConvex, RoundEllipsoidsMatchSphereSphere) {
+  // ellipsoids with equal semi-axes are spheres: random poses against the closed form |d| - 2r,
+  // separated (GJK, 1e-5 m) and penetrating (EPA on a curved surface: 1 mm at 3 cm radius, the
+  // polytope EPA builds within its iteration budget), normal along the centre line
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> u(-1, 1);
+  const Real r[3] = {0.03, 0.03, 0.03};
+  int deep = 0, apart = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    const Vec3 dir = Normalize(Vec3{Real(u(rng)), Real(u(rng)), Real(u(rng))});
+    const Real dist = Real(0.045 + 0.0085 * (u(rng) + 1));  // gap from -15 mm to +2 mm
+    const Quat qa = NormalizeQuat(Quat{Real(u(rng)), Real(u(rng)), Real(u(rng)), Real(u(rng))});
+    const Quat qb = NormalizeQuat(Quat{Real(u(rng)), Real(u(rng)), Real(u(rng)), Real(u(rng))});
+    ContactPoint c[kMaxManifoldPoints];
+    const int n = CollideGeoms(kGeomEllipsoid, Pose(0, 0, 0, qa), r, kGeomEllipsoid,
+                               Pose(dist * dir.x, dist * dir.y, dist * dir.z, qb), r, 0.003, c);
+    const Real want = dist - 0.06;
+    ASSERT_EQ(n, 1) << "trial " << trial;
+    const bool overlapping = want < 0;
+    EXPECT_NEAR(c[0].separation, want, overlapping ? 1e-3 : 1e-5) << "trial " << trial;
+    EXPECT_GT(Dot(c[0].normal, dir), overlapping ? 0.98 : 0.9999) << "trial " << trial;
+    (overlapping ? deep : apart) += 1;
+  }
+  EXPECT_GT(deep, 50);
+  EXPECT_GT(apart, 10);
+}
+
 TEST(CollideConvex, SpeculativeSeparationReported) {
   // every new pair reports a positive gap below the margin, and nothing above it
   const std::vector<Real> cube = BoxHull(0.05, 0.05, 0.05);
