@@ -40,7 +40,7 @@ const std::vector<AttrSpec>* SchemaFor(const std::string& tag) {
         Text("assetdir")}},
       {"asset", {}},
       {"mesh",
-       {Text("name"), Text("file"), Reals("scale", 3, 3), Int("maxhullvert"),
+       {Text("name"), Text("class"), Text("file"), Reals("scale", 3, 3), Int("maxhullvert"),
         Keyword("inertia", "convex exact legacy")}},
       {"option", {Reals("timestep", 1, 1), Reals("gravity", 3, 3)}},
       {"default", {Text("class")}},

@@ -38,10 +38,10 @@ void DefaultClasses::ReadDefaults(pugi::xml_node n, int parent) {
       continue;
     }
     if (tag != "geom" && tag != "joint" && tag != "site" && tag != "position" &&
-        tag != "velocity" && tag != "motor") {
+        tag != "velocity" && tag != "motor" && tag != "mesh") {
       file_.Fail(c,
                  "element not allowed inside <default> (the s2r subset allows geom, joint, site, "
-                 "position, velocity, motor and nested default)");
+                 "mesh, position, velocity, motor and nested default)");
     }
     CheckAttributes(file_, c, true);
     CheckNoText(file_, c);

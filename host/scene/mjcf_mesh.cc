@@ -45,19 +45,25 @@ void ReadMesh(pugi::xml_node n, LoadState* s) {
   }
   std::string name = n.attribute("name").value();
   if (name.empty()) name = Stem(file_name);
+  // scale, maxhullvert and inertia may come from <default><mesh> (the class, else main)
+  const int cls = n.attribute("class") ? s->defaults.ClassIndex(n, "class") : 0;
+  const Layers layers = s->defaults.LayersFor(n, cls);
   std::array<double, 3> scale = {1, 1, 1};
-  if (n.attribute("scale")) {
-    const Vec3d v = Real3(n, "scale");
+  if (pugi::xml_node src = Source(layers, "scale")) {
+    const Vec3d v = Real3(src, "scale");
     for (int k = 0; k < 3; ++k) {
-      if (v[k] == 0) file.Fail(n, "attribute 'scale' must not contain 0, got " + Num(v[k]));
+      if (v[k] == 0) {
+        file.Fail(n, "attribute 'scale' must not contain 0, got " + Num(v[k]) + file.Origin(src));
+      }
       scale[k] = v[k];
     }
   }
   int max_vertices = kDefaultMaxHullVertices;
-  if (n.attribute("maxhullvert")) {
-    const long v = std::strtol(n.attribute("maxhullvert").value(), nullptr, 10);
+  if (pugi::xml_node src = Source(layers, "maxhullvert")) {
+    const long v = std::strtol(src.attribute("maxhullvert").value(), nullptr, 10);
     if (v != -1 && v < 4) {
-      file.Fail(n, "attribute 'maxhullvert' must be -1 or >= 4, got " + std::to_string(v));
+      file.Fail(n, "attribute 'maxhullvert' must be -1 or >= 4, got " + std::to_string(v) +
+                       file.Origin(src));
     }
     if (v > 0 && v < max_vertices) max_vertices = static_cast<int>(v);
   }
@@ -69,7 +75,7 @@ void ReadMesh(pugi::xml_node n, LoadState* s) {
     file.Fail(n, "mesh " + Quote(name) + ": " + e.what());
   }
   // inertia="convex": MuJoCo takes the mass properties of the hull, not of the surface
-  if (n.attribute("inertia") && Word(n, "inertia") == "convex") {
+  if (LayeredWord(layers, "inertia", "legacy") == "convex") {
     std::vector<std::array<double, 3>> hull_points;
     for (const auto& v : hull.vertices) hull_points.push_back(v);
     MeshHull convex = MakeMeshHull(hull_points, {}, max_vertices);

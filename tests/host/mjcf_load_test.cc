@@ -819,9 +819,9 @@ TEST(MjcfLoadErrors, UnknownElement) {
 </worldbody></mujoco>)",
                         2, "<joint name='j'>", "not allowed inside <worldbody>"));
   EXPECT_TRUE(FailsWith(R"(<mujoco><default>
-  <mesh scale="1 1 1"/>
+  <camera fovy="45"/>
 </default></mujoco>)",
-                        2, "<mesh>", "not allowed inside <default>"));
+                        2, "<camera>", "not allowed inside <default>"));
   EXPECT_TRUE(FailsWith(R"(<mujoco><contact>
   <pair geom1="a" geom2="b"/>
 </contact></mujoco>)",

@@ -110,6 +110,30 @@ TEST(MjcfMesh, MeshdirScaleCylinderAndEllipsoidMass) {
   EXPECT_NEAR(m.geom_size[3 * fg + 1], 0.2, 1e-6);
 }
 
+TEST(MjcfMesh, MeshDefaultsScaleByClass) {
+  // <default><mesh scale> applies to every mesh, a class's to the meshes of that class, and the
+  // element's own attribute wins (bounding radius of a unit-half-extent cube: sqrt(3) x scale)
+  test_util::WriteBinaryStl(TestDir() + "/cube.stl", BoxTriangles({0, 0, 0}, {1, 1, 1}));
+  const Model m = LoadInDir(Scene(R"(
+  <default>
+    <mesh scale="0.01 0.01 0.01"/>
+    <default class="big"><mesh scale="0.1 0.1 0.1"/></default>
+  </default>
+  <asset>
+    <mesh name="plain" file="cube.stl"/>
+    <mesh name="big" class="big" file="cube.stl"/>
+    <mesh name="own" class="big" file="cube.stl" scale="0.2 0.2 0.2"/>
+  </asset>
+  <worldbody>
+    <body><freejoint/><geom name="plain" type="mesh" mesh="plain"/></body>
+    <body><freejoint/><geom name="big" type="mesh" mesh="big"/></body>
+    <body><freejoint/><geom name="own" type="mesh" mesh="own"/></body>
+  </worldbody>)"));
+  EXPECT_NEAR(m.geom_size[3 * m.GeomId("plain")], 0.01 * std::sqrt(3.0), 1e-6);
+  EXPECT_NEAR(m.geom_size[3 * m.GeomId("big")], 0.1 * std::sqrt(3.0), 1e-6);
+  EXPECT_NEAR(m.geom_size[3 * m.GeomId("own")], 0.2 * std::sqrt(3.0), 1e-6);
+}
+
 TEST(MjcfMesh, BadMeshAssetsNameFileLineAndMesh) {
   const std::string dir = TestDir();
   std::ofstream(dir + "/empty.stl").close();
