@@ -5,6 +5,8 @@
 #include "host/scene/scene_source.h"
 #include "kernels/collide.h"
 
+#include <vector>
+
 namespace s2r {
 namespace {
 
@@ -20,6 +22,63 @@ void BM_CollideBoxBox(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_CollideBoxBox);
+
+// --- the convex narrow phase (kernels/collide_convex.h): compare per pair with BM_CollideBoxBox ---
+
+// a box's corners as a mesh hull, and a 64-sided prism's 128 corners (a cylinder-like mesh)
+std::vector<Real> BoxHullVerts(Real h) {
+  std::vector<Real> v;
+  for (int i = 0; i < 8; ++i) {
+    v.push_back((i & 1) ? h : -h);
+    v.push_back((i & 2) ? h : -h);
+    v.push_back((i & 4) ? h : -h);
+  }
+  return v;
+}
+std::vector<Real> PrismHullVerts(int n, Real r, Real h) {
+  std::vector<Real> v;
+  for (int k = 0; k < n; ++k) {
+    for (Real z : {-h, h}) {
+      v.push_back(r * Cos(Real(2) * kPi * Real(k) / Real(n)));
+      v.push_back(r * Sin(Real(2) * kPi * Real(k) / Real(n)));
+      v.push_back(z);
+    }
+  }
+  return v;
+}
+
+// one pair, resting face on face 1 mm deep (the common case of a settled scene), slightly turned
+void BM_CollideConvex(benchmark::State& state, int type_a, int type_b, int hull) {
+  const std::vector<Real> cube = BoxHullVerts(0.05f), prism = PrismHullVerts(64, 0.05f, 0.05f);
+  const std::vector<Real>& verts = hull == 0 ? cube : prism;
+  const GeomHull mesh{verts.data(), int(verts.size() / 3)};
+  Real box[3] = {0.05f, 0.05f, 0.05f}, cyl[3] = {0.05f, 0.05f, 0}, ell[3] = {0.05f, 0.04f, 0.05f};
+  Real mesh_size[3] = {0.0866f, 0, 0};
+  auto size_of = [&](int t) {
+    return t == kGeomBox ? box : t == kGeomCylinder ? cyl : t == kGeomEllipsoid ? ell : mesh_size;
+  };
+  Transform a{Vec3{0, 0, type_a == kGeomPlane ? Real(0) : Real(0.05)}, QuatIdentity()};
+  const Real top = type_a == kGeomPlane ? Real(0) : Real(0.1);
+  Transform b{Vec3{0.01f, 0.005f, top + 0.049f}, QuatFromAxisAngle(Vec3{0, 0, 1}, 0.3f)};
+  ContactPoint out[kMaxManifoldPoints];
+  int points = 0;
+  for (auto _ : state) {
+    int n = CollideGeoms(type_a, a, size_of(type_a), type_b, b, size_of(type_b), 0.002f, out,
+                         type_a == kGeomMesh ? mesh : GeomHull{}, type_b == kGeomMesh ? mesh : GeomHull{});
+    points = n;
+    benchmark::DoNotOptimize(n);
+    benchmark::DoNotOptimize(out);
+  }
+  state.counters["points"] = points;
+}
+BENCHMARK_CAPTURE(BM_CollideConvex, plane_mesh8, kGeomPlane, kGeomMesh, 0);
+BENCHMARK_CAPTURE(BM_CollideConvex, plane_mesh128, kGeomPlane, kGeomMesh, 1);
+BENCHMARK_CAPTURE(BM_CollideConvex, plane_cylinder, kGeomPlane, kGeomCylinder, 0);
+BENCHMARK_CAPTURE(BM_CollideConvex, box_mesh8, kGeomBox, kGeomMesh, 0);
+BENCHMARK_CAPTURE(BM_CollideConvex, mesh8_mesh8, kGeomMesh, kGeomMesh, 0);
+BENCHMARK_CAPTURE(BM_CollideConvex, mesh128_mesh128, kGeomMesh, kGeomMesh, 1);
+BENCHMARK_CAPTURE(BM_CollideConvex, box_cylinder, kGeomBox, kGeomCylinder, 0);
+BENCHMARK_CAPTURE(BM_CollideConvex, box_ellipsoid, kGeomBox, kGeomEllipsoid, 0);
 
 void BM_ControlStep(benchmark::State& state, const char* scene) {
   EngineOptions opt;

@@ -20,6 +20,7 @@ esac
 packages=(build-essential cmake pkg-config libeigen3-dev libpugixml-dev libcli11-dev nlohmann-json3-dev
           libblosc-dev libzstd-dev zlib1g-dev   # Zarr v3 store codecs (host/store)
           libyaml-cpp-dev                       # sweep and sysid configs (host/sweep)
+          libassimp-dev libqhull-dev            # mesh geoms: mesh files and convex hulls (host/scene)
           libceres-dev)                         # system identification (solvers/)
 if [ "$build_only" -eq 0 ]; then
   packages+=(git ccache libgtest-dev libgmock-dev libbenchmark-dev python3 python3-venv

@@ -1,7 +1,10 @@
 // s2r rollout SCENE --duration T [--actions actions.csv] [--keyframe NAME] --out traj.csv
+//              [--contacts contacts.csv]
 // Steps one world on the CPU and writes its trajectory at the control rate. The world starts from
 // the scene's keyframe "home" (or --keyframe NAME) when it has one; without --actions the controls
-// are that keyframe's ctrl, else zero.
+// are that keyframe's ctrl, else zero. --contacts also writes the contact points of each control
+// step's last physics step (time, geom_a, geom_b, point, normal, separation, normal force: one row
+// per point).
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -23,6 +26,7 @@ struct RolloutArgs {
   std::string actions;
   std::string out;
   std::string keyframe;
+  std::string contacts;
 };
 
 void RunRollout(const RolloutArgs& args) {
@@ -65,6 +69,20 @@ void RunRollout(const RolloutArgs& args) {
     out.WriteRow(row);
   };
   emit(0.0);
+  std::unique_ptr<CsvWriter> contacts_out;
+  if (!args.contacts.empty()) {
+    contacts_out = std::make_unique<CsvWriter>(args.contacts);
+    contacts_out->WriteHeader({"time", "geom_a", "geom_b", "px", "py", "pz", "nx", "ny", "nz",
+                               "separation", "normal_force"});
+  }
+  auto emit_contacts = [&](double t) {
+    for (int i = 0; i < st.contact_count[0]; ++i) {
+      const Contact& c = st.view.contacts(0)[i];
+      contacts_out->WriteRow({t, double(c.geom_a), double(c.geom_b), c.point.x, c.point.y,
+                              c.point.z, c.normal.x, c.normal.y, c.normal.z, c.separation,
+                              c.normal_force});
+    }
+  };
   // without --actions the controls are the keyframe's ctrl (they hold its pose), else zero
   std::vector<Real> zeros(m.nactuator() > 0 ? m.nactuator() : 1, Real(0));
   if (const Model::Keyframe* key = m.FindKeyframe(m.keyframe)) {
@@ -79,8 +97,10 @@ void RunRollout(const RolloutArgs& args) {
                                " at t = " + std::to_string((k + 1) * control_dt) + " s; no trajectory written");
     }
     emit((k + 1) * control_dt);
+    if (contacts_out) emit_contacts((k + 1) * control_dt);
   }
   out.Commit();
+  if (contacts_out) contacts_out->Commit();
   if (st.contact_overflow[0] > 0) {
     std::fprintf(stderr, "s2r rollout: warning: %lld contact points dropped (pool of %d full); raise s2r_max_contacts\n",
                  static_cast<long long>(st.contact_overflow[0]), m.max_contacts);
@@ -99,6 +119,8 @@ void AddRolloutCommand(CLI::App* app) {
   cmd->add_option("--keyframe", args->keyframe,
                   "start from this <keyframe> key (default: the key named 'home', if any); "
                   "without --actions its ctrl is held");
+  cmd->add_option("--contacts", args->contacts,
+                  "contact CSV to write (each control step's last physics step; geom indices)");
   cmd->callback([args] { RunRollout(*args); });
 }
 

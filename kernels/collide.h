@@ -1,4 +1,5 @@
-// Narrow phase: contact points for every pair of plane, sphere, capsule and box.
+// Narrow phase: contact points for every pair of plane, sphere, capsule and box, and through
+// GJK/EPA (kernels/collide_convex.h) for cylinders, ellipsoids and mesh hulls against anything.
 //
 // Each pair has one function `Collide<A><B>(ta, size_a, tb, size_b, margin, out)` in its own
 // header (collide_sphere_box.h, ...), with A's GeomType <= B's. It writes up to
@@ -10,6 +11,7 @@
 #include "kernels/collide_box_box.h"
 #include "kernels/collide_capsule_box.h"
 #include "kernels/collide_capsule_capsule.h"
+#include "kernels/collide_convex.h"
 #include "kernels/collide_plane_box.h"
 #include "kernels/collide_plane_capsule.h"
 #include "kernels/collide_plane_sphere.h"
@@ -27,6 +29,9 @@ S2R_HD Real GeomBoundingRadius(int type, const Real* size) {
     case kGeomSphere: return size[0];
     case kGeomCapsule: return size[0] + size[1];
     case kGeomBox: return Sqrt(size[0] * size[0] + size[1] * size[1] + size[2] * size[2]);
+    case kGeomCylinder: return Sqrt(size[0] * size[0] + size[1] * size[1]);
+    case kGeomEllipsoid: return Max(size[0], Max(size[1], size[2]));
+    case kGeomMesh: return size[0];
     default: return Real(-1);
   }
 }
@@ -37,12 +42,34 @@ S2R_HD Real GeomBoundingRadius(int type, const Real* size) {
 // the ordered function with the geoms swapped and then flip the normals back. Points and
 // separations are symmetric, only the normal's direction depends on the order. Plane-plane (two
 // static half-spaces) and unknown types give no contact.
+//
+// Cylinders, ellipsoids and meshes (types above kGeomBox) go to the convex path: against a plane
+// CollidePlaneConvex, against anything else CollideConvex. A mesh geom's hull vertices come in
+// hull_a / hull_b (ignored for the other types); a mesh without a hull collides with nothing.
 S2R_HD int CollideGeoms(int type_a, const Transform& ta, const Real* size_a, int type_b,
-                        const Transform& tb, const Real* size_b, Real margin, ContactPoint* out) {
+                        const Transform& tb, const Real* size_b, Real margin, ContactPoint* out,
+                        GeomHull hull_a = GeomHull{}, GeomHull hull_b = GeomHull{}) {
   // an out-of-range type could alias another table entry
   if (type_a < 0 || type_a >= kGeomTypeCount || type_b < 0 || type_b >= kGeomTypeCount) return 0;
   int count = 0;
   bool swapped = false;
+  if (type_a > kGeomBox || type_b > kGeomBox) {
+    if ((type_a == kGeomMesh && hull_a.count <= 0) || (type_b == kGeomMesh && hull_b.count <= 0)) {
+      return 0;
+    }
+    // the lower type first, as for the table below, so either order gives the same points
+    swapped = type_a > type_b;
+    const ConvexShape lo{swapped ? type_b : type_a, swapped ? tb : ta, swapped ? size_b : size_a,
+                         swapped ? hull_b.vert : hull_a.vert, swapped ? hull_b.count : hull_a.count};
+    const ConvexShape hi{swapped ? type_a : type_b, swapped ? ta : tb, swapped ? size_a : size_b,
+                         swapped ? hull_a.vert : hull_b.vert, swapped ? hull_a.count : hull_b.count};
+    count = lo.type == kGeomPlane ? CollidePlaneConvex(lo.xform, hi, margin, out)
+                                  : CollideConvex(lo, hi, margin, out);
+    if (swapped) {
+      for (int i = 0; i < count; ++i) out[i].normal = -out[i].normal;
+    }
+    return count;
+  }
   switch (type_a * kGeomTypeCount + type_b) {
     // ordered pairs
     case kGeomPlane * kGeomTypeCount + kGeomSphere:

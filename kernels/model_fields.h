@@ -17,7 +17,8 @@
 //   name        C++ member name and the name users address (`body_mass[box]`)
 //   type        element type: Real or int32_t
 //   entity      what the leading dimension counts: Body, Geom, Joint, Actuator, Site, Pair,
-//               Reduced (bodies of slide trees), or None (one set per model / world)
+//               Reduced (bodies of slide trees), HullVert (mesh hull vertices), or None (one set
+//               per model / world)
 //   per         values per entity
 //   components  names of those values, space separated ("" when per is 1 or they have none);
 //               a component is addressed by name or index (`gravity.z`, `actuator_gear[a].0`)
@@ -75,6 +76,10 @@ namespace s2r {
   X(joint_pos_child, Real, Joint, 3, Input, "joint anchor in the child body frame, m")            \
   X(joint_axis_child, Real, Joint, 3, Input, "unit joint axis in the child body frame")           \
   X(site_pos, Real, Site, 3, Input, "site position in its body frame, m")                         \
+  X(geom_hull, int32_t, Geom, 2, Input,                                                           \
+    "mesh geoms: first hull_vert row and vertex count of the convex hull; -1 0 for other types")  \
+  X(hull_vert, Real, HullVert, 3, Input,                                                          \
+    "convex hull vertices of the mesh geoms, each in its geom frame, m")                          \
   X(site_quat, Real, Site, 4, Input, "site orientation in its body frame")                        \
   X(pair_geom, int32_t, Pair, 2, Derived,                                                         \
     "candidate collision pairs (geom indices, first < second) after contype/conaffinity, "        \
@@ -108,7 +113,8 @@ namespace s2r {
   X(body_angvel0, Real, Body, 3, "x y z", "rad/s", Finite, "", (0, 0, 0),                         \
     "initial angular velocity, world frame (free bodies)")                                        \
   X(geom_size, Real, Geom, 3, "", "m", NonNegative, "", (0, 0, 0),                                \
-    "sphere: radius; capsule: radius, half-length; box: half-extents")                            \
+"sphere: radius; capsule, cylinder: radius, half-length; box: half-extents; ellipsoid: "  \
+    "semi-axes; mesh: bounding radius of the hull")                            \
   X(geom_pos, Real, Geom, 3, "x y z", "m", Finite, "", (0, 0, 0), "position in the body frame")   \
   X(geom_quat, Real, Geom, 4, "w x y z", "1", UnitQuat, "", (1, 0, 0, 0),                         \
     "orientation in the body frame")                                                              \
@@ -163,7 +169,9 @@ namespace s2r {
 
 // --- what the columns mean ----------------------------------------------------------------------
 
-enum class Entity : int32_t { kNone, kBody, kGeom, kJoint, kActuator, kSite, kPair, kReduced };
+enum class Entity : int32_t {
+  kNone, kBody, kGeom, kJoint, kActuator, kSite, kPair, kReduced, kHullVert
+};
 enum class FieldClass : int32_t { kOption, kTopology, kParam };
 enum class FieldType : int32_t { kReal, kInt32 };
 

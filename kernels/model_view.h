@@ -29,7 +29,10 @@ enum GeomType : int32_t {
   kGeomSphere = 1,   // size[0] radius
   kGeomCapsule = 2,  // size[0] radius, size[1] half-length of the segment along local z
   kGeomBox = 3,      // size[0..2] half-extents
-  kGeomTypeCount = 4,
+  kGeomCylinder = 4,   // size[0] radius, size[1] half-length along local z
+  kGeomEllipsoid = 5,  // size[0..2] semi-axes along local x, y, z
+  kGeomMesh = 6,       // convex hull of a mesh (hull_vert from geom_hull); size[0] bounding radius
+  kGeomTypeCount = 7,
 };
 
 enum JointType : int32_t {
@@ -59,6 +62,7 @@ struct ModelView {
   int32_t nsite = 0;
   int32_t npair = 0;      // candidate collision pairs after contype/conaffinity/exclude filtering
   int32_t nreduced = 0;   // bodies of slide trees stepped in reduced coordinates (solver_reduced.h)
+  int32_t nhullvert = 0;  // mesh hull vertices of all mesh geoms (hull_vert rows)
 
   // --- scene-wide options (S2R_MODEL_OPTIONS) and what follows from them ---
 #define S2R_VIEW_OPTION(name, type, unit, bound, max, custom, defaults, description) \
@@ -91,6 +95,7 @@ S2R_HD int32_t EntityCount(const ModelView& m, Entity e) {
     case Entity::kSite: return m.nsite;
     case Entity::kPair: return m.npair;
     case Entity::kReduced: return m.nreduced;
+    case Entity::kHullVert: return m.nhullvert;
     default: return 1;
   }
 }

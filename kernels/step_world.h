@@ -107,8 +107,12 @@ S2R_HD int CollideWorld(const ModelView& m, const StateView& s, int world, Works
       if (LengthSq(ws->geom_xform[ga].pos - ws->geom_xform[gb].pos) > reach * reach) continue;
     }
     ContactPoint pts[kMaxManifoldPoints];
+    // mesh geoms carry their hull (shared by every world)
+    GeomHull hull_a, hull_b;
+    if (ta == kGeomMesh) hull_a = GeomHull{m.hull_vert + 3 * m.geom_hull[2 * ga], m.geom_hull[2 * ga + 1]};
+    if (tb == kGeomMesh) hull_b = GeomHull{m.hull_vert + 3 * m.geom_hull[2 * gb], m.geom_hull[2 * gb + 1]};
     int n = CollideGeoms(ta, ws->geom_xform[ga], size + 3 * ga, tb, ws->geom_xform[gb],
-                         size + 3 * gb, margin, pts);
+                         size + 3 * gb, margin, pts, hull_a, hull_b);
     for (int k = 0; k < n; ++k) {
       if (count >= m.max_contacts) {
         s.contact_overflow(world) += 1;

@@ -42,6 +42,7 @@ const char* EntityPlural(Entity e) {
     case Entity::kSite: return "sites";
     case Entity::kPair: return "pairs";
     case Entity::kReduced: return "reduced bodies";
+    case Entity::kHullVert: return "hull vertices";
     default: return "models";
   }
 }
@@ -95,6 +96,7 @@ const char* EntityName(Entity e) {
     case Entity::kSite: return "site";
     case Entity::kPair: return "pair";
     case Entity::kReduced: return "reduced";
+    case Entity::kHullVert: return "hull_vert";
     default: return "model";
   }
 }

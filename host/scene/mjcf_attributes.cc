@@ -38,7 +38,7 @@ const std::vector<AttrSpec>* SchemaFor(const std::string& tag) {
       {"include", {Text("file")}},
       {"compiler",
        {Keyword("autolimits", "true false"), Keyword("angle", "degree radian"),
-        // file locations: meshes are visual-only or not supported yet, textures are visual
+        // file locations: meshdir and assetdir for mesh files; textures are visual
         Text("meshdir"), Text("texturedir"), Text("assetdir"), Keyword("strippath", "true false"),
         Keyword("discardvisual", "true false"), Keyword("usethread", "true false")}},
       // <option>: see ReadOption (mjcf_load.cc) for what each attribute does in s2r
@@ -72,6 +72,10 @@ const std::vector<AttrSpec>* SchemaFor(const std::string& tag) {
         Text("nkey"), Text("nuser_body"), Text("nuser_jnt"), Text("nuser_geom"),
         Text("nuser_site"), Text("nuser_cam"), Text("nuser_tendon"), Text("nuser_actuator"),
         Text("nuser_sensor")}},
+      {"asset", {}},
+      {"mesh",
+       {Text("name"), Text("class"), Text("file"), Reals("scale", 3, 3), Int("maxhullvert"),
+        Keyword("inertia", "convex exact legacy")}},
       {"default", {Text("class")}},
       {"worldbody", {}},
       {"body",

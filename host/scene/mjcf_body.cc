@@ -1,5 +1,7 @@
 #include "host/scene/mjcf_body.h"
 
+#include "host/scene/mjcf_mesh.h"
+
 #include <Eigen/Dense>
 #include <algorithm>
 #include <array>
@@ -417,10 +419,13 @@ void BodyReader::ReadGeom(pugi::xml_node n, int body, bool body_static, bool mas
   }
   if (!GeomTypeSimulated(type_word)) {
     file_.Fail(n, "geom type " + Quote(type_word) + " is not supported by s2r (plane, sphere, "
-                  "capsule, box); only a visual one (contype = conaffinity = 0 in a body with an "
-                  "<inertial>) is accepted, and skipped" + file_.Origin(Source(layers, "type")));
+                  "capsule, box, cylinder, ellipsoid, mesh); only a visual one (contype = "
+                  "conaffinity = 0 in a body with an <inertial>) is accepted, and skipped" +
+                  file_.Origin(Source(layers, "type")));
   }
-  if (pugi::xml_node src = Source(layers, "mesh")) {
+  pugi::xml_node mesh_src = Source(layers, "mesh");
+  if (mesh_src && type_word != "mesh") {
+    pugi::xml_node src = mesh_src;
     file_.Fail(n, "attribute 'mesh' on a " + type_word + " geom (a primitive fitted to a mesh) is "
                   "not supported" + file_.Origin(src));
   }
@@ -435,10 +440,14 @@ void BodyReader::ReadGeom(pugi::xml_node n, int body, bool body_static, bool mas
                  "s2r creates contacts within s2r_speculative_distance");
   NoteAttributes(layers, "geom", {"priority"},
                  "a contact pair uses the larger friction of its two geoms");
-  GeomType type = type_word == "plane"     ? kGeomPlane
-                  : type_word == "capsule" ? kGeomCapsule
-                  : type_word == "box"     ? kGeomBox
-                                           : kGeomSphere;
+  GeomType type = type_word == "plane"       ? kGeomPlane
+                  : type_word == "capsule"   ? kGeomCapsule
+                  : type_word == "box"       ? kGeomBox
+                  : type_word == "cylinder"  ? kGeomCylinder
+                  : type_word == "ellipsoid" ? kGeomEllipsoid
+                  : type_word == "mesh"      ? kGeomMesh
+                                             : kGeomSphere;
+  const bool axial = type == kGeomCapsule || type == kGeomCylinder;  // radius, half-length
   if (type == kGeomPlane && !body_static) {
     file_.Fail(n,
                "a plane can only belong to a static body (the world, or a jointless body fixed to "
@@ -455,8 +464,8 @@ void BodyReader::ReadGeom(pugi::xml_node n, int body, bool body_static, bool mas
   pugi::xml_node fromto_src = Source(layers, "fromto");
   int needed = 1;
   if (fromto_src) {
-    if (type != kGeomCapsule && type != kGeomBox) {
-      file_.Fail(n, "attribute 'fromto' is only supported for capsule and box geoms, not " +
+    if (!axial && type != kGeomBox) {
+      file_.Fail(n, "attribute 'fromto' is only supported for capsule, cylinder and box geoms, not " +
                         type_word + file_.Origin(fromto_src));
     }
     for (const char* a : {"pos", "quat", "euler", "axisangle"}) {
@@ -473,14 +482,14 @@ void BodyReader::ReadGeom(pugi::xml_node n, int body, bool body_static, bool mas
     pos = 0.5 * (from + to);
     rot = ZToVector(d / len);
     // MuJoCo: the cross-section comes from size[0] only (a box gets a square cross-section)
-    size[1] = type == kGeomCapsule ? 0.5 * len : size[0];
-    size[2] = type == kGeomCapsule ? 0.0 : 0.5 * len;
+    size[1] = axial ? 0.5 * len : size[0];
+    size[2] = axial ? 0.0 : 0.5 * len;
     needed = 1;
   } else {
     pugi::xml_node pos_src = Source(layers, "pos");
     if (pos_src) pos = Real3(pos_src, "pos");
     rot = Orientation(layers);
-    needed = type == kGeomCapsule ? 2 : (type == kGeomBox ? 3 : (type == kGeomPlane ? 3 : 1));
+    needed = axial ? 2 : (type == kGeomSphere ? 1 : (type == kGeomMesh ? 0 : 3));
   }
 
   if (size_given < needed) {
@@ -504,10 +513,8 @@ void BodyReader::ReadGeom(pugi::xml_node n, int body, bool body_static, bool mas
   }
   std::array<Real, 3> stored_size = {0, 0, 0};
   if (type == kGeomSphere) stored_size = {static_cast<Real>(size[0]), 0, 0};
-  if (type == kGeomCapsule) {
-    stored_size = {static_cast<Real>(size[0]), static_cast<Real>(size[1]), 0};
-  }
-  if (type == kGeomBox || type == kGeomPlane) {
+  if (axial) stored_size = {static_cast<Real>(size[0]), static_cast<Real>(size[1]), 0};
+  if (type == kGeomBox || type == kGeomPlane || type == kGeomEllipsoid) {
     stored_size = {static_cast<Real>(size[0]), static_cast<Real>(size[1]),
                    static_cast<Real>(size[2])};
   }
@@ -561,22 +568,35 @@ void BodyReader::ReadGeom(pugi::xml_node n, int body, bool body_static, bool mas
     break;
   }
 
+  // a mesh geom's frame is its mesh's inertial frame, and its shape the mesh's convex hull
+  const MeshHull* mesh = type == kGeomMesh ? &MeshOfGeom(&s_, n, layers) : nullptr;
+  if (mesh) ComposeMeshFrame(*mesh, &pos, &rot);
   // a geom of a merged body: from its body's frame into the frame of the body it joined
   pos = offset.pos + offset.rot * pos;
   rot = offset.rot * rot;
+
   int g = AddGeom(&m_, n.attribute("name").value(), body, type, stored_size, ToReal3(pos),
                   ToReal4(rot.normalized()), static_cast<Real>(friction[0]));
+  if (mesh) AttachMeshHull(&m_, g, *mesh);
   s_.Register(&s_.geom_ids, n, "geom", g);
   m_.geom_contype[g] = contype;
   m_.geom_conaffinity[g] = conaffinity;
   m_.geom_restitution[g] = 0;
   if (type != kGeomPlane) {
-    double volume = type == kGeomSphere    ? 4.0 / 3.0 * kPiD * std::pow(size[0], 3)
-                    : type == kGeomCapsule ? kPiD * size[0] * size[0] * 2.0 * size[1] +
+    double volume = type == kGeomSphere     ? 4.0 / 3.0 * kPiD * std::pow(size[0], 3)
+                    : type == kGeomCapsule  ? kPiD * size[0] * size[0] * 2.0 * size[1] +
                                                  4.0 / 3.0 * kPiD * std::pow(size[0], 3)
-                                           : 8.0 * size[0] * size[1] * size[2];
+                    : type == kGeomCylinder ? kPiD * size[0] * size[0] * 2.0 * size[1]
+                    : type == kGeomEllipsoid ? 4.0 / 3.0 * kPiD * size[0] * size[1] * size[2]
+                    : mesh                   ? mesh->volume
+                                             : 8.0 * size[0] * size[1] * size[2];
     // ComputeBodyInertiaFromGeoms takes the mass (>= 0) or, when it is < 0, the density
-    mass_specs->push_back({g, static_cast<Real>(mass), static_cast<Real>(density)});
+    GeomMassSpec spec{g, static_cast<Real>(mass), static_cast<Real>(density)};
+    if (mesh) {
+      spec.volume = static_cast<Real>(mesh->volume);
+      for (int k = 0; k < 3; ++k) spec.unit_inertia[k] = static_cast<Real>(mesh->inertia[k]);
+    }
+    mass_specs->push_back(spec);
     *body_mass += mass >= 0 ? mass : density * volume;
   }
 }

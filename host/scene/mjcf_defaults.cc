@@ -41,16 +41,15 @@ void DefaultClasses::ReadDefaults(pugi::xml_node n, int parent) {
       ReadDefaults(c, id);
       continue;
     }
-    if (tag == "material" || tag == "mesh" || tag == "camera" || tag == "light" ||
-        tag == "texture") {
+    if (tag == "material" || tag == "camera" || tag == "light" || tag == "texture") {
       continue;  // visual only
     }
     if (tag != "geom" && tag != "joint" && tag != "site" && tag != "position" &&
-        tag != "velocity" && tag != "motor" && tag != "general") {
+        tag != "velocity" && tag != "motor" && tag != "general" && tag != "mesh") {
       file_.Fail(c,
                  "element not allowed inside <default> (the s2r subset allows geom, joint, site, "
-                 "general, position, velocity, motor, nested default, and the ignored visual "
-                 "material, mesh, camera, light, texture)");
+                 "mesh, general, position, velocity, motor, nested default, and the ignored visual "
+                 "material, camera, light, texture)");
     }
     CheckAttributes(file_, c, true);
     CheckNoText(file_, c);

@@ -9,7 +9,7 @@
 //
 // The parts: mjcf_source (the text, and errors with file:line), mjcf_attributes (attribute schema,
 // number syntax, angle units), mjcf_defaults (default classes and layered lookups), mjcf_body
-// (<worldbody>), mjcf_custom (<custom> and the s2r_ settings) and, here, the document itself:
+// (<worldbody>), mjcf_mesh (<asset><mesh> and mesh geoms), mjcf_custom (<custom> and the s2r_ settings) and, here, the document itself:
 // the sections, <compiler>, <option>, <contact>, <actuator> and the public entry points.
 #include "host/scene/mjcf_load.h"
 
@@ -27,6 +27,7 @@
 #include "host/scene/mjcf_defaults.h"
 #include "host/scene/mjcf_include.h"
 #include "host/scene/mjcf_loader.h"
+#include "host/scene/mjcf_mesh.h"
 #include "host/scene/mjcf_source.h"
 
 namespace s2r {
@@ -66,9 +67,10 @@ void Loader::ReadCompiler(pugi::xml_node n) {
     s_.compiler.angle = Word(n, "angle") == "degree" ? AngleUnit::kDegree : AngleUnit::kRadian;
   }
   if (n.attribute("autolimits")) s_.compiler.autolimits = Word(n, "autolimits") == "true";
-  // meshdir, texturedir, assetdir, strippath: where meshes and textures are read from; s2r reads
-  // neither (visual-only meshes are skipped, mjcf_visual.h); discardvisual, usethread: no effect
-  // on the model s2r builds
+  // texturedir, strippath: textures are visual; discardvisual, usethread: no effect on the model
+  // s2r builds; meshdir and assetdir locate mesh files (mjcf_mesh.cc)
+  if (n.attribute("meshdir")) s_.compiler.meshdir = n.attribute("meshdir").value();
+  if (n.attribute("assetdir")) s_.compiler.assetdir = n.attribute("assetdir").value();
 }
 
 // What s2r does with an <option> attribute or <flag> that differs from MuJoCo's default.
@@ -433,7 +435,7 @@ Model Loader::Load() {
     if (c.type() != pugi::node_element) continue;
     std::string tag = c.name();
     // visual only: the whole subtree is ignored (<statistic> sets the camera's view)
-    if (tag == "visual" || tag == "asset" || tag == "statistic") continue;
+    if (tag == "visual" || tag == "statistic") continue;
     if (tag == "size") {
       CheckAttributes(file_, c, false);  // MuJoCo's memory sizes: accepted, not used
       continue;
@@ -449,7 +451,7 @@ Model Loader::Load() {
     if (tag == "tendon") {
       file_.Fail(c, "<tendon> is not supported by s2r (no tendon transmissions or tendon limits)");
     }
-    if (tag != "compiler" && tag != "option" && tag != "default" && tag != "worldbody" &&
+    if (tag != "compiler" && tag != "asset" && tag != "option" && tag != "default" && tag != "worldbody" &&
         tag != "contact" && tag != "actuator" && tag != "custom" && tag != "keyframe") {
       file_.Fail(c, "element not supported by the s2r MJCF subset (see docs/mjcf_subset.md)");
     }
@@ -463,6 +465,8 @@ Model Loader::Load() {
     // several top-level <default>s (from included files, say) all add to class main
     for (pugi::xml_node n : sections["default"]) s_.defaults.ReadDefaults(n, -1);
   }
+
+  ReadAssets(sections["asset"], &s_);
 
   AddBody(&m_, "world", -1, {0, 0, 0}, {1, 0, 0, 0});
   s_.body_ids["world"] = 0;

@@ -3,7 +3,8 @@
 // The subset keeps MJCF's own semantics (units, defaults, default-class resolution, frames), so a
 // scene that loads here loads in MuJoCo and describes the same system. Anything outside the subset
 // is rejected with a LoadError naming the file, the line and the element; only visual-only things
-// (rgba, material, group, <visual>, <asset>, <light>, <camera>) are accepted and ignored.
+// (rgba, material, group, <visual>, <asset><texture|material>, <light>, <camera>) are accepted and
+// ignored. Mesh files named by <asset><mesh> are read relative to the model file's directory.
 #pragma once
 
 #include <stdexcept>

@@ -6,11 +6,13 @@
 // this state: mjcf_body.h (<worldbody>), mjcf_custom.h (<custom>).
 #pragma once
 
+#include <array>
 #include <map>
 #include <pugixml.hpp>
 #include <string>
 #include <vector>
 
+#include "host/scene/mesh_hull.h"
 #include "host/scene/mjcf_attributes.h"
 #include "host/scene/mjcf_defaults.h"
 #include "host/scene/mjcf_source.h"
@@ -22,6 +24,17 @@ namespace s2r::mjcf {
 struct CompilerSettings {
   AngleUnit angle = AngleUnit::kDegree;
   bool autolimits = true;
+  std::string meshdir, assetdir;  // where mesh files are looked up (mjcf_mesh.h)
+};
+
+// An <asset><mesh>: where its file is and how to hull it (mjcf_mesh.cc); read on first use.
+struct MeshAsset {
+  pugi::xml_node node;  // the <mesh> element (its line for errors)
+  std::string name;
+  std::string path;     // the file, after meshdir / assetdir
+  std::array<double, 3> scale = {1, 1, 1};
+  int max_vertices = 0;
+  bool convex_inertia = false;  // inertia="convex": mass properties of the hull
 };
 
 struct LoadState {
@@ -68,6 +81,8 @@ struct LoadState {
   std::vector<std::string> notes;
   std::vector<int> note_counts;
   std::map<std::string, int> note_index;
+  std::map<std::string, MeshAsset> mesh_assets;  // <asset><mesh> by name (mjcf_mesh.h)
+  std::map<std::string, MeshHull> meshes;        // their hulls, loaded on first use
 };
 
 }  // namespace s2r::mjcf

@@ -58,6 +58,7 @@ int Model::Count(Entity e) const {
     case Entity::kSite: return nsite();
     case Entity::kPair: return npair();
     case Entity::kReduced: return nreduced();
+    case Entity::kHullVert: return nhullvert();
     default: return 1;
   }
 }
@@ -184,6 +185,17 @@ void Model::Finalize() {
   });
 
   // --- indices and ranges ---
+  for (size_t g = 0; g < ng; ++g) {
+    if (geom_type[g] < 0 || geom_type[g] >= kGeomTypeCount) {
+      Fail("geom '" + geom_name[g] + "' has unknown type " + std::to_string(geom_type[g]));
+    }
+    if (geom_type[g] != kGeomMesh) continue;
+    const int first = geom_hull[2 * g], count = geom_hull[2 * g + 1];
+    if (first < 0 || count < 4 || first + count > nhullvert()) {
+      Fail("mesh geom '" + geom_name[g] + "' has no convex hull of at least 4 vertices (geom_hull " +
+           std::to_string(first) + " " + std::to_string(count) + ")");
+    }
+  }
   for (size_t i = 0; i < na; ++i) {
     int id = actuator_trnid[i];
     int limit = actuator_trntype[i] == kTransmissionJoint ? static_cast<int>(nj) : static_cast<int>(ns);
@@ -328,6 +340,7 @@ ModelView Model::View() const {
   v.nsite = nsite();
   v.npair = npair();
   v.nreduced = nreduced();
+  v.nhullvert = nhullvert();
 #define S2R_VIEW_OPTION(name, ...) v.name = name;
   S2R_MODEL_OPTIONS(S2R_VIEW_OPTION)
 #undef S2R_VIEW_OPTION

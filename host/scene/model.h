@@ -83,6 +83,7 @@ struct Model {
   int nsite() const { return static_cast<int>(site_body.size()); }
   int npair() const { return static_cast<int>(pair_geom.size() / 2); }
   int nreduced() const { return static_cast<int>(reduced_body.size()); }
+  int nhullvert() const { return static_cast<int>(hull_vert.size() / 3); }
   // entities of a kind (kNone: 1), and their names (nullptr for kinds without names)
   int Count(Entity e) const;
   const std::vector<std::string>* Names(Entity e) const;
@@ -128,6 +129,9 @@ int AddActuator(Model* m, const std::string& name, ActuatorType type, Transmissi
                 int trnid);
 int AddSite(Model* m, const std::string& name, int body, const std::array<Real, 3>& pos,
             const std::array<Real, 4>& quat);
+// Attaches a convex hull to a mesh geom: its vertices (geom frame, m) are appended to hull_vert,
+// geom_hull points at them and geom_size[0] becomes their bounding radius about the geom origin.
+void SetGeomHull(Model* m, int geom, const std::vector<std::array<Real, 3>>& vertices);
 // Sets a body's mass and principal inertia (with its COM frame) explicitly.
 void SetBodyInertial(Model* m, int body, Real mass, const std::array<Real, 3>& inertia,
                      const std::array<Real, 3>& ipos, const std::array<Real, 4>& iquat);
@@ -137,6 +141,10 @@ struct GeomMassSpec {
   int geom;
   Real mass;     // kg, or < 0 to use density
   Real density;  // kg/m^3
+  // mesh geoms: the mesh's volume (m^3) and principal second moments per unit density (m^5)
+  // along the geom axes (the geom frame is the mesh's inertial frame: host/scene/mesh_hull.h)
+  Real volume = -1;
+  std::array<Real, 3> unit_inertia = {0, 0, 0};
 };
 void ComputeBodyInertiaFromGeoms(Model* m, int body, const std::vector<GeomMassSpec>& geoms);
 

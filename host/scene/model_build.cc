@@ -1,5 +1,6 @@
 // Building a Model in code: the Add* helpers the MJCF loader and the tests call, and the mass
 // properties of bodies made of geoms.
+#include <algorithm>
 #include <cmath>
 
 #include <Eigen/Dense>
@@ -85,6 +86,8 @@ int AddGeom(Model* m, const std::string& name, int body, GeomType type,
   m->geom_body.push_back(body);
   m->geom_contype.push_back(1);
   m->geom_conaffinity.push_back(1);
+  m->geom_hull.push_back(-1);  // a mesh geom's hull is attached by SetGeomHull
+  m->geom_hull.push_back(0);
   AppendDefaults(m, Entity::kGeom);
   Set(&m->geom_size, id, size);
   Set(&m->geom_pos, id, pos);
@@ -92,6 +95,17 @@ int AddGeom(Model* m, const std::string& name, int body, GeomType type,
   Set(&m->geom_quat, id, std::array<Real, 4>{q.w, q.x, q.y, q.z});
   m->geom_friction[id] = friction;
   return id;
+}
+
+void SetGeomHull(Model* m, int geom, const std::vector<std::array<Real, 3>>& vertices) {
+  m->geom_hull[2 * geom] = m->nhullvert();
+  m->geom_hull[2 * geom + 1] = static_cast<int32_t>(vertices.size());
+  double radius = 0;
+  for (const std::array<Real, 3>& v : vertices) {
+    m->hull_vert.insert(m->hull_vert.end(), v.begin(), v.end());
+    radius = std::max(radius, std::sqrt(double(v[0]) * v[0] + double(v[1]) * v[1] + double(v[2]) * v[2]));
+  }
+  m->geom_size[3 * geom] = static_cast<Real>(radius);
 }
 
 int AddJoint(Model* m, const std::string& name, int body, JointType type,
@@ -170,6 +184,9 @@ void ComputeBodyInertiaFromGeoms(Model* m, int body, const std::vector<GeomMassS
       case kGeomSphere: volume = 4.0 / 3.0 * M_PI * r * r * r; break;
       case kGeomCapsule: volume = M_PI * r * r * 2.0 * s[1] + 4.0 / 3.0 * M_PI * r * r * r; break;
       case kGeomBox: volume = 8.0 * s[0] * s[1] * s[2]; break;
+      case kGeomCylinder: volume = M_PI * r * r * 2.0 * s[1]; break;
+      case kGeomEllipsoid: volume = 4.0 / 3.0 * M_PI * s[0] * s[1] * s[2]; break;
+      case kGeomMesh: volume = spec.volume; break;
       default: continue;  // planes have no mass
     }
     if (!(volume > 0)) continue;  // a degenerate geom carries no mass
@@ -189,6 +206,20 @@ void ComputeBodyInertiaFromGeoms(Model* m, int body, const std::vector<GeomMassS
         d = Eigen::Vector3d(lateral, lateral, axial);
         break;
       }
+      case kGeomCylinder: {
+        double h = s[1];
+        double lateral = mass * (3.0 * r * r + 4.0 * h * h) / 12.0;
+        d = Eigen::Vector3d(lateral, lateral, mass * r * r / 2.0);
+        break;
+      }
+      case kGeomEllipsoid: {
+        double a2 = s[0] * s[0], b2 = s[1] * s[1], c2 = s[2] * s[2];
+        d = Eigen::Vector3d(mass * (b2 + c2) / 5.0, mass * (a2 + c2) / 5.0, mass * (a2 + b2) / 5.0);
+        break;
+      }
+      case kGeomMesh:
+        d = density * Eigen::Vector3d(spec.unit_inertia[0], spec.unit_inertia[1], spec.unit_inertia[2]);
+        break;
       default: {
         double a = 2 * s[0], b = 2 * s[1], c = 2 * s[2];
         d = Eigen::Vector3d(mass * (b * b + c * c) / 12.0, mass * (a * a + c * c) / 12.0,

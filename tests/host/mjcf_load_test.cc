@@ -870,7 +870,7 @@ TEST(MjcfLoadErrors, BadKeywordsAndTypes) {
   EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
   <geom name="g" type="cube" size="1 1"/>
 </worldbody></mujoco>)",
-                        2, "<geom name='g'>", "must be one of plane|sphere|capsule|box|mesh"));
+                        2, "<geom name='g'>", "must be one of plane|sphere|capsule|box|mesh|cylinder|ellipsoid|hfield|sdf"));
   EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
   <body><joint name="j" type="ball"/><geom size="1"/></body>
 </worldbody></mujoco>)",
@@ -1069,7 +1069,7 @@ TEST(MjcfLoadErrors, GeomRules) {
   EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
   <geom name="g" size="0.1" fromto="0 0 0 0 0 1"/>
 </worldbody></mujoco>)",
-                        2, "<geom name='g'>", "only supported for capsule and box"));
+                        2, "<geom name='g'>", "only supported for capsule, cylinder and box"));
   EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
   <geom name="g" type="capsule" size="0.1" fromto="0 0 0 0 0 1" pos="1 0 0"/>
 </worldbody></mujoco>)",

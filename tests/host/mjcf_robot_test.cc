@@ -459,15 +459,20 @@ TEST(MjcfGeom, VisualOnlyGeomsAreSkippedWithANote) {
   EXPECT_TRUE(HasNote(m, "(3 times)"));
   EXPECT_TRUE(HasNote(m, "visual-only cylinder geom skipped"));
 
-  // a mesh that collides, or one whose body takes its mass from its geoms, is an error
+  // a mesh that collides, or one whose body takes its mass from its geoms, is simulated: it needs
+  // its mesh asset
   EXPECT_TRUE(FailsAt(R"(<mujoco><worldbody>
   <geom type="mesh" mesh="m"/>
 </worldbody></mujoco>)",
-                      2, "geom type 'mesh' is not supported by s2r"));
+                      2, "attribute 'mesh' names no mesh asset"));
   EXPECT_TRUE(FailsAt(R"(<mujoco><worldbody><body><freejoint/>
   <geom type="mesh" mesh="m" contype="0" conaffinity="0"/><geom size="1"/>
 </body></worldbody></mujoco>)",
-                      2, "geom type 'mesh' is not supported by s2r"));
+                      2, "attribute 'mesh' names no mesh asset"));
+  EXPECT_TRUE(FailsAt(R"(<mujoco><worldbody>
+  <geom type="hfield" size="1 1 1"/>
+</worldbody></mujoco>)",
+                      2, "geom type 'hfield' is not supported by s2r"));
   EXPECT_TRUE(FailsAt(R"(<mujoco><worldbody>
   <geom type="box" size="1 1 1" mesh="m"/>
 </worldbody></mujoco>)",

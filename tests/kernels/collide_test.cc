@@ -791,7 +791,15 @@ Transform TypePose(int type, int which) {
                     : Pose(-0.1, 0.1, 0.25, AxisAngle(-2, 1, 0.5, 1.2));
 }
 const Real kTypeSize[kGeomTypeCount][3] = {
-    {0, 0, 0}, {0.3, 0, 0}, {0.15, 0.3, 0}, {0.3, 0.2, 0.25}};
+    {0, 0, 0},        {0.3, 0, 0},       {0.15, 0.3, 0}, {0.3, 0.2, 0.25},
+    {0.2, 0.3, 0},    {0.3, 0.25, 0.3},  {0.6, 0, 0}};
+// the mesh type's hull: an irregular convex polyhedron (an octahedron with one corner raised) inside
+// the 0.6 m bounding radius of kTypeSize[kGeomMesh]
+const Real kTestHullVerts[] = {0.6, 0, 0,   -0.45, 0,   0,   0,    0.4, 0,   0,   -0.4,
+                               0,   0, 0,   0.5,   0,   0,   -0.4, 0.2, 0.2, 0.2};
+GeomHull TypeHull(int type) {
+  return type == kGeomMesh ? GeomHull{kTestHullVerts, 7} : GeomHull{};
+}
 
 TEST(CollideGeoms, SwappingArgumentsFlipsNormals) {
   for (int ta = 0; ta < kGeomTypeCount; ++ta) {
@@ -799,8 +807,10 @@ TEST(CollideGeoms, SwappingArgumentsFlipsNormals) {
       if (ta == tb) continue;
       const Transform pa = TypePose(ta, 0), pb = TypePose(tb, 1);
       ContactPoint ab[kMaxManifoldPoints], ba[kMaxManifoldPoints];
-      const int n_ab = CollideGeoms(ta, pa, kTypeSize[ta], tb, pb, kTypeSize[tb], 0.01, ab);
-      const int n_ba = CollideGeoms(tb, pb, kTypeSize[tb], ta, pa, kTypeSize[ta], 0.01, ba);
+      const int n_ab = CollideGeoms(ta, pa, kTypeSize[ta], tb, pb, kTypeSize[tb], 0.01, ab,
+                                    TypeHull(ta), TypeHull(tb));
+      const int n_ba = CollideGeoms(tb, pb, kTypeSize[tb], ta, pa, kTypeSize[ta], 0.01, ba,
+                                    TypeHull(tb), TypeHull(ta));
       SCOPED_TRACE(::testing::Message() << "types " << ta << ", " << tb);
       ASSERT_EQ(n_ab, n_ba);
       EXPECT_GE(n_ab, 1);
@@ -882,7 +892,8 @@ TEST(CollideGeoms, RandomConfigurationsAreWellFormed) {
       for (int k = 0; k < 3; ++k) size[g][k] = Real(0.1 + 0.3 * (u(rng) + 1) / 2);
     }
     ContactPoint c[kMaxManifoldPoints];
-    const int n = CollideGeoms(types[0], pose[0], size[0], types[1], pose[1], size[1], margin, c);
+    const int n = CollideGeoms(types[0], pose[0], size[0], types[1], pose[1], size[1], margin, c,
+                               TypeHull(types[0]), TypeHull(types[1]));
     ASSERT_GE(n, 0);
     ASSERT_LE(n, kMaxManifoldPoints);
     if (ta == kGeomPlane && tb == kGeomPlane) {
@@ -907,8 +918,10 @@ TEST(CollideGeoms, DegenerateConfigurationsStayFinite) {
   // coincident centres, identical orientations and zero-length capsules: every pair must report
   // finite points with unit normals (these hit the fallback directions)
   const Real sizes[2][kGeomTypeCount][3] = {
-      {{0, 0, 0}, {0.3, 0, 0}, {0.15, 0.3, 0}, {0.3, 0.2, 0.25}},
-      {{0, 0, 0}, {0.2, 0, 0}, {0.1, 0, 0}, {0.3, 0.2, 0.25}}};
+      {{0, 0, 0}, {0.3, 0, 0}, {0.15, 0.3, 0}, {0.3, 0.2, 0.25}, {0.15, 0.2, 0},
+       {0.3, 0.2, 0.15}, {0.6, 0, 0}},
+      {{0, 0, 0}, {0.2, 0, 0}, {0.1, 0, 0}, {0.3, 0.2, 0.25}, {0.1, 0.02, 0}, {0.2, 0.2, 0.2},
+       {0.6, 0, 0}}};
   for (int variant = 0; variant < 2; ++variant) {
     for (int ta = 0; ta < kGeomTypeCount; ++ta) {
       for (int tb = 0; tb < kGeomTypeCount; ++tb) {
@@ -916,14 +929,19 @@ TEST(CollideGeoms, DegenerateConfigurationsStayFinite) {
                      << "variant " << variant << " types " << ta << ", " << tb);
         ContactPoint c[kMaxManifoldPoints];
         const int n = CollideGeoms(ta, Pose(0, 0, 0), sizes[variant][ta], tb, Pose(0, 0, 0),
-                                   sizes[variant][tb], 0.01, c);
+                                   sizes[variant][tb], 0.01, c, TypeHull(ta), TypeHull(tb));
         EXPECT_EQ(n == 0, ta == kGeomPlane && tb == kGeomPlane);
         for (int i = 0; i < n; ++i) {
           EXPECT_TRUE(std::isfinite(c[i].separation));
           EXPECT_TRUE(std::isfinite(c[i].point.x) && std::isfinite(c[i].point.y) &&
                       std::isfinite(c[i].point.z));
           EXPECT_NEAR(Length(c[i].normal), 1, 1e-4);
-          EXPECT_LT(c[i].separation, 0);
+          // hull vertices level with a plane through the centre touch it at zero gap
+          if (ta == kGeomMesh || tb == kGeomMesh) {
+            EXPECT_LE(c[i].separation, 0);
+          } else {
+            EXPECT_LT(c[i].separation, 0);
+          }
         }
       }
     }
