@@ -42,6 +42,7 @@ const char* EntityPlural(Entity e) {
     case Entity::kSite: return "sites";
     case Entity::kPair: return "pairs";
     case Entity::kReduced: return "reduced bodies";
+    case Entity::kTree: return "tree bodies";
     default: return "models";
   }
 }
@@ -95,6 +96,7 @@ const char* EntityName(Entity e) {
     case Entity::kSite: return "site";
     case Entity::kPair: return "pair";
     case Entity::kReduced: return "reduced";
+    case Entity::kTree: return "tree";
     default: return "model";
   }
 }

@@ -70,6 +70,7 @@ struct Model {
   int nsite() const { return static_cast<int>(site_body.size()); }
   int npair() const { return static_cast<int>(pair_geom.size() / 2); }
   int nreduced() const { return static_cast<int>(reduced_body.size()); }
+  int ntree() const { return static_cast<int>(tree_body.size()); }
   // entities of a kind (kNone: 1), and their names (nullptr for kinds without names)
   int Count(Entity e) const;
   const std::vector<std::string>* Names(Entity e) const;
@@ -86,7 +87,7 @@ struct Model {
   // Derived topology (joint parent frames, collision pairs, slide trees, actuator lists). Throws
   // std::runtime_error naming the field and entity on failure.
   void Finalize();
-  void FindSlideTrees();  // part of Finalize: body_reduced, reduced_body, reduced_parent
+  void FindSlideTrees();  // part of Finalize: body_reduced, reduced_*, body_tree, tree_*
 
   // a view whose batched fields all broadcast this model's defaults
   ModelView View() const;
