@@ -459,7 +459,7 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
       IntegrateVelocity(&ws->bodies[b], gravity, Vec3{0, 0, 0}, Vec3{0, 0, 0}, h);
     }
     ReducedIntegrateVelocity(red, h);
-    if (sub > 0 && !TreeRefreshDynamics(m, world, red.tree, gravity)) {
+    if (!TreeRefreshDynamics(m, world, red.tree, gravity, sub > 0)) {
       s.status(world) |= kWorldNonFinite;
       return;
     }
@@ -491,6 +491,7 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
     }
     // solve, integrate, relax
     SolveAll(m, s, world, ws, red, nman, soft, true, h);
+    TreeCorrectBias(m, world, red.tree, gravity, h);
     SyncTreeVelocities(red);
     for (int b = 1; b < m.nbody; ++b) IntegratePosition(&ws->bodies[b], h);
     TreeIntegratePosition(red.tree, h);
