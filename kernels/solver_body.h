@@ -38,11 +38,11 @@ struct SolverBody {
 struct BodyVelocity {
   Vec3 v, w;
   Real inv_mass;
-  int32_t reduced;
-  int32_t tree;
+  int32_t reduced;  // >= 0 for a body of any reduced tree (slide or articulated): one test per row
+  int32_t tree;     // rank in the articulated trees, -1
 };
 S2R_HD BodyVelocity LoadVelocity(const SolverBody& b) {
-  return BodyVelocity{b.v, b.w, b.inv_mass, b.reduced, b.tree};
+  return BodyVelocity{b.v, b.w, b.inv_mass, b.tree >= 0 ? b.tree : b.reduced, b.tree};
 }
 S2R_HD void StoreVelocity(const BodyVelocity& bv, SolverBody* b) {
   b->v = bv.v;

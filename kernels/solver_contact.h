@@ -131,10 +131,14 @@ S2R_HD void RowImpulse(const ContactRow& r, Vec3 d, Real p, Body* a, Body* b,
   a->w -= p * r.dw_a;
   b->v += p * r.dv_b;
   b->w += p * r.dw_b;
-  if (a->reduced >= 0 || a->tree >= 0) tree->a -= p * d;
-  if (b->reduced >= 0 || b->tree >= 0) tree->b += p * d;
-  if (a->tree >= 0) tree->ta -= p * r.ang_a;
-  if (b->tree >= 0) tree->tb += p * r.ang_b;
+  if (a->reduced >= 0) {  // (in a BodyVelocity: any tree body, LoadVelocity)
+    tree->a -= p * d;
+    if (a->tree >= 0) tree->ta -= p * r.ang_a;
+  }
+  if (b->reduced >= 0) {
+    tree->b += p * d;
+    if (b->tree >= 0) tree->tb += p * r.ang_b;
+  }
 }
 // relative angular velocity about an angular row, and an angular impulse along it
 template <typename Body>
