@@ -2,7 +2,9 @@
 # Everything that needs a GPU, in one run (about 15 minutes of device time are lent at most):
 #   1. configure and build with the CUDA backend (S2R_CUDA=ON),
 #   2. run the CUDA tests (backend parity, reproducibility) -- they skip without a device,
-#   3. benchmark the CUDA backend on the three scenes at N up to 65536, beside the CPU backend.
+#   3. benchmark the CUDA backend on the three scenes at N up to 65536, beside the CPU backend,
+#   4. a push sweep on the device beside one on the CPU (summary JSON: env-steps/s, success rate),
+#   5. the kernels' footprint (ptxas) and, where Nsight Compute exists, one profiled step kernel.
 # Results go to $OUT (the device tool brings them back) or bench/results/h200/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,3 +26,21 @@ for scene in box_push pick_lift stack5; do
   timeout 120 ./build-gpu/s2r bench --scene "builtin:$scene" --worlds 4096 --control-steps 20 \
     --backend cpu --repeats 1 --json | tee -a "$out/cuda_bench.jsonl"
 done
+# the sweep on the device (experts, labels, recording in kernels/sweep_step.h) beside the CPU's
+for backend in cuda cpu; do
+  n=$([ "$backend" = cuda ] && echo 16384 || echo 1024)
+  timeout 180 ./build-gpu/s2r sweep builtin:push --backend "$backend" --worlds "$n" --episodes $((4 * n)) \
+    --out "$(mktemp -d)/push.zarr" --summary-json "$out/sweep_$backend.json" > "$out/sweep_$backend.txt" 2>&1 || true
+done
+# the step kernel under Nsight Compute, where the device machine has it: achieved occupancy, DRAM
+# throughput, and the warp stall reasons (one launch of ControlStepKernel at 65,536 worlds)
+python3 bench/cuda_kernels.py --log build-gpu/cuda_resource_usage.txt --budgets bench/cuda_kernel_budgets.txt \
+  > "$out/cuda_kernels.txt" 2>&1 || true
+if command -v ncu > /dev/null; then
+  timeout 240 ncu --kernel-name regex:ControlStepKernel --launch-skip 2 --launch-count 1 \
+    --section SpeedOfLight --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis \
+    ./build-gpu/s2r bench --scene builtin:box_push --worlds 65536 --control-steps 4 --backend cuda --repeats 1 \
+    > "$out/ncu_box_push.txt" 2>&1 || true
+else
+  echo "ncu not found on this machine" > "$out/ncu_box_push.txt"
+fi

@@ -5,6 +5,7 @@
 // CPU backend runs; nothing in a world's step uses atomics, so runs are reproducible.
 #include <nvtx3/nvToolsExt.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <type_traits>
@@ -43,6 +44,63 @@ __global__ void ControlStepKernel(ModelView m, StateView s, DeviceWorkspaces dw,
   Workspace ws = BindWorkspace(dw.layout, dw.step_blocks + static_cast<int64_t>(world) * dw.layout.step_bytes,
                                dw.world_blocks + static_cast<int64_t>(world) * dw.layout.world_bytes);
   ControlStep(m, s, world, &ws, actions + static_cast<int64_t>(world) * m.nactuator);
+}
+
+// One control step of a sweep's worlds (kernels/sweep_step.h): experts, observations, labels
+// and recording on the device. `args` lives in device memory (it is larger than a kernel's
+// parameters should be).
+__global__ void SweepStepKernel(ModelView m, StateView s, DeviceWorkspaces dw, const SweepStepArgs* args) {
+  int world = blockIdx.x * blockDim.x + threadIdx.x;
+  if (world >= s.nworld) return;
+  Workspace ws = BindWorkspace(dw.layout, dw.step_blocks + static_cast<int64_t>(world) * dw.layout.step_bytes,
+                               dw.world_blocks + static_cast<int64_t>(world) * dw.layout.world_bytes);
+  SweepWorldStep(*args, m, s, world, &ws);
+}
+
+// The sweep's episode starts and finished episodes travel in one packed copy each way, not one
+// copy per world and array: a slot per listed world, `slot_bytes` apart, holding the world's
+// SweepWorld (and, in a start, its task parameters; in a finish, its rows: state, obs, action,
+// horizon rows each). A block per listed world copies its slot with all its threads.
+struct SweepSlotLayout {
+  int64_t slot_bytes;    // bytes per slot (16-byte multiple)
+  int64_t params_off;    // start slots: the task parameters (kTaskMaxParams Reals)
+  int64_t state_off, obs_off, action_off;  // finish slots: the rows
+};
+
+__global__ void SweepScatterStartsKernel(const SweepStepArgs* args, const int32_t* worlds, int count,
+                                         const char* slots, SweepSlotLayout l) {
+  const int i = blockIdx.x;
+  if (i >= count) return;
+  const int w = worlds[i];
+  const char* slot = slots + int64_t(i) * l.slot_bytes;
+  const int words = int(sizeof(SweepWorld) / sizeof(int32_t));
+  const int32_t* src = reinterpret_cast<const int32_t*>(slot);
+  int32_t* dst = reinterpret_cast<int32_t*>(args->worlds + w);
+  for (int k = threadIdx.x; k < words; k += blockDim.x) dst[k] = src[k];
+  const Real* params = reinterpret_cast<const Real*>(slot + l.params_off);
+  for (int k = threadIdx.x; k < kTaskMaxParams; k += blockDim.x) args->task_params[int64_t(w) * kTaskMaxParams + k] = params[k];
+}
+
+__global__ void SweepGatherFinishedKernel(const SweepStepArgs* args, const int32_t* worlds, int count, char* slots,
+                                          SweepSlotLayout l) {
+  const int i = blockIdx.x;
+  if (i >= count) return;
+  const SweepStepArgs& a = *args;
+  const int w = worlds[i];
+  char* slot = slots + int64_t(i) * l.slot_bytes;
+  const int words = int(sizeof(SweepWorld) / sizeof(int32_t));
+  const int32_t* src = reinterpret_cast<const int32_t*>(a.worlds + w);
+  int32_t* dst = reinterpret_cast<int32_t*>(slot);
+  for (int k = threadIdx.x; k < words; k += blockDim.x) dst[k] = src[k];
+  const int64_t len = a.worlds[w].task.steps;  // rows recorded
+  const int64_t row0 = int64_t(w) * a.horizon;
+  auto copy = [&](const Real* from, int64_t off, int64_t row) {
+    Real* to = reinterpret_cast<Real*>(slot + off);
+    for (int64_t k = threadIdx.x; k < len * row; k += blockDim.x) to[k] = from[row0 * row + k];
+  };
+  copy(a.state_rows, l.state_off, a.state_row());
+  copy(a.obs_rows, l.obs_off, kObsSize);
+  copy(a.action_rows, l.action_off, a.nactuator);
 }
 
 int Blocks(int n) { return (n + kThreadsPerBlock - 1) / kThreadsPerBlock; }
@@ -165,6 +223,15 @@ class CudaBackend : public Backend {
   }
   int threads() const override { return 0; }
   int64_t ScratchBytesPerWorld() const override { return workspaces_.layout.step_bytes + workspaces_.layout.world_bytes; }
+  std::unique_ptr<SweepBuffers> MakeSweepBuffers(const SweepStepArgs& shape) override;
+
+  void LaunchSweepStep(const SweepStepArgs* device_args) {
+    NvtxRange range("s2r.sweep_step");
+    SweepStepKernel<<<Blocks(nworld_), kThreadsPerBlock, 0, stream_>>>(model_, device_, workspaces_, device_args);
+    S2R_CUDA_CHECK(cudaGetLastError());
+  }
+  cudaStream_t stream() const { return stream_; }
+  int nworld() const { return nworld_; }
 
  private:
   struct StateArray {
@@ -228,6 +295,143 @@ class CudaBackend : public Backend {
   DeviceWorkspaces workspaces_{};
   Real* pinned_actions_ = nullptr;
 };
+
+// The sweep's buffers on the device. Host mirrors: the episode entries and task parameters the
+// host writes for starting worlds, and the `ended` flags (copied out after each step, nworld
+// int32). Starts go in and finished episodes come out through pinned staging, one packed copy and
+// one kernel each way per control step (SweepScatterStartsKernel, SweepGatherFinishedKernel).
+class CudaSweepBuffers : public SweepBuffers {
+ public:
+  CudaSweepBuffers(CudaBackend* backend, const SweepStepArgs& shape) : backend_(backend) {
+    const size_t nw = static_cast<size_t>(backend->nworld());
+    const size_t rows = nw * static_cast<size_t>(shape.horizon);
+    host_ = shape;
+    worlds_.assign(nw, SweepWorld{});
+    for (SweepWorld& w : worlds_) w.episode = -1;
+    task_params_.assign(nw * kTaskMaxParams, Real(0));
+    S2R_CUDA_CHECK(cudaMallocHost(&ended_, nw * sizeof(int32_t)));
+    std::memset(ended_, 0, nw * sizeof(int32_t));
+    host_.worlds = worlds_.data();
+    host_.task_params = task_params_.data();
+    host_.ended = ended_;
+    host_.actions = host_.state_rows = host_.obs_rows = host_.action_rows = nullptr;
+    // slot layouts
+    auto up16 = [](int64_t b) { return (b + 15) / 16 * 16; };
+    const int64_t H = shape.horizon;
+    start_.params_off = up16(sizeof(SweepWorld));
+    start_.slot_bytes = up16(start_.params_off + int64_t(kTaskMaxParams) * sizeof(Real));
+    finish_.state_off = up16(sizeof(SweepWorld));
+    finish_.obs_off = up16(finish_.state_off + H * shape.state_row() * int64_t(sizeof(Real)));
+    finish_.action_off = up16(finish_.obs_off + H * kObsSize * int64_t(sizeof(Real)));
+    finish_.slot_bytes = up16(finish_.action_off + H * shape.nactuator * int64_t(sizeof(Real)));
+    // the device copies
+    cudaStream_t st = backend->stream();
+    SweepStepArgs d = shape;
+    d_worlds_.Upload(worlds_.data(), nw * sizeof(SweepWorld), st);
+    d_task_params_.Upload(task_params_.data(), task_params_.size() * sizeof(Real), st);
+    d_actions_.Resize(nw * static_cast<size_t>(shape.action_stride) * sizeof(Real));
+    S2R_CUDA_CHECK(cudaMemsetAsync(d_actions_.get<void>(), 0, d_actions_.bytes(), st));
+    d_state_rows_.Resize(std::max<size_t>(rows * static_cast<size_t>(shape.state_row()) * sizeof(Real), 1));
+    d_obs_rows_.Resize(rows * kObsSize * sizeof(Real));
+    d_action_rows_.Resize(std::max<size_t>(rows * static_cast<size_t>(shape.nactuator) * sizeof(Real), 1));
+    d_ended_.Upload(ended_, nw * sizeof(int32_t), st);
+    d_list_.Resize(nw * sizeof(int32_t));
+    d.worlds = d_worlds_.get<SweepWorld>();
+    d.task_params = d_task_params_.get<Real>();
+    d.actions = d_actions_.get<Real>();
+    d.state_rows = d_state_rows_.get<Real>();
+    d.obs_rows = d_obs_rows_.get<Real>();
+    d.action_rows = d_action_rows_.get<Real>();
+    d.ended = d_ended_.get<int32_t>();
+    d_args_.Upload(&d, sizeof(d), st);
+    S2R_CUDA_CHECK(cudaStreamSynchronize(st));
+  }
+  ~CudaSweepBuffers() override {
+    if (ended_) cudaFreeHost(ended_);
+    if (staging_) cudaFreeHost(staging_);
+    if (list_) cudaFreeHost(list_);
+  }
+
+  void Begin(const int32_t* worlds, int count) override {
+    if (count <= 0) return;
+    NvtxRange range("s2r.sweep_begin");
+    cudaStream_t st = backend_->stream();
+    Reserve(count, start_.slot_bytes);
+    char* base = static_cast<char*>(staging_);
+    for (int i = 0; i < count; ++i) {
+      const int w = worlds[i];
+      list_[i] = w;
+      std::memcpy(base + i * start_.slot_bytes, &worlds_[w], sizeof(SweepWorld));
+      std::memcpy(base + i * start_.slot_bytes + start_.params_off, task_params_.data() + size_t(w) * kTaskMaxParams,
+                  kTaskMaxParams * sizeof(Real));
+    }
+    S2R_CUDA_CHECK(cudaMemcpyAsync(d_list_.get<void>(), list_, count * sizeof(int32_t), cudaMemcpyHostToDevice, st));
+    d_staging_.Resize(std::max(d_staging_.bytes(), size_t(count) * size_t(start_.slot_bytes)));
+    S2R_CUDA_CHECK(cudaMemcpyAsync(d_staging_.get<void>(), staging_, size_t(count) * start_.slot_bytes,
+                                   cudaMemcpyHostToDevice, st));
+    SweepScatterStartsKernel<<<count, 64, 0, st>>>(d_args_.get<SweepStepArgs>(), d_list_.get<int32_t>(), count,
+                                                   d_staging_.get<char>(), start_);
+    S2R_CUDA_CHECK(cudaGetLastError());
+    S2R_CUDA_CHECK(cudaStreamSynchronize(st));  // the staging is reused by the next call
+  }
+
+  void Step() override {
+    backend_->LaunchSweepStep(d_args_.get<SweepStepArgs>());
+    d_ended_.Download(ended_, size_t(backend_->nworld()) * sizeof(int32_t), backend_->stream());
+    S2R_CUDA_CHECK(cudaStreamSynchronize(backend_->stream()));
+  }
+
+  void Fetch(const int32_t* worlds, int count, std::vector<FetchedEpisode>* out) override {
+    out->clear();
+    if (count <= 0) return;
+    NvtxRange range("s2r.sweep_fetch");
+    cudaStream_t st = backend_->stream();
+    Reserve(count, finish_.slot_bytes);
+    std::memcpy(list_, worlds, count * sizeof(int32_t));
+    S2R_CUDA_CHECK(cudaMemcpyAsync(d_list_.get<void>(), list_, count * sizeof(int32_t), cudaMemcpyHostToDevice, st));
+    d_staging_.Resize(std::max(d_staging_.bytes(), size_t(count) * size_t(finish_.slot_bytes)));
+    SweepGatherFinishedKernel<<<count, 128, 0, st>>>(d_args_.get<SweepStepArgs>(), d_list_.get<int32_t>(), count,
+                                                     d_staging_.get<char>(), finish_);
+    S2R_CUDA_CHECK(cudaGetLastError());
+    S2R_CUDA_CHECK(cudaMemcpyAsync(staging_, d_staging_.get<void>(), size_t(count) * finish_.slot_bytes,
+                                   cudaMemcpyDeviceToHost, st));
+    S2R_CUDA_CHECK(cudaStreamSynchronize(st));
+    const char* base = static_cast<const char*>(staging_);
+    for (int i = 0; i < count; ++i) {
+      const char* slot = base + i * finish_.slot_bytes;
+      out->push_back({reinterpret_cast<const SweepWorld*>(slot), reinterpret_cast<const Real*>(slot + finish_.state_off),
+                      reinterpret_cast<const Real*>(slot + finish_.obs_off),
+                      reinterpret_cast<const Real*>(slot + finish_.action_off)});
+    }
+  }
+
+ private:
+  // pinned staging for `count` slots of `slot_bytes`, and the world list
+  void Reserve(int count, int64_t slot_bytes) {
+    const size_t need = size_t(count) * size_t(slot_bytes);
+    if (need > staging_bytes_) {
+      if (staging_) cudaFreeHost(staging_);
+      staging_bytes_ = need * 2;
+      S2R_CUDA_CHECK(cudaMallocHost(&staging_, staging_bytes_));
+    }
+    if (list_ == nullptr) S2R_CUDA_CHECK(cudaMallocHost(&list_, size_t(backend_->nworld()) * sizeof(int32_t)));
+  }
+
+  CudaBackend* backend_;
+  std::vector<SweepWorld> worlds_;
+  std::vector<Real> task_params_;
+  SweepSlotLayout start_{}, finish_{};
+  int32_t* ended_ = nullptr;  // pinned
+  int32_t* list_ = nullptr;   // pinned: the worlds of a Begin or Fetch
+  void* staging_ = nullptr;   // pinned
+  size_t staging_bytes_ = 0;
+  DeviceBuffer d_worlds_, d_task_params_, d_actions_, d_state_rows_, d_obs_rows_, d_action_rows_, d_ended_, d_args_,
+      d_list_, d_staging_;
+};
+
+std::unique_ptr<SweepBuffers> CudaBackend::MakeSweepBuffers(const SweepStepArgs& shape) {
+  return std::make_unique<CudaSweepBuffers>(this, shape);
+}
 
 }  // namespace
 

@@ -3,11 +3,41 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "kernels/model_view.h"
 #include "kernels/state_view.h"
+#include "kernels/sweep_step.h"
 
 namespace s2r {
+
+// A sweep's per-world buffers (kernels/sweep_step.h: episode state, task parameters, actions,
+// recorded rows) in the stepping backend's memory. The host writes a starting world's SweepWorld
+// and task parameters into the host mirror (host().worlds, host().task_params) and calls Begin;
+// Step runs one control step of every world (SweepWorldStep), after which host().ended says which
+// worlds finished an episode in it; Fetch hands over those worlds' episode state and rows. On the
+// CPU backend the mirror is the memory the step runs on, and Begin and Fetch copy nothing; the CUDA
+// backend copies only the starting worlds' entries in and the finished episodes out.
+struct FetchedEpisode {
+  const SweepWorld* world;  // the episode's end state (task labels, observation draws, events)
+  const Real* state;        // (length, nbody * kBodyStateSize), length = world->task.steps
+  const Real* obs;          // (length, kObsSize)
+  const Real* action;       // (length, nactuator)
+};
+
+class SweepBuffers {
+ public:
+  virtual ~SweepBuffers() = default;
+  // the host mirror: the shape, host pointers to worlds, task_params and ended (no rows)
+  const SweepStepArgs& host() const { return host_; }
+  virtual void Begin(const int32_t* worlds, int count) = 0;
+  virtual void Step() = 0;
+  // the listed worlds' finished episodes; valid until the next call of any method
+  virtual void Fetch(const int32_t* worlds, int count, std::vector<FetchedEpisode>* out) = 0;
+
+ protected:
+  SweepStepArgs host_{};
+};
 
 class Backend {
  public:
@@ -25,6 +55,8 @@ class Backend {
   virtual void Upload(const StateView& host, const int32_t* worlds, int nworlds) = 0;
   virtual int threads() const = 0;
   virtual int64_t ScratchBytesPerWorld() const = 0;
+  // Buffers for a sweep shaped by `shape` (its scalars and models; its pointers are ignored).
+  virtual std::unique_ptr<SweepBuffers> MakeSweepBuffers(const SweepStepArgs& shape) = 0;
 };
 
 std::unique_ptr<Backend> MakeCpuBackend(const StateView& host_state, int nworld, int threads);

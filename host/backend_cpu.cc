@@ -113,6 +113,20 @@ class CpuBackend : public Backend {
   int threads() const override { return pool_.size(); }
   // the world blocks; the step blocks are per thread, not per world
   int64_t ScratchBytesPerWorld() const override { return layout_.world_bytes; }
+  std::unique_ptr<SweepBuffers> MakeSweepBuffers(const SweepStepArgs& shape) override;
+
+  // one control step of a sweep: every world's SweepWorldStep in one parallel pass
+  void SweepStep(const SweepStepArgs& args) {
+    pool_.ParallelFor(nworld_, [&](int begin, int end, int t) {
+      Workspace* ws = &scratch_[t].ws;
+      for (int w = begin; w < end; ++w) {
+        if (w + 1 < end) PrefetchContacts(w + 1);
+        BindWorldBlock(ws, w);
+        SweepWorldStep(args, model_, state_, w, ws);
+      }
+    });
+  }
+  int nworld() const { return nworld_; }
 
  private:
   static bool SameSizes(const WorkspaceLayout& a, const WorkspaceLayout& b) {
@@ -152,6 +166,51 @@ class CpuBackend : public Backend {
   };
   std::vector<ThreadWorkspace> scratch_;
 };
+
+// The sweep's buffers in host memory: the mirror is what the step runs on.
+class CpuSweepBuffers : public SweepBuffers {
+ public:
+  CpuSweepBuffers(CpuBackend* backend, const SweepStepArgs& shape) : backend_(backend) {
+    host_ = shape;
+    const size_t nw = static_cast<size_t>(backend->nworld());
+    const size_t rows = nw * static_cast<size_t>(shape.horizon);
+    worlds_.assign(nw, SweepWorld{});
+    for (SweepWorld& w : worlds_) w.episode = -1;
+    task_params_.assign(nw * kTaskMaxParams, Real(0));
+    actions_.assign(nw * static_cast<size_t>(shape.action_stride), Real(0));
+    state_rows_.resize(rows * static_cast<size_t>(shape.state_row()));
+    obs_rows_.resize(rows * kObsSize);
+    action_rows_.resize(rows * static_cast<size_t>(shape.nactuator));
+    ended_.assign(nw, 0);
+    host_.worlds = worlds_.data();
+    host_.task_params = task_params_.data();
+    host_.actions = actions_.data();
+    host_.state_rows = state_rows_.data();
+    host_.obs_rows = obs_rows_.data();
+    host_.action_rows = action_rows_.data();
+    host_.ended = ended_.data();
+  }
+  void Begin(const int32_t*, int) override {}
+  void Step() override { backend_->SweepStep(host_); }
+  void Fetch(const int32_t* worlds, int count, std::vector<FetchedEpisode>* out) override {
+    out->clear();
+    for (int i = 0; i < count; ++i) {
+      const int64_t row = int64_t{worlds[i]} * host_.horizon;
+      out->push_back({&worlds_[worlds[i]], host_.state_rows + row * host_.state_row(), host_.obs_rows + row * kObsSize,
+                      host_.action_rows + row * host_.nactuator});
+    }
+  }
+
+ private:
+  CpuBackend* backend_;
+  LineVector<SweepWorld> worlds_;
+  LineVector<Real> task_params_, actions_, state_rows_, obs_rows_, action_rows_;
+  LineVector<int32_t> ended_;
+};
+
+std::unique_ptr<SweepBuffers> CpuBackend::MakeSweepBuffers(const SweepStepArgs& shape) {
+  return std::make_unique<CpuSweepBuffers>(this, shape);
+}
 
 }  // namespace
 

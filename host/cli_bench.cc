@@ -19,6 +19,7 @@
 #include "host/cli.h"
 #include "host/engine.h"
 #include "host/scene/scene_source.h"
+#include "kernels/workspace.h"
 
 namespace s2r {
 namespace {
@@ -121,6 +122,17 @@ void RunBench(const BenchArgs& args) {
   j["contact_overflow"] = overflow;
   j["frozen_worlds"] = frozen;
   j["bytes_per_world"] = engine.BytesPerWorld();
+  {  // the parts the GPU traffic model reads (bench/cuda_kernels.py)
+    int64_t state_bytes = 0;
+    StateView v = engine.state().view;
+    ForEachStateArray(v, [&state_bytes](const char*, auto* ptr, int64_t per_world, bool) {
+      state_bytes += per_world * static_cast<int64_t>(sizeof(*ptr));
+    });
+    const WorkspaceLayout layout = ComputeWorkspaceLayout(engine.view());
+    j["state_bytes_per_world"] = state_bytes;
+    j["step_scratch_bytes"] = layout.step_bytes;    // per world stepping at once (CUDA: every world)
+    j["world_scratch_bytes"] = layout.world_bytes;  // kept between steps, per world
+  }
   j["state_hash"] = hash;
   j["precision"] = sizeof(Real) == 4 ? "float32" : "float64";
   if (args.json) {

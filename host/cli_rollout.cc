@@ -1,5 +1,7 @@
-// s2r rollout SCENE --duration T [--actions actions.csv] --out traj.csv
-// Steps one world on the CPU and writes its trajectory at the control rate.
+// s2r rollout SCENE --duration T [--actions actions.csv] [--keyframe NAME] --out traj.csv
+// Steps one world on the CPU and writes its trajectory at the control rate. The world starts from
+// the scene's keyframe "home" (or --keyframe NAME) when it has one; without --actions the controls
+// are that keyframe's ctrl, else zero.
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -20,10 +22,18 @@ struct RolloutArgs {
   double duration = 1.0;
   std::string actions;
   std::string out;
+  std::string keyframe;
 };
 
 void RunRollout(const RolloutArgs& args) {
   Model model = LoadScene(args.scene);
+  if (!args.keyframe.empty()) {
+    try {
+      model.ApplyKeyframe(args.keyframe);
+    } catch (const std::runtime_error& e) {
+      throw InputError(std::string("--keyframe: ") + e.what());
+    }
+  }
   ActionSchedule schedule;
   if (!args.actions.empty()) schedule = ReadActionsCsv(args.actions, model);
   if (!(args.duration > 0) || !std::isfinite(args.duration)) {
@@ -55,7 +65,11 @@ void RunRollout(const RolloutArgs& args) {
     out.WriteRow(row);
   };
   emit(0.0);
+  // without --actions the controls are the keyframe's ctrl (they hold its pose), else zero
   std::vector<Real> zeros(m.nactuator() > 0 ? m.nactuator() : 1, Real(0));
+  if (const Model::Keyframe* key = m.FindKeyframe(m.keyframe)) {
+    for (size_t a = 0; a < key->ctrl.size(); ++a) zeros[a] = static_cast<Real>(key->ctrl[a]);
+  }
   for (long k = 0; k < steps; ++k) {
     const Real* action = schedule.At(k, k * control_dt);
     engine.Step(action ? action : zeros.data());
@@ -82,6 +96,9 @@ void AddRolloutCommand(CLI::App* app) {
   cmd->add_option("--duration", args->duration, "simulated time, s")->required();
   cmd->add_option("--actions", args->actions, "CSV of actions, one column per actuator (optional time column)");
   cmd->add_option("--out", args->out, "trajectory CSV to write")->required();
+  cmd->add_option("--keyframe", args->keyframe,
+                  "start from this <keyframe> key (default: the key named 'home', if any); "
+                  "without --actions its ctrl is held");
   cmd->callback([args] { RunRollout(*args); });
 }
 

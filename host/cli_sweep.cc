@@ -1,4 +1,4 @@
-// s2r sweep CONFIG --out STORE [--episodes E] [--worlds N] [--seed S] [--backend cpu] [--threads T]
+// s2r sweep CONFIG --out STORE [--episodes E] [--worlds N] [--seed S] [--backend cpu|cuda] [--threads T]
 //                  [--shard K/N] [--resume] [--overwrite] [--summary-json FILE]
 // Runs a sweep (host/sweep/sweep.h) into a dataset store. A progress line on stderr when stderr is
 // a terminal; at the end a table of episodes, success rate, failures by kind, near misses and
@@ -44,7 +44,7 @@ nlohmann::json SummaryJson(const SweepSummary& s) {
           {"failure_counts", failures},
           {"near_miss_count", s.near_misses},
           {"seconds", s.seconds},
-          {"physics_seconds", s.physics_seconds},
+          {"step_seconds", s.step_seconds},
           {"env_steps_per_s", s.env_steps_per_s}};
 }
 
@@ -59,8 +59,8 @@ void PrintTable(const SweepSummary& s) {
                 s.episodes > 0 ? 100.0 * double(s.failure_counts[l]) / double(s.episodes) : 0.0);
   }
   std::printf("near misses     %lld\n", (long long)s.near_misses);
-  std::printf("steps           %lld control steps in %.1f s: %.0f env-steps/s (physics %.0f%% of the time)\n",
-              (long long)s.steps, s.seconds, s.env_steps_per_s, s.seconds > 0 ? 100 * s.physics_seconds / s.seconds : 0.0);
+  std::printf("steps           %lld control steps in %.1f s: %.0f env-steps/s (world steps %.0f%% of the time)\n",
+              (long long)s.steps, s.seconds, s.env_steps_per_s, s.seconds > 0 ? 100 * s.step_seconds / s.seconds : 0.0);
   std::fflush(stdout);
 }
 

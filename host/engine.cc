@@ -233,6 +233,9 @@ void Engine::ResetWorlds(const std::vector<int32_t>& worlds) {
 }
 void Engine::Step(const Real* actions) { backend_->Step(actions); }
 void Engine::Download() { backend_->Download(state_.view); }
+std::unique_ptr<SweepBuffers> Engine::MakeSweepBuffers(const SweepStepArgs& shape) {
+  return backend_->MakeSweepBuffers(shape);
+}
 void Engine::Upload() { backend_->Upload(state_.view, nullptr, 0); }
 void Engine::UploadWorlds(const std::vector<int32_t>& worlds) {
   backend_->Upload(state_.view, worlds.data(), static_cast<int>(worlds.size()));

@@ -54,6 +54,8 @@ struct StateArrayInfo {
 std::vector<StateArrayInfo> StateLayout(const ModelView& m);
 
 class Backend;
+class SweepBuffers;
+struct SweepStepArgs;
 
 class Engine {
  public:
@@ -108,6 +110,10 @@ class Engine {
   void Upload();
   // The same after edits of the listed worlds only: the CPU backend rebuilds only their kept data.
   void UploadWorlds(const std::vector<int32_t>& worlds);
+
+  // A sweep's per-world buffers on the stepping backend (host/backend.h): SweepBuffers::Step runs
+  // one control step of every world with the sweep's experts, recording and labels.
+  std::unique_ptr<SweepBuffers> MakeSweepBuffers(const SweepStepArgs& shape);
 
   // FNV-1a 64 over every world's body state bytes (the `hashed` state arrays; after Download)
   uint64_t StateHash() const;

@@ -163,7 +163,9 @@ namespace s2r {
   X(speculative_distance, Real, None, 1, "", "m", NonNegative, "s2r_speculative_distance",        \
     (0.002), "contacts are created below this gap (plus the distance the pair can close)")        \
   X(max_linear_speed, Real, None, 1, "", "m/s", Positive, "s2r_max_linear_speed", (100),          \
-    "a body faster than this freezes its world as runaway")
+    "a body faster than this freezes its world as runaway")                                      \
+  X(body_gravcomp, Real, Body, 1, "", "1", NonNegative, "", (0),                                  \
+    "gravity compensation: a force -gravcomp m g at the COM (MJCF body gravcomp; 1 cancels gravity)")
 
 // --- what the columns mean ----------------------------------------------------------------------
 

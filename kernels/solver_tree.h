@@ -290,7 +290,8 @@ S2R_HD void TreeBias(const ModelView& m, int world, const TreeSet& t, Vec3 gravi
     Vec3 e = sb.com - anchor;
     acc[k] = acc_anchor + Cross(alpha[k], e) + Cross(sb.w, Cross(sb.w, e));
     Real mk = mass[t.body[k]];
-    Vec3 f = mk * (acc[k] - gravity);
+    // gravity, less the body's gravity compensation (MJCF gravcomp), in C with the current J
+    Vec3 f = mk * (acc[k] - (Real(1) - m.body_gravcomp.At(world)[t.body[k]]) * gravity);
     Mat3 ib = RotateDiagonal(QuatToMat3(sb.rot * sb.iquat), sb.inertia);
     Vec3 torque = ib * alpha[k] + Cross(sb.w, ib * sb.w);
     for (int i = k; i >= 0; i = t.parent[i]) {

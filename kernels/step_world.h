@@ -192,6 +192,26 @@ S2R_HD void ApplyExplicitActuators(const ModelView& m, const StateView& s, int w
   }
 }
 
+// --- gravity compensation --------------------------------------------------------------------
+
+// MJCF body gravcomp: a force -gravcomp m g at each body's COM (no torque), applied as an impulse
+// per substep like gravity itself; a body of a slide tree passes it to its tree (an articulated
+// tree has it in its bias forces).
+S2R_HD void ApplyGravityCompensation(const ModelView& m, int world, Workspace* ws,
+                                     const ReducedSet& red, Vec3 gravity, Real h) {
+  const Real* gravcomp = m.body_gravcomp.At(world);
+  const Real* mass = m.body_mass.At(world);
+  for (int b = 1; b < m.nbody; ++b) {
+    if (gravcomp[b] == Real(0)) continue;
+    SolverBody* sb = &ws->bodies[b];
+    if (IsStatic(*sb)) continue;
+    Vec3 impulse = (-h * gravcomp[b] * mass[b]) * gravity;
+    if (sb->reduced >= 0) ReducedBodyImpulse(red, sb->reduced, impulse);
+    else if (sb->tree < 0) sb->v += sb->inv_mass * impulse;
+    // (articulated trees have it in their bias forces, TreeBias)
+  }
+}
+
 // --- one physics step --------------------------------------------------------------------------
 
 struct StepSoftness {
@@ -339,6 +359,11 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
       int rs = m.body_reduced[m.site_body[m.actuator_trnid[i]]];
       if (rs >= 0) mask |= 1u << rs;
     }
+    for (int b = 1; b < m.nbody; ++b) {  // gravity-compensated
+      if (m.body_gravcomp.At(world)[b] != Real(0) && m.body_reduced[b] >= 0) {
+        mask |= 1u << m.body_reduced[b];
+      }
+    }
     PrepareReducedImpulseResponse(red, mask);
   }
   const Contact* old = s.contacts(world);
@@ -464,6 +489,7 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
       return;
     }
     TreeIntegrateVelocity(red.tree, h);
+    ApplyGravityCompensation(m, world, ws, red, gravity, h);
     ApplyExplicitActuators(m, s, world, ws, red, h);
     // warm start
     for (int j = 0; j < m.njoint; ++j) {

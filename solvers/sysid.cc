@@ -652,6 +652,26 @@ class ProgressLine : public ceres::IterationCallback {
   Clock::time_point t0_;
 };
 
+// Ends the fit when an accepted step, following an accepted step (so the trust region is not what
+// kept it short), lowered the cost by less than solver.cost_tolerance: near the optimum a
+// Gauss-Newton step's decrease is the cost still to gain, and a decrease of d leaves the parameters
+// about sqrt(2 d) standard deviations from the optimum. Ceres' tolerances are relative to the cost,
+// which grows with the number of residuals; this one is in the units the uncertainty is.
+class CostTolerance : public ceres::IterationCallback {
+ public:
+  explicit CostTolerance(double tolerance) : tolerance_(tolerance) {}
+  ceres::CallbackReturnType operator()(const ceres::IterationSummary& s) override {
+    const bool stop = s.iteration > 1 && s.step_is_successful && previous_successful_ && s.cost_change >= 0 &&
+                      s.cost_change < tolerance_;
+    previous_successful_ = s.step_is_successful;
+    return stop ? ceres::SOLVER_TERMINATE_SUCCESSFULLY : ceres::SOLVER_CONTINUE;
+  }
+
+ private:
+  double tolerance_;
+  bool previous_successful_ = false;
+};
+
 ceres::LossFunction* MakeLoss(const SysidConfig& c) {
   switch (c.loss) {
     case SysidLoss::kHuber: return new ceres::HuberLoss(c.loss_scale);
@@ -685,8 +705,11 @@ std::vector<std::vector<double>> HeldOutSimulation(const SysidConfig& c, Rollout
     po.evaluation_callback = &s;
     ceres::Problem problem(po);
     s.AddTo(&problem, [&] { return MakeLoss(c); });
+    ceres::Solver::Options so = SolverOptions(c);
+    CostTolerance stop(c.cost_tolerance);
+    if (c.cost_tolerance > 0) so.callbacks.push_back(&stop);
     ceres::Solver::Summary summary;
-    ceres::Solve(SolverOptions(c), &problem, &summary);
+    ceres::Solve(so, &problem, &summary);
   }
   s.Invalidate();
   s.PrepareForEvaluation(false, true);
@@ -810,6 +833,8 @@ SysidResult RunSysid(const SysidConfig& c, const SysidOptions& o) {
   ProgressLine progress(t0);
   ceres::Solver::Options so = SolverOptions(c);
   if (o.progress) so.callbacks.push_back(&progress);
+  CostTolerance stop(c.cost_tolerance);
+  if (c.cost_tolerance > 0) so.callbacks.push_back(&stop);
   ceres::Solver::Summary summary;
   ceres::Solve(so, &problem, &summary);
   result.iterations = static_cast<int>(summary.iterations.size()) - 1;

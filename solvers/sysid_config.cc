@@ -441,9 +441,10 @@ SysidConfig ParseSysidConfig(const std::string& text, const std::string& file) {
   }
   if (root.Has("solver")) {
     const ConfigNode s = root["solver"];
-    s.CheckKeys({"max_iterations", "function_tolerance", "parameter_tolerance", "gradient_tolerance", "differences"});
+    s.CheckKeys({"max_iterations", "cost_tolerance", "function_tolerance", "parameter_tolerance", "gradient_tolerance", "differences"});
     if (s.Has("differences")) c.central_differences = s["differences"].Keyword({"forward", "central"}) == "central";
     if (s.Has("max_iterations")) c.max_iterations = static_cast<int>(s["max_iterations"].Integer(1, 100000));
+    if (s.Has("cost_tolerance")) c.cost_tolerance = s["cost_tolerance"].Number(0, 1e6);
     if (s.Has("function_tolerance")) c.function_tolerance = s["function_tolerance"].Number(0, 1);
     if (s.Has("parameter_tolerance")) c.parameter_tolerance = s["parameter_tolerance"].Number(0, 1);
     if (s.Has("gradient_tolerance")) c.gradient_tolerance = s["gradient_tolerance"].Number(0, 1);

@@ -73,6 +73,11 @@ struct SysidConfig {
   double loss_scale = 1.0;      // in units of the stated noise
   int max_iterations = 100;
   bool central_differences = true;  // solver.differences: forward (1 + p + d probes) or central (1 + 2p + 2d)
+  // An accepted step that lowers the cost (half the sum of squared whitened residuals) by less than
+  // this, after an accepted step, ends the fit: the parameters are then within about
+  // sqrt(2 cost_tolerance) standard deviations of the optimum (0.14 at the default), and further
+  // iterations only chase finite-difference noise. 0: Ceres' relative tolerances alone.
+  double cost_tolerance = 0.01;
   double function_tolerance = 1e-6;   // Ceres' defaults
   double parameter_tolerance = 1e-8;
   double gradient_tolerance = 1e-10;

@@ -19,5 +19,6 @@ bash tests/fuzz/run_fuzz.sh 20
 pytest_tmp=$(mktemp -d "${TMPDIR:-/tmp}/s2r_pytest.XXXXXX")
 S2R_BIN="$PWD/build/s2r" .venv/bin/python -m pytest tests/python -q --basetemp="$pytest_tmp" -p no:cacheprovider
 rm -rf "$pytest_tmp"
-# the container image, built and run with buildah: opt-in with S2R_TEST_CONTAINER=1 (skips otherwise)
+# the container image, built and run with buildah where buildah is installed (skips with a message
+# otherwise; S2R_TEST_CONTAINER=0 skips it on purpose)
 bash tests/container/test_image.sh

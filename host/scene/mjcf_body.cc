@@ -6,7 +6,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <initializer_list>
 #include <vector>
+
+#include "host/scene/mjcf_visual.h"
 
 namespace s2r::mjcf {
 namespace {
@@ -48,16 +51,28 @@ class BodyReader {
   double Angle(double v) const { return ToRadians(v, s_.compiler.angle); }
   Quatd QuatFromLayer(pugi::xml_node n) const;
   Quatd Orientation(const Layers& layers) const;
-  void ReadGeom(pugi::xml_node n, int body, bool body_static, int childclass,
-                std::vector<GeomMassSpec>* mass_specs, double* body_mass);
+  void ReadGeom(pugi::xml_node n, int body, bool body_static, bool mass_given, int childclass,
+                std::vector<GeomMassSpec>* mass_specs, double* body_mass,
+                const Frame& offset = Frame());
+  // whether a geom of a jointless body without <inertial> would give it mass
+  bool GeomHasMass(pugi::xml_node n, int childclass) const;
+  void MergeIntoParent(pugi::xml_node n, int parent, const Frame& world, int childclass,
+                       const std::vector<pugi::xml_node>& geoms,
+                       const std::vector<pugi::xml_node>& sites,
+                       const std::vector<pugi::xml_node>& bodies);
+  // a note for each of `attrs` that s2r does its own way (`why`), at the layer that gives it:
+  // the element, or its default class
+  void NoteAttributes(const Layers& layers, const char* kind,
+                      std::initializer_list<const char*> attrs, const std::string& why);
   void ReadJoint(pugi::xml_node n, int body, const std::string& type, const Layers& layers);
-  void ReadSite(pugi::xml_node n, int body, int childclass);
+  void ReadSite(pugi::xml_node n, int body, int childclass, const Frame& offset = Frame());
   void ReadInertial(pugi::xml_node n, int body);
 
   LoadState& s_;
   const SourceFile& file_;
   const DefaultClasses& defaults_;
   Model& m_;
+  std::vector<Frame> world_of_;  // each body's world frame, by body index
 };
 
 // --- orientation ---------------------------------------------------------------------------------
@@ -111,9 +126,16 @@ void BodyReader::ReadBody(pugi::xml_node n, int parent, const Frame& parent_worl
   Layers joint_layers;
   bool body_static = true;
 
+  if (is_world) world_of_.assign(1, Frame());
   if (!is_world) {
     CheckAttributes(file_, n, false);
     if (n.attribute("childclass")) childclass = defaults_.ClassIndex(n, "childclass");
+    if (n.attribute("gravcomp") && Real1(n, "gravcomp") < 0) {
+      file_.Fail(n, "attribute 'gravcomp' must be >= 0, got " + Num(Real1(n, "gravcomp")));
+    }
+    if (n.attribute("mocap") && Word(n, "mocap") == "true") {
+      file_.Fail(n, "attribute 'mocap': s2r has no mocap bodies");
+    }
   } else if (n.first_attribute()) {
     file_.Fail(n, "<worldbody> takes no attributes");
   }
@@ -174,6 +196,10 @@ void BodyReader::ReadBody(pugi::xml_node n, int parent, const Frame& parent_worl
         joint_layers = defaults_.LayersFor(joint_node, cls);
         joint_type = LayeredWord(joint_layers, "type", "hinge");
       }
+      if (joint_type == "ball") {
+        file_.Fail(joint_node, "ball joints are not supported by s2r (hinge, slide, free)" +
+                                   file_.Origin(Source(joint_layers, "type")));
+      }
       if (joint_type == "free" && parent != 0) {
         file_.Fail(joint_node, "a free joint is only allowed on a direct child of <worldbody>");
       }
@@ -181,9 +207,21 @@ void BodyReader::ReadBody(pugi::xml_node n, int parent, const Frame& parent_worl
     const bool parent_static = m_.body_dynamic[parent] == 0;
     body_static = !joint_node && parent_static;
 
+    // a massless body welded to a moving one is merged into it (as MuJoCo fuses it into the
+    // same rigid body): s2r's maximal-coordinate solver needs mass in every moving body
+    bool has_mass = false;
+    for (pugi::xml_node g : geoms) has_mass = has_mass || GeomHasMass(g, childclass);
+    if (!joint_node && !parent_static && !inertial && !has_mass) {
+      MergeIntoParent(n, parent, world, childclass, geoms, sites, bodies);
+      return;
+    }
+
     body =
         AddBody(&m_, n.attribute("name").value(), parent, ToReal3(world.pos), ToReal4(world.rot));
     s_.Register(&s_.body_ids, n, "body", body);
+    world_of_.resize(m_.nbody());
+    world_of_[body] = world;
+    if (n.attribute("gravcomp")) m_.body_gravcomp[body] = static_cast<Real>(Real1(n, "gravcomp"));
     if (joint_node) {
       ReadJoint(joint_node, body, joint_type, joint_layers);
     } else if (!parent_static) {
@@ -196,7 +234,7 @@ void BodyReader::ReadBody(pugi::xml_node n, int parent, const Frame& parent_worl
   std::vector<GeomMassSpec> mass_specs;
   double geom_mass = 0;
   for (pugi::xml_node g : geoms) {
-    ReadGeom(g, body, body_static, childclass, &mass_specs, &geom_mass);
+    ReadGeom(g, body, body_static, body_static || inertial, childclass, &mass_specs, &geom_mass);
   }
 
   if (!is_world) {
@@ -216,6 +254,41 @@ void BodyReader::ReadBody(pugi::xml_node n, int parent, const Frame& parent_worl
 
   for (pugi::xml_node s : sites) ReadSite(s, body, childclass);
   for (pugi::xml_node b : bodies) ReadBody(b, body, world, childclass);
+}
+
+bool BodyReader::GeomHasMass(pugi::xml_node n, int childclass) const {
+  CheckAttributes(file_, n, false);
+  int cls = n.attribute("class") ? defaults_.ClassIndex(n, "class") : childclass;
+  Layers layers = defaults_.LayersFor(n, cls);
+  if (LayeredWord(layers, "type", "sphere") == "plane") return false;
+  for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+    if (it->attribute("mass")) return Real1(*it, "mass") != 0;
+    if (it->attribute("density")) return Real1(*it, "density") != 0;
+  }
+  return true;  // the default density
+}
+
+void BodyReader::MergeIntoParent(pugi::xml_node n, int parent, const Frame& world, int childclass,
+                                 const std::vector<pugi::xml_node>& geoms,
+                                 const std::vector<pugi::xml_node>& sites,
+                                 const std::vector<pugi::xml_node>& bodies) {
+  // its name stands for the body it joins (in <exclude>, say); its geoms (massless) and sites
+  // move into that body's frame; its children hang from that body
+  s_.Register(&s_.body_ids, n, "body", parent);
+  s_.Note(n, "body.merged",
+          "massless body welded to moving body " + Quote(m_.body_name[parent]) +
+              ": merged into it (its geoms and sites belong to that body)");
+  const Frame& target = world_of_[parent];
+  Frame offset;
+  offset.rot = (target.rot.conjugate() * world.rot).normalized();
+  offset.pos = target.rot.conjugate() * (world.pos - target.pos);
+  std::vector<GeomMassSpec> unused_specs;  // massless geoms: the parent's inertia is unchanged
+  double unused_mass = 0;
+  for (pugi::xml_node g : geoms) {
+    ReadGeom(g, parent, false, true, childclass, &unused_specs, &unused_mass, offset);
+  }
+  for (pugi::xml_node s : sites) ReadSite(s, parent, childclass, offset);
+  for (pugi::xml_node b : bodies) ReadBody(b, parent, world, childclass);
 }
 
 void BodyReader::ReadJoint(pugi::xml_node n, int body, const std::string& type,
@@ -253,6 +326,45 @@ void BodyReader::ReadJoint(pugi::xml_node n, int body, const std::string& type,
   m_.joint_range[2 * j] = static_cast<Real>(range[0]);
   m_.joint_range[2 * j + 1] = static_cast<Real>(range[1]);
 
+  // springs, reference offsets and per-joint actuator force limits: not in s2r's joint model
+  for (const char* a : {"stiffness", "ref"}) {
+    pugi::xml_node src = Source(layers, a);
+    if (src && Real1(src, a) != 0) {
+      file_.Fail(n, std::string("attribute '") + a + "' = " + Num(Real1(src, a)) +
+                        (std::string(a) == "stiffness" ? ": s2r has no joint springs"
+                                                       : ": s2r joints have no reference offset") +
+                        file_.Origin(src));
+    }
+  }
+  if (pugi::xml_node src = Source(layers, "springdamper")) {
+    std::vector<double> sd = Reals(src, "springdamper");
+    if (sd[0] != 0 || sd[1] != 0) {
+      file_.Fail(n, "attribute 'springdamper': s2r has no joint springs" + file_.Origin(src));
+    }
+  }
+  {
+    double frc[2] = {0, 0};
+    LayeredReals(layers, "actuatorfrcrange", frc);
+    if (Limited(file_, s_.compiler.autolimits, n, layers, "actuatorfrclimited",
+                "actuatorfrcrange", frc)) {
+      file_.Fail(n, "a joint-level actuator force limit (actuatorfrcrange) is not supported; "
+                    "limit each actuator's forcerange");
+    }
+  }
+  if (pugi::xml_node src = Source(layers, "actuatorgravcomp")) {
+    if (Word(src, "actuatorgravcomp") == "true") {
+      file_.Fail(n, "attribute 'actuatorgravcomp': s2r has no gravity compensation forces" +
+                        file_.Origin(src));
+    }
+  }
+  NoteAttributes(layers, "joint", {"solreflimit", "solimplimit", "solreffriction",
+                                      "solimpfriction", "margin"},
+                 "s2r's joint and limit softness is s2r_joint_hertz / s2r_joint_damping_ratio");
+  if (Source(layers, "springref")) {
+    s_.Note(Source(layers, "springref"), "joint.springref",
+            "attribute 'springref' is not used (the joint has no stiffness)");
+  }
+
   const char* nonneg[] = {"damping", "frictionloss", "armature"};
   std::vector<Real>* fields[] = {&m_.joint_damping, &m_.joint_frictionloss, &m_.joint_armature};
   for (int k = 0; k < 3; ++k) {
@@ -266,8 +378,21 @@ void BodyReader::ReadJoint(pugi::xml_node n, int body, const std::string& type,
   }
 }
 
-void BodyReader::ReadGeom(pugi::xml_node n, int body, bool body_static, int childclass,
-                          std::vector<GeomMassSpec>* mass_specs, double* body_mass) {
+void BodyReader::NoteAttributes(const Layers& layers, const char* kind,
+                                std::initializer_list<const char*> attrs,
+                                const std::string& why) {
+  for (const char* a : attrs) {
+    if (pugi::xml_node src = Source(layers, a)) {
+      s_.Note(src, std::string(kind) + "." + a,
+              std::string("attribute '") + a + "' is not used: " + why);
+    }
+  }
+}
+
+void BodyReader::ReadGeom(pugi::xml_node n, int body, bool body_static, bool mass_given,
+                          int childclass,
+                          std::vector<GeomMassSpec>* mass_specs, double* body_mass,
+                          const Frame& offset) {
   CheckAttributes(file_, n, false);
   CheckNoText(file_, n);
   if (n.first_child()) file_.Fail(n.first_child(), "unexpected child element");
@@ -275,6 +400,41 @@ void BodyReader::ReadGeom(pugi::xml_node n, int body, bool body_static, int chil
   Layers layers = defaults_.LayersFor(n, cls);
 
   std::string type_word = LayeredWord(layers, "type", "sphere");
+  int contype = 1, conaffinity = 1;
+  if (pugi::xml_node src = Source(layers, "contype")) {
+    contype = static_cast<int>(std::strtol(src.attribute("contype").value(), nullptr, 10));
+    if (contype < 0) file_.Fail(n, "attribute 'contype' must be >= 0" + file_.Origin(src));
+  }
+  if (pugi::xml_node src = Source(layers, "conaffinity")) {
+    conaffinity = static_cast<int>(std::strtol(src.attribute("conaffinity").value(), nullptr, 10));
+    if (conaffinity < 0) file_.Fail(n, "attribute 'conaffinity' must be >= 0" + file_.Origin(src));
+  }
+  if (IsVisualOnlyGeom(type_word, contype, conaffinity, mass_given)) {
+    s_.Note(n, "geom.visual." + type_word,
+            "visual-only " + type_word + " geom skipped (contype = conaffinity = 0, and the body's "
+            "mass does not come from its geoms)");
+    return;
+  }
+  if (!GeomTypeSimulated(type_word)) {
+    file_.Fail(n, "geom type " + Quote(type_word) + " is not supported by s2r (plane, sphere, "
+                  "capsule, box); only a visual one (contype = conaffinity = 0 in a body with an "
+                  "<inertial>) is accepted, and skipped" + file_.Origin(Source(layers, "type")));
+  }
+  if (pugi::xml_node src = Source(layers, "mesh")) {
+    file_.Fail(n, "attribute 'mesh' on a " + type_word + " geom (a primitive fitted to a mesh) is "
+                  "not supported" + file_.Origin(src));
+  }
+  if (pugi::xml_node src = Source(layers, "shellinertia")) {
+    if (Word(src, "shellinertia") == "true") {
+      file_.Fail(n, "attribute 'shellinertia' is not supported" + file_.Origin(src));
+    }
+  }
+  NoteAttributes(layers, "geom", {"solref", "solimp", "solmix"},
+                 "s2r's contact softness is s2r_contact_hertz / s2r_contact_damping_ratio");
+  NoteAttributes(layers, "geom", {"margin", "gap"},
+                 "s2r creates contacts within s2r_speculative_distance");
+  NoteAttributes(layers, "geom", {"priority"},
+                 "a contact pair uses the larger friction of its two geoms");
   GeomType type = type_word == "plane"     ? kGeomPlane
                   : type_word == "capsule" ? kGeomCapsule
                   : type_word == "box"     ? kGeomBox
@@ -361,20 +521,19 @@ void BodyReader::ReadGeom(pugi::xml_node n, int body, bool body_static, int chil
     }
   }
 
-  int contype = 1, conaffinity = 1;
-  if (pugi::xml_node src = Source(layers, "contype")) {
-    contype = static_cast<int>(std::strtol(src.attribute("contype").value(), nullptr, 10));
-    if (contype < 0) file_.Fail(n, "attribute 'contype' must be >= 0" + file_.Origin(src));
-  }
-  if (pugi::xml_node src = Source(layers, "conaffinity")) {
-    conaffinity = static_cast<int>(std::strtol(src.attribute("conaffinity").value(), nullptr, 10));
-    if (conaffinity < 0) file_.Fail(n, "attribute 'conaffinity' must be >= 0" + file_.Origin(src));
-  }
+  // condim: 3 (frictional point contact) is s2r's contact; 1 (frictionless) is mapped to a zero
+  // friction coefficient; 4 and 6 add torsional / rolling friction, which s2r does not model
   if (pugi::xml_node src = Source(layers, "condim")) {
-    if (std::string(Word(src, "condim")) != "3") {
-      file_.Fail(
-          n, "attribute 'condim' must be 3 (s2r supports only frictional point contacts), got " +
-                 Quote(src.attribute("condim").value()) + file_.Origin(src));
+    const std::string condim = Word(src, "condim");
+    if (condim == "1") {
+      friction[0] = 0;
+    } else if (condim == "4" || condim == "6") {
+      s_.Note(n, "geom.condim",
+              "condim=" + condim + ": s2r models sliding friction only (torsional and rolling "
+              "friction are not simulated)");
+    } else if (condim != "3") {
+      file_.Fail(n, "attribute 'condim' must be 1, 3, 4 or 6, got " +
+                        Quote(src.attribute("condim").value()) + file_.Origin(src));
     }
   }
 
@@ -391,9 +550,8 @@ void BodyReader::ReadGeom(pugi::xml_node n, int body, bool body_static, int chil
     }
     if (has_mass) {
       mass = Real1(*it, "mass");
-      if (!(mass > 0)) {
-        file_.Fail(n, "attribute 'mass' must be > 0, got " + Num(mass) + file_.Origin(*it) +
-                          " (use density=\"0\" for a massless geom)");
+      if (mass < 0) {
+        file_.Fail(n, "attribute 'mass' must be >= 0, got " + Num(mass) + file_.Origin(*it));
       }
     } else {
       density = Real1(*it, "density");
@@ -403,6 +561,9 @@ void BodyReader::ReadGeom(pugi::xml_node n, int body, bool body_static, int chil
     break;
   }
 
+  // a geom of a merged body: from its body's frame into the frame of the body it joined
+  pos = offset.pos + offset.rot * pos;
+  rot = offset.rot * rot;
   int g = AddGeom(&m_, n.attribute("name").value(), body, type, stored_size, ToReal3(pos),
                   ToReal4(rot.normalized()), static_cast<Real>(friction[0]));
   s_.Register(&s_.geom_ids, n, "geom", g);
@@ -420,7 +581,7 @@ void BodyReader::ReadGeom(pugi::xml_node n, int body, bool body_static, int chil
   }
 }
 
-void BodyReader::ReadSite(pugi::xml_node n, int body, int childclass) {
+void BodyReader::ReadSite(pugi::xml_node n, int body, int childclass, const Frame& offset) {
   CheckAttributes(file_, n, false);
   CheckNoText(file_, n);
   if (n.first_child()) file_.Fail(n.first_child(), "unexpected child element");
@@ -436,6 +597,18 @@ void BodyReader::ReadSite(pugi::xml_node n, int body, int childclass) {
   Vec3d pos = Vec3d::Zero();
   if (pugi::xml_node src = Source(layers, "pos")) pos = Real3(src, "pos");
   Quatd rot = Orientation(layers);
+  if (pugi::xml_node src = Source(layers, "fromto")) {
+    // as for geoms: centred at the midpoint, local z from 'to' towards 'from'
+    std::vector<double> ft = Reals(src, "fromto");
+    Vec3d from(ft[0], ft[1], ft[2]), to(ft[3], ft[4], ft[5]);
+    if (!((from - to).norm() > 0)) {
+      file_.Fail(n, "attribute 'fromto' has coinciding end points" + file_.Origin(src));
+    }
+    pos = 0.5 * (from + to);
+    rot = ZToVector((from - to).normalized());
+  }
+  pos = offset.pos + offset.rot * pos;
+  rot = offset.rot * rot;
   int s = AddSite(&m_, n.attribute("name").value(), body, ToReal3(pos), ToReal4(rot));
   s_.Register(&s_.site_ids, n, "site", s);
 }

@@ -26,10 +26,14 @@ void DefaultClasses::ReadDefaults(pugi::xml_node n, int parent) {
   }
   cls.parent = parent;
   cls.node = n;
-  if (class_ids_.count(cls.name)) file_.Fail(n, "duplicate default class " + Quote(cls.name));
   int id = static_cast<int>(classes_.size());
-  class_ids_[cls.name] = id;
-  classes_.push_back(cls);
+  if (parent < 0 && class_ids_.count("main")) {
+    id = 0;  // another top-level <default> (an included file's, say) adds to class main
+  } else {
+    if (class_ids_.count(cls.name)) file_.Fail(n, "duplicate default class " + Quote(cls.name));
+    class_ids_[cls.name] = id;
+    classes_.push_back(cls);
+  }
   for (pugi::xml_node c : n.children()) {
     if (c.type() != pugi::node_element) continue;
     std::string tag = c.name();
@@ -37,25 +41,35 @@ void DefaultClasses::ReadDefaults(pugi::xml_node n, int parent) {
       ReadDefaults(c, id);
       continue;
     }
+    if (tag == "material" || tag == "mesh" || tag == "camera" || tag == "light" ||
+        tag == "texture") {
+      continue;  // visual only
+    }
     if (tag != "geom" && tag != "joint" && tag != "site" && tag != "position" &&
-        tag != "velocity" && tag != "motor") {
+        tag != "velocity" && tag != "motor" && tag != "general") {
       file_.Fail(c,
                  "element not allowed inside <default> (the s2r subset allows geom, joint, site, "
-                 "position, velocity, motor and nested default)");
+                 "general, position, velocity, motor, nested default, and the ignored visual "
+                 "material, mesh, camera, light, texture)");
     }
     CheckAttributes(file_, c, true);
     CheckNoText(file_, c);
     if (c.first_child()) file_.Fail(c.first_child(), "unexpected child element");
-    // MuJoCo keeps one actuator default per class, shared by the position, velocity and motor
-    // shortcuts; the subset allows one of them per class so that sharing is unambiguous
-    const bool actuator = tag == "position" || tag == "velocity" || tag == "motor";
+    // MuJoCo keeps one actuator default per class, written by the general, position, velocity
+    // and motor shortcuts in document order; the subset keeps them in that order and allows one
+    // of each kind per class
+    const bool actuator =
+        tag == "position" || tag == "velocity" || tag == "motor" || tag == "general";
     const std::string key = actuator ? "actuator" : tag;
-    if (classes_[id].elems.count(key)) {
-      file_.Fail(c, "default class " + Quote(classes_[id].name) + " already has a <" +
-                        classes_[id].elems[key].name() + ">" +
-                        (actuator ? " (one of position/velocity/motor per default class)" : ""));
+    for (const pugi::xml_node& prev : classes_[id].elems[key]) {
+      // two top-level <default>s may both set main's geom (MuJoCo merges them: the later wins)
+      if (prev.parent() != n) continue;
+      if (!actuator || tag == prev.name()) {
+        file_.Fail(c, "default class " + Quote(classes_[id].name) + " already has a <" +
+                          prev.name() + "> (line " + std::to_string(file_.LineOf(prev)) + ")");
+      }
     }
-    classes_[id].elems[key] = c;
+    classes_[id].elems[key].push_back(c);
   }
 }
 
@@ -69,12 +83,14 @@ int DefaultClasses::ClassIndex(pugi::xml_node n, const char* attr) const {
 }
 
 Layers DefaultClasses::LayersFor(pugi::xml_node elem, int cls, const char* key) const {
+  std::vector<int> classes;
+  for (int c = cls; c >= 0; c = classes_[c].parent) classes.push_back(c);
+  std::reverse(classes.begin(), classes.end());
   Layers chain;
-  for (int c = cls; c >= 0; c = classes_[c].parent) {
+  for (int c : classes) {
     auto it = classes_[c].elems.find(key != nullptr ? key : elem.name());
-    if (it != classes_[c].elems.end()) chain.push_back(it->second);
+    if (it != classes_[c].elems.end()) chain.insert(chain.end(), it->second.begin(), it->second.end());
   }
-  std::reverse(chain.begin(), chain.end());
   chain.push_back(elem);
   return chain;
 }

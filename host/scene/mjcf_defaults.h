@@ -21,7 +21,10 @@ struct DefaultClass {
   std::string name;
   int parent = -1;                              // -1 for "main"
   pugi::xml_node node;                          // the <default> element
-  std::map<std::string, pugi::xml_node> elems;  // element tag -> its attribute set
+  // element kind ("geom", "joint", "site", "actuator") -> its attribute sets in document order:
+  // one for geom, joint and site; for "actuator" at most one per actuator kind (general,
+  // position, velocity, motor), all writing MuJoCo's one actuator default of the class
+  std::map<std::string, std::vector<pugi::xml_node>> elems;
 };
 
 // The attribute sources of one element, least to most specific: the default elements of its

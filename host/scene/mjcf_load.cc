@@ -1,7 +1,8 @@
 // MJCF subset loader. See docs/mjcf_subset.md for what is accepted and what each thing means.
 //
-// Sections are compiled in MuJoCo's fixed order (compiler, option, default, worldbody, contact,
-// actuator, custom), whatever their order in the file. Each element is checked against its
+// <include> elements are expanded first (mjcf_include.h). Sections are then compiled in MuJoCo's
+// fixed order (compiler, option, default, worldbody, contact, actuator, custom, keyframe),
+// whatever their order in the file. Each element is checked against its
 // attribute schema (names, number syntax and counts) when it is reached; values are then resolved
 // through the default-class chain ("layers") and checked for meaning. Geometry is done in double
 // precision and stored as Real at the end.
@@ -24,6 +25,7 @@
 #include "host/scene/mjcf_body.h"
 #include "host/scene/mjcf_custom.h"
 #include "host/scene/mjcf_defaults.h"
+#include "host/scene/mjcf_include.h"
 #include "host/scene/mjcf_loader.h"
 #include "host/scene/mjcf_source.h"
 
@@ -34,8 +36,8 @@ namespace {
 // Compiles one document into a Model.
 class Loader {
  public:
-  Loader(const std::string& xml, const std::string& file)
-      : file_(xml, file), s_(file_), m_(s_.model) {}
+  Loader(const std::string& xml, const std::string& file, IncludeReader include_reader)
+      : file_(xml, file), s_(file_), m_(s_.model), include_reader_(std::move(include_reader)) {}
 
   Model Load();
 
@@ -44,10 +46,15 @@ class Loader {
   void ReadOption(pugi::xml_node n);
   void ReadExclude(pugi::xml_node n);
   void ReadActuator(pugi::xml_node n);
+  void ReadKeyframes(const std::vector<pugi::xml_node>& sections);
+  void MapGeneral(pugi::xml_node n, const Layers& general_layers, ActuatorType* type, double* kp,
+                  double* kv);
 
-  const SourceFile file_;
+  SourceFile file_;
   LoadState s_;
+  bool gravity_disabled_ = false;  // <flag gravity="disable">
   Model& m_;  // s_.model
+  IncludeReader include_reader_;
 };
 
 // --- compiler, option ----------------------------------------------------------------------------
@@ -59,22 +66,174 @@ void Loader::ReadCompiler(pugi::xml_node n) {
     s_.compiler.angle = Word(n, "angle") == "degree" ? AngleUnit::kDegree : AngleUnit::kRadian;
   }
   if (n.attribute("autolimits")) s_.compiler.autolimits = Word(n, "autolimits") == "true";
+  // meshdir, texturedir, assetdir, strippath: where meshes and textures are read from; s2r reads
+  // neither (visual-only meshes are skipped, mjcf_visual.h); discardvisual, usethread: no effect
+  // on the model s2r builds
 }
+
+// What s2r does with an <option> attribute or <flag> that differs from MuJoCo's default.
+enum class OptionUse {
+  kNote,    // accepted with a note: s2r has its own equivalent, or it cannot change s2r's dynamics
+  kReject,  // it would change the dynamics in a way s2r cannot honour
+};
 
 void Loader::ReadOption(pugi::xml_node n) {
   CheckAttributes(file_, n, false);
-  if (n.first_child()) {
-    file_.Fail(n.first_child(), "<option> takes no child elements in the s2r subset");
-  }
+  CheckNoText(file_, n);
   if (n.attribute("timestep")) {
     double dt = Real1(n, "timestep");
     if (!(dt > 0)) file_.Fail(n, "attribute 'timestep' must be > 0, got " + Num(dt));
     m_.timestep = static_cast<Real>(dt);
   }
-  if (n.attribute("gravity")) {
+  if (n.attribute("gravity") && !gravity_disabled_) {
     Vec3d g = Real3(n, "gravity");
     for (int k = 0; k < 3; ++k) m_.gravity[k] = static_cast<Real>(g[k]);
   }
+  // fluid forces: s2r has none, so a medium with density or viscosity is an error
+  for (const char* a : {"density", "viscosity"}) {
+    if (n.attribute(a) && Real1(n, a) != 0) {
+      file_.Fail(n, std::string("attribute '") + a + "' = " + Num(Real1(n, a)) +
+                        ": s2r has no fluid (drag) forces; remove it or set it to 0");
+    }
+  }
+  if (n.attribute("wind") && Real3(n, "wind").norm() != 0) {
+    file_.Fail(n, "attribute 'wind': s2r has no fluid (drag) forces; remove it or set it to 0");
+  }
+  // MuJoCo's solver and integrator settings: s2r steps with its own substepped soft-constraint
+  // solver (docs/physics.md), tuned by s2r_substeps and the s2r_*_hertz settings
+  for (const char* a : {"integrator", "iterations", "ls_iterations", "tolerance", "ls_tolerance",
+                        "solver", "jacobian", "noslip_iterations", "noslip_tolerance",
+                        "ccd_iterations", "ccd_tolerance", "sdf_iterations", "sdf_initpoints",
+                        "cone", "impratio"}) {
+    if (n.attribute(a)) {
+      s_.Note(n, std::string("option.") + a,
+              std::string("attribute '") + a + "' is not used: s2r steps with its own " +
+                  "substepped soft-constraint solver (s2r_substeps, s2r_contact_hertz, ...)");
+    }
+  }
+  // not used by the dynamics: API rate limit, magnetometer field, override parameters (only
+  // read with <flag override="enable">, which is rejected)
+  for (const char* a : {"apirate", "magnetic", "o_margin", "o_solref", "o_solimp", "o_friction"}) {
+    if (n.attribute(a)) {
+      s_.Note(n, std::string("option.") + a, std::string("attribute '") + a + "' is not used");
+    }
+  }
+
+  struct FlagSpec {
+    const char* name;
+    bool enabled_by_default;
+    OptionUse use;
+  };
+  static const FlagSpec kFlags[] = {
+      {"constraint", true, OptionUse::kReject}, {"equality", true, OptionUse::kReject},
+      {"frictionloss", true, OptionUse::kReject}, {"limit", true, OptionUse::kReject},
+      {"contact", true, OptionUse::kReject},    {"passive", true, OptionUse::kReject},
+      {"gravity", true, OptionUse::kReject},    {"clampctrl", true, OptionUse::kReject},
+      {"actuation", true, OptionUse::kReject},  {"filterparent", true, OptionUse::kReject},
+      {"override", false, OptionUse::kReject},  {"warmstart", true, OptionUse::kNote},
+      {"refsafe", true, OptionUse::kNote},      {"sensor", true, OptionUse::kNote},
+      {"midphase", true, OptionUse::kNote},     {"eulerdamp", true, OptionUse::kNote},
+      {"autoreset", true, OptionUse::kNote},    {"nativeccd", true, OptionUse::kNote},
+      {"island", false, OptionUse::kNote},      {"energy", false, OptionUse::kNote},
+      {"fwdinv", false, OptionUse::kNote},      {"invdiscrete", false, OptionUse::kNote},
+      {"multiccd", false, OptionUse::kNote},    {"sleep", false, OptionUse::kNote},
+  };
+  for (pugi::xml_node c : n.children()) {
+    if (c.type() != pugi::node_element) continue;
+    if (std::string(c.name()) != "flag") {
+      file_.Fail(c, "element not allowed inside <option> (MJCF has <flag>)");
+    }
+    CheckAttributes(file_, c, false);
+    CheckNoText(file_, c);
+    if (c.first_child()) file_.Fail(c.first_child(), "unexpected child element");
+    for (const FlagSpec& f : kFlags) {
+      if (!c.attribute(f.name)) continue;
+      const bool enabled = Word(c, f.name) == "enable";
+      if (enabled == f.enabled_by_default) continue;
+      const std::string what = std::string(f.name) + "=\"" + Word(c, f.name) + "\"";
+      if (std::string(f.name) == "gravity") {
+        // mapped: no gravity
+        for (int k = 0; k < 3; ++k) m_.gravity[k] = Real(0);
+        gravity_disabled_ = true;
+        continue;
+      }
+      if (f.use == OptionUse::kReject) {
+        file_.Fail(c, "flag " + what + " would change the dynamics in a way s2r cannot honour");
+      }
+      s_.Note(c, std::string("flag.") + f.name,
+              "flag " + what + " is not used (it cannot change s2r's dynamics)");
+    }
+  }
+}
+
+// --- keyframes -----------------------------------------------------------------------------------
+
+void Loader::ReadKeyframes(const std::vector<pugi::xml_node>& sections) {
+  const int nq = m_.nq(), nv = m_.nv(), nu = m_.nactuator();
+  for (pugi::xml_node section : sections) {
+    CheckAttributes(file_, section, false);
+    CheckNoText(file_, section);
+    for (pugi::xml_node k : section.children()) {
+      if (k.type() != pugi::node_element) continue;
+      if (std::string(k.name()) != "key") {
+        file_.Fail(k, "element not allowed inside <keyframe> (MJCF has <key>)");
+      }
+      CheckAttributes(file_, k, false);
+      CheckNoText(file_, k);
+      if (k.first_child()) file_.Fail(k.first_child(), "unexpected child element");
+      Model::Keyframe key;
+      key.name = k.attribute("name").value();
+      if (!key.name.empty() && m_.FindKeyframe(key.name) != nullptr) {
+        file_.Fail(k, "duplicate keyframe name " + Quote(key.name));
+      }
+      struct Sized {
+        const char* attr;
+        int want;
+        const char* size_name;
+        std::vector<double>* out;
+      };
+      const Sized sized[] = {{"qpos", nq, "nq", &key.qpos},
+                             {"qvel", nv, "nv", &key.qvel},
+                             {"ctrl", nu, "nu", &key.ctrl}};
+      for (const Sized& z : sized) {
+        if (!k.attribute(z.attr)) continue;
+        *z.out = Reals(k, z.attr);
+        if (static_cast<int>(z.out->size()) != z.want) {
+          file_.Fail(k, std::string("attribute '") + z.attr + "' has " +
+                            std::to_string(z.out->size()) + " numbers; the model has " +
+                            z.size_name + " = " + std::to_string(z.want));
+        }
+      }
+      if (k.attribute("act")) {
+        file_.Fail(k, "attribute 'act': the model has no actuator activations (na = 0)");
+      }
+      for (const char* a : {"mpos", "mquat"}) {
+        if (k.attribute(a)) {
+          file_.Fail(k, std::string("attribute '") + a + "': s2r has no mocap bodies");
+        }
+      }
+      if (k.attribute("time") && Real1(k, "time") != 0) {
+        s_.Note(k, "key.time", "attribute 'time' is not used (every episode starts at time 0)");
+      }
+      // a free joint's quaternion must not be zero
+      int iq = 0;
+      for (int j = 0; j < m_.njoint() && !key.qpos.empty(); ++j) {
+        if (m_.joint_type[j] == kJointWeld) continue;
+        if (m_.joint_type[j] == kJointFree) {
+          double q2 = 0;
+          for (int c = 3; c < 7; ++c) q2 += key.qpos[iq + c] * key.qpos[iq + c];
+          if (!(q2 > 1e-24)) {
+            file_.Fail(k, "attribute 'qpos': joint " + Quote(m_.joint_name[j]) +
+                              " has a zero quaternion");
+          }
+        }
+        iq += m_.joint_type[j] == kJointFree ? 7 : 1;
+      }
+      m_.keyframes.push_back(key);
+    }
+  }
+  // the keyframe named "home" is the initial state (s2r rollout --keyframe picks another)
+  if (m_.FindKeyframe("home") != nullptr) m_.ApplyKeyframe("home");
 }
 
 // --- contact, actuators --------------------------------------------------------------------------
@@ -98,25 +257,77 @@ void Loader::ReadExclude(pugi::xml_node n) {
   m_.exclude_body_pairs.emplace_back(ids[0], ids[1]);
 }
 
+// <general>: force = gain ctrl + b0 + b1 length + b2 velocity (dyntype none, gaintype fixed,
+// biastype none or affine). s2r has this law in three forms, and maps a <general> onto the one it
+// is exactly: a position servo (b0 = 0, b1 = -gain, b2 <= 0: kp = gain, kv = -b2), a velocity
+// servo (b0 = b1 = 0, b2 = -gain: kv = gain) or a motor (gain 1, no bias). Anything else is an
+// error naming the line.
+void Loader::MapGeneral(pugi::xml_node n, const Layers& layers, ActuatorType* type, double* kp,
+                        double* kv) {
+  const std::string dyntype = LayeredWord(layers, "dyntype", "none");
+  if (dyntype != "none") {
+    file_.Fail(n, "dyntype=\"" + dyntype + "\": s2r actuators have no activation dynamics " +
+                      "(only dyntype=\"none\")" + file_.Origin(Source(layers, "dyntype")));
+  }
+  const std::string gaintype = LayeredWord(layers, "gaintype", "fixed");
+  if (gaintype != "fixed") {
+    file_.Fail(n, "gaintype=\"" + gaintype + "\": s2r supports only gaintype=\"fixed\"" +
+                      file_.Origin(Source(layers, "gaintype")));
+  }
+  const std::string biastype = LayeredWord(layers, "biastype", "none");
+  if (biastype != "none" && biastype != "affine") {
+    file_.Fail(n, "biastype=\"" + biastype + "\": s2r supports biastype none and affine" +
+                      file_.Origin(Source(layers, "biastype")));
+  }
+  double gainprm[10] = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  double biasprm[10] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  LayeredReals(layers, "gainprm", gainprm);
+  if (biastype == "affine") LayeredReals(layers, "biasprm", biasprm);
+  const double g = gainprm[0], b0 = biasprm[0], b1 = biasprm[1], b2 = biasprm[2];
+  if (g >= 0 && b0 == 0 && b1 == -g && b2 <= 0 && g != 0) {
+    *type = kActuatorPosition;
+    *kp = g;
+    *kv = -b2;
+  } else if (g > 0 && b0 == 0 && b1 == 0 && b2 == -g) {
+    *type = kActuatorVelocity;
+    *kp = 0;
+    *kv = g;
+  } else if (g == 1 && b0 == 0 && b1 == 0 && b2 == 0) {
+    *type = kActuatorMotor;
+    *kp = 0;
+    *kv = 0;
+  } else {
+    file_.Fail(n, "the law force = " + Num(g) + " ctrl + " + Num(b0) + " + " + Num(b1) +
+                      " length + " + Num(b2) + " velocity is not one s2r has: a position servo "
+                      "(biasprm = 0 -kp -kv with gainprm = kp), a velocity servo (biasprm = 0 0 "
+                      "-kv with gainprm = kv) or a motor (gainprm 1, no bias)");
+  }
+}
+
 void Loader::ReadActuator(pugi::xml_node n) {
   std::string tag = n.name();
-  if (tag != "position" && tag != "velocity" && tag != "motor") {
+  if (tag != "position" && tag != "velocity" && tag != "motor" && tag != "general") {
     file_.Fail(n,
-               "element not allowed inside <actuator> (the s2r subset has position, velocity, "
-               "motor)");
+               "element not allowed inside <actuator> (the s2r subset has general, position, "
+               "velocity, motor)");
   }
   CheckAttributes(file_, n, false);
   CheckNoText(file_, n);
   if (n.first_child()) file_.Fail(n.first_child(), "unexpected child element");
   int cls = n.attribute("class") ? s_.defaults.ClassIndex(n, "class") : 0;
-  // gear, ranges and limited flags come from the class's actuator default whatever its kind (as
-  // in MuJoCo); kp and kv only from defaults of the same kind
+  // gear, ranges and limited flags come from the class's actuator defaults whatever their kind
+  // (as in MuJoCo); kp and kv (gainprm, biasprm, ... for general) only from defaults of the same
+  // kind
   Layers layers = s_.defaults.LayersFor(n, cls, "actuator");
   Layers gain_layers;
   for (const pugi::xml_node& l : layers) {
     if (std::string(l.name()) == tag) gain_layers.push_back(l);
   }
 
+  if (n.attribute("tendon")) {
+    file_.Fail(n, "tendon transmissions are not supported by s2r (no <tendon>); drive a joint or "
+                  "a site");
+  }
   bool has_joint = n.attribute("joint"), has_site = n.attribute("site");
   if (has_joint == has_site) file_.Fail(n, "give exactly one of 'joint' and 'site'");
   TransmissionType trn = has_joint ? kTransmissionJoint : kTransmissionSite;
@@ -144,27 +355,30 @@ void Loader::ReadActuator(pugi::xml_node n) {
   ActuatorType type = tag == "position"   ? kActuatorPosition
                       : tag == "velocity" ? kActuatorVelocity
                                           : kActuatorMotor;
+  double kp = type == kActuatorPosition ? 1.0 : 0.0;
+  double kv = type == kActuatorVelocity ? 1.0 : 0.0;
+  if (tag == "general") {
+    MapGeneral(n, gain_layers, &type, &kp, &kv);
+  } else {
+    if (type == kActuatorPosition) {
+      if (pugi::xml_node src = Source(gain_layers, "kp")) {
+        kp = Real1(src, "kp");
+        if (kp < 0) file_.Fail(n, "attribute 'kp' must be >= 0, got " + Num(kp) + file_.Origin(src));
+      }
+    }
+    if (type != kActuatorMotor) {
+      if (pugi::xml_node src = Source(gain_layers, "kv")) {
+        kv = Real1(src, "kv");
+        if (kv < 0) file_.Fail(n, "attribute 'kv' must be >= 0, got " + Num(kv) + file_.Origin(src));
+      }
+    }
+  }
   int a = AddActuator(&m_, n.attribute("name").value(), type, trn, trnid);
   s_.Register(&s_.actuator_ids, n, "actuator", a);
 
   double gear[6] = {1, 0, 0, 0, 0, 0};
   LayeredReals(layers, "gear", gear);
   for (int k = 0; k < 6; ++k) m_.actuator_gear[6 * a + k] = static_cast<Real>(gear[k]);
-
-  double kp = type == kActuatorPosition ? 1.0 : 0.0;
-  double kv = type == kActuatorVelocity ? 1.0 : 0.0;
-  if (type == kActuatorPosition) {
-    if (pugi::xml_node src = Source(gain_layers, "kp")) {
-      kp = Real1(src, "kp");
-      if (kp < 0) file_.Fail(n, "attribute 'kp' must be >= 0, got " + Num(kp) + file_.Origin(src));
-    }
-  }
-  if (type != kActuatorMotor) {
-    if (pugi::xml_node src = Source(gain_layers, "kv")) {
-      kv = Real1(src, "kv");
-      if (kv < 0) file_.Fail(n, "attribute 'kv' must be >= 0, got " + Num(kv) + file_.Origin(src));
-    }
-  }
   m_.actuator_kp[a] = static_cast<Real>(kp);
   m_.actuator_kv[a] = static_cast<Real>(kv);
 
@@ -211,19 +425,33 @@ Model Loader::Load() {
   if (std::string(root.name()) != "mujoco") file_.Fail(root, "the root element must be <mujoco>");
   CheckAttributes(file_, root, false);
   CheckNoText(file_, root);
+  ExpandIncludes(root, &file_, include_reader_);
 
   // sections, compiled in MuJoCo's fixed order whatever their order in the file
   std::map<std::string, std::vector<pugi::xml_node>> sections;
   for (pugi::xml_node c : root.children()) {
     if (c.type() != pugi::node_element) continue;
     std::string tag = c.name();
-    if (tag == "visual" || tag == "asset") continue;  // visual only: the whole subtree is ignored
-    if (tag != "compiler" && tag != "option" && tag != "default" && tag != "worldbody" &&
-        tag != "contact" && tag != "actuator" && tag != "custom") {
-      file_.Fail(c, "element not supported by the s2r MJCF subset (see docs/mjcf_subset.md)");
+    // visual only: the whole subtree is ignored (<statistic> sets the camera's view)
+    if (tag == "visual" || tag == "asset" || tag == "statistic") continue;
+    if (tag == "size") {
+      CheckAttributes(file_, c, false);  // MuJoCo's memory sizes: accepted, not used
+      continue;
     }
-    if (tag == "default" && !sections[tag].empty()) {
-      file_.Fail(c, "only one top-level <default> is allowed (nest <default class=...> inside it)");
+    if (tag == "sensor") {
+      s_.Note(c, "sensor", "<sensor> is not simulated (s2r's observation model reads the state)");
+      continue;
+    }
+    if (tag == "equality") {
+      file_.Fail(c, "<equality> constraints are not supported by s2r; couple the joints another "
+                    "way (configs/robots/README.md: the trimmed Panda gripper)");
+    }
+    if (tag == "tendon") {
+      file_.Fail(c, "<tendon> is not supported by s2r (no tendon transmissions or tendon limits)");
+    }
+    if (tag != "compiler" && tag != "option" && tag != "default" && tag != "worldbody" &&
+        tag != "contact" && tag != "actuator" && tag != "custom" && tag != "keyframe") {
+      file_.Fail(c, "element not supported by the s2r MJCF subset (see docs/mjcf_subset.md)");
     }
     sections[tag].push_back(c);
   }
@@ -232,7 +460,8 @@ Model Loader::Load() {
   if (sections["default"].empty()) {
     s_.defaults.AddEmptyMain();
   } else {
-    s_.defaults.ReadDefaults(sections["default"][0], -1);
+    // several top-level <default>s (from included files, say) all add to class main
+    for (pugi::xml_node n : sections["default"]) s_.defaults.ReadDefaults(n, -1);
   }
 
   AddBody(&m_, "world", -1, {0, 0, 0}, {1, 0, 0, 0});
@@ -244,6 +473,10 @@ Model Loader::Load() {
     CheckNoText(file_, n);
     for (pugi::xml_node c : n.children()) {
       if (c.type() != pugi::node_element) continue;
+      if (std::string(c.name()) == "pair") {
+        file_.Fail(c, "<pair> is not supported by s2r (explicit contact pairs with their own "
+                      "parameters); s2r collides geoms by contype/conaffinity");
+      }
       if (std::string(c.name()) != "exclude") {
         file_.Fail(c, "element not allowed inside <contact> (the s2r subset has exclude)");
       }
@@ -258,6 +491,8 @@ Model Loader::Load() {
     }
   }
   ReadCustom(sections["custom"], &s_);
+  ReadKeyframes(sections["keyframe"]);
+  m_.load_notes = s_.NoteLines();
 
   m_.source_text = file_.xml();
   try {
@@ -274,7 +509,7 @@ Model Loader::Load() {
 }  // namespace mjcf
 
 Model LoadMjcfString(const std::string& xml, const std::string& name_for_errors) {
-  mjcf::Loader loader(xml, name_for_errors);
+  mjcf::Loader loader(xml, name_for_errors, mjcf::DefaultIncludeReader(name_for_errors));
   return loader.Load();
 }
 

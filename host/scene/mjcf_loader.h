@@ -36,11 +36,38 @@ struct LoadState {
     }
   }
 
+  // A one-line note for something accepted that s2r does not use or does its own way:
+  // "<file>:<line>: <element>: <what>". Notes with the same `key` are one line, counted:
+  // the first occurrence's line, then "(N times)".
+  void Note(pugi::xml_node n, const std::string& key, const std::string& what) {
+    auto it = note_index.find(key);
+    if (it != note_index.end()) {
+      note_counts[it->second] += 1;
+      return;
+    }
+    note_index[key] = static_cast<int>(notes.size());
+    notes.push_back(file.Where(n) + ": " + SourceFile::Describe(n) + ": " + what);
+    note_counts.push_back(1);
+  }
+  // the notes as stored in Model::load_notes
+  std::vector<std::string> NoteLines() const {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < notes.size(); ++i) {
+      out.push_back(notes[i] + (note_counts[i] > 1 ? " (" + std::to_string(note_counts[i]) +
+                                                         " times)"
+                                                   : ""));
+    }
+    return out;
+  }
+
   const SourceFile& file;
   CompilerSettings compiler;
   DefaultClasses defaults;
   Model model;
   std::map<std::string, int> body_ids, geom_ids, joint_ids, site_ids, actuator_ids;
+  std::vector<std::string> notes;
+  std::vector<int> note_counts;
+  std::map<std::string, int> note_index;
 };
 
 }  // namespace s2r::mjcf

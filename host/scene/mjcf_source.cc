@@ -20,6 +20,33 @@ int SourceFile::LineOfOffset(ptrdiff_t offset) const {
          1;
 }
 
+int SourceFile::LineOf(pugi::xml_node n) const {
+  auto it = included_.find(n.internal_object());
+  if (it != included_.end()) return it->second.line;
+  return LineOfOffset(n.offset_debug());
+}
+
+const std::string& SourceFile::FileOf(pugi::xml_node n) const {
+  auto it = included_.find(n.internal_object());
+  return it != included_.end() ? included_files_[it->second.file] : file_;
+}
+
+std::string SourceFile::Where(pugi::xml_node n) const {
+  return FileOf(n) + ":" + std::to_string(LineOf(n));
+}
+
+void SourceFile::MarkIncluded(pugi::xml_node copy, const std::string& file, int line) {
+  int index = -1;
+  for (size_t i = 0; i < included_files_.size(); ++i) {
+    if (included_files_[i] == file) index = static_cast<int>(i);
+  }
+  if (index < 0) {
+    index = static_cast<int>(included_files_.size());
+    included_files_.push_back(file);
+  }
+  included_[copy.internal_object()] = {index, line};
+}
+
 std::string SourceFile::Describe(pugi::xml_node n) {
   std::string s = "<" + std::string(n.name());
   if (n.attribute("name")) {
@@ -31,14 +58,15 @@ std::string SourceFile::Describe(pugi::xml_node n) {
 }
 
 void SourceFile::Fail(pugi::xml_node n, const std::string& what) const {
-  throw LoadError(file_ + ":" + std::to_string(LineOf(n)) + ": " + Describe(n) + ": " + what);
+  throw LoadError(Where(n) + ": " + Describe(n) + ": " + what);
 }
 
 std::string SourceFile::Origin(pugi::xml_node src) const {
   pugi::xml_node parent = src.parent();
   if (!parent || std::string(parent.name()) != "default") return "";
   std::string cls = parent.attribute("class") ? parent.attribute("class").value() : "main";
-  return " (from default class '" + cls + "', line " + std::to_string(LineOf(src)) + ")";
+  std::string where = included_.count(src.internal_object()) ? Where(src) : "line " + std::to_string(LineOf(src));
+  return " (from default class '" + cls + "', " + where + ")";
 }
 
 }  // namespace s2r::mjcf

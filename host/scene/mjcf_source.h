@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <pugixml.hpp>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace s2r::mjcf {
@@ -22,7 +23,15 @@ class SourceFile {
 
   // 1-based line of a byte offset into the text (0 for a negative offset).
   int LineOfOffset(ptrdiff_t offset) const;
-  int LineOf(pugi::xml_node n) const { return LineOfOffset(n.offset_debug()); }
+  // Line of `n` in this text (for an element copied in from an included file: its line there).
+  int LineOf(pugi::xml_node n) const;
+  // "<file>:<line>" of `n`: this file, or the included file an element was copied from.
+  std::string Where(pugi::xml_node n) const;
+  // The file `n` was written in: this one, or the included file it was copied from.
+  const std::string& FileOf(pugi::xml_node n) const;
+  // Records that `copy` (an element of this document) was copied from `file`, line `line`
+  // (<include> expansion, mjcf_include.cc).
+  void MarkIncluded(pugi::xml_node copy, const std::string& file, int line);
   // "<tag name='x'>", "<default class='x'>" or "<tag>".
   static std::string Describe(pugi::xml_node n);
   // Throws LoadError "<file>:<line>: <element>: <what>".
@@ -34,6 +43,12 @@ class SourceFile {
   const std::string& xml_;
   const std::string file_;
   std::vector<size_t> newlines_;
+  struct IncludedAt {
+    int file;  // index into included_files_
+    int line;
+  };
+  std::vector<std::string> included_files_;
+  std::unordered_map<const void*, IncludedAt> included_;  // element copied from an included file
 };
 
 }  // namespace s2r::mjcf

@@ -64,6 +64,80 @@ int Model::Count(Entity e) const {
   }
 }
 
+int Model::nq() const {
+  int n = 0;
+  for (int32_t t : joint_type) n += t == kJointFree ? 7 : (t == kJointWeld ? 0 : 1);
+  return n;
+}
+
+int Model::nv() const {
+  int n = 0;
+  for (int32_t t : joint_type) n += t == kJointFree ? 6 : (t == kJointWeld ? 0 : 1);
+  return n;
+}
+
+const Model::Keyframe* Model::FindKeyframe(const std::string& name) const {
+  for (const Keyframe& k : keyframes) {
+    if (k.name == name) return &k;
+  }
+  return nullptr;
+}
+
+void Model::ApplyKeyframe(const std::string& name) {
+  const Keyframe* key = FindKeyframe(name);
+  if (key == nullptr) {
+    std::string known;
+    for (const Keyframe& k : keyframes) known += (known.empty() ? "'" : ", '") + k.name + "'";
+    throw std::runtime_error("no keyframe named '" + name + "' (the scene has " +
+                             (known.empty() ? std::string("none") : known) + ")");
+  }
+  if (!key->qpos.empty() && static_cast<int>(key->qpos.size()) != nq()) {
+    throw std::runtime_error("keyframe '" + name + "' has " + std::to_string(key->qpos.size()) +
+                             " qpos values, the model has nq = " + std::to_string(nq()));
+  }
+  if (!key->qvel.empty() && static_cast<int>(key->qvel.size()) != nv()) {
+    throw std::runtime_error("keyframe '" + name + "' has " + std::to_string(key->qvel.size()) +
+                             " qvel values, the model has nv = " + std::to_string(nv()));
+  }
+  int iq = 0, iv = 0;
+  for (int j = 0; j < njoint(); ++j) {
+    const int b = joint_body[j];
+    if (joint_type[j] == kJointWeld) continue;
+    if (joint_type[j] != kJointFree) {
+      if (!key->qpos.empty()) joint_qpos0[j] = static_cast<Real>(key->qpos[iq]);
+      if (!key->qvel.empty()) joint_qvel0[j] = static_cast<Real>(key->qvel[iv]);
+      iq += 1;
+      iv += 1;
+      continue;
+    }
+    // free joint: qpos = body origin (world) and orientation; qvel = origin velocity (world)
+    // and angular velocity in the body frame (MuJoCo's convention)
+    if (!key->qpos.empty()) {
+      for (int k = 0; k < 3; ++k) body_pos0[3 * b + k] = static_cast<Real>(key->qpos[iq + k]);
+      Quat q = NormalizeQuat(Quat{static_cast<Real>(key->qpos[iq + 3]),
+                                  static_cast<Real>(key->qpos[iq + 4]),
+                                  static_cast<Real>(key->qpos[iq + 5]),
+                                  static_cast<Real>(key->qpos[iq + 6])});
+      StoreQuat(&body_quat0[4 * b], q);
+    }
+    if (!key->qvel.empty()) {
+      Quat rot = LoadQuat(&body_quat0[4 * b]);
+      Vec3 v{static_cast<Real>(key->qvel[iv]), static_cast<Real>(key->qvel[iv + 1]),
+             static_cast<Real>(key->qvel[iv + 2])};
+      Vec3 w_local{static_cast<Real>(key->qvel[iv + 3]), static_cast<Real>(key->qvel[iv + 4]),
+                   static_cast<Real>(key->qvel[iv + 5])};
+      Vec3 w = Rotate(rot, w_local);
+      // s2r starts a free body from its COM velocity
+      Vec3 com_offset = Rotate(rot, LoadVec3(&body_ipos[3 * b]));
+      StoreVec3(&body_linvel0[3 * b], v + Cross(w, com_offset));
+      StoreVec3(&body_angvel0[3 * b], w);
+    }
+    iq += 7;
+    iv += 6;
+  }
+  keyframe = name;
+}
+
 const std::vector<std::string>* Model::Names(Entity e) const {
   switch (e) {
     case Entity::kBody: return &body_name;

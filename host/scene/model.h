@@ -59,6 +59,19 @@ struct Model {
   S2R_MODEL_PARAMS(S2R_MODEL_PARAM_ARRAY)
 #undef S2R_MODEL_PARAM_ARRAY
 
+  // --- MJCF <keyframe> entries (host only: the chosen one is written into joint_qpos0,
+  // joint_qvel0, body_pos0/quat0/linvel0/angvel0 by ApplyKeyframe) ---
+  struct Keyframe {
+    std::string name;
+    std::vector<double> qpos, qvel, ctrl;  // empty: not given (qpos: the model's own start)
+  };
+  std::vector<Keyframe> keyframes;
+  std::string keyframe;  // the keyframe applied ("" when none): "home" by default
+
+  // notes the loader made about things it accepted but does not use (one line each, with file and
+  // line): printed by the command line when it loads a scene
+  std::vector<std::string> load_notes;
+
   // --- provenance ---
   std::string source_path;  // file the model was read from ("" when built in code)
   std::string source_text;  // the exact text that was parsed
@@ -88,6 +101,15 @@ struct Model {
   // std::runtime_error naming the field and entity on failure.
   void Finalize();
   void FindSlideTrees();  // part of Finalize: body_reduced, reduced_*, body_tree, tree_*
+
+  // MuJoCo's qpos / qvel sizes: 7 / 6 per free joint, 1 / 1 per hinge or slide, 0 per weld
+  int nq() const;
+  int nv() const;
+  // Makes keyframe `name` the initial state (joint_qpos0, joint_qvel0 and, for free joints,
+  // body_pos0 / body_quat0 / body_linvel0 / body_angvel0). Throws std::runtime_error naming the
+  // known keyframes when there is none of that name.
+  void ApplyKeyframe(const std::string& name);
+  const Keyframe* FindKeyframe(const std::string& name) const;
 
   // a view whose batched fields all broadcast this model's defaults
   ModelView View() const;

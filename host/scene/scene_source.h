@@ -13,8 +13,13 @@ struct EmbeddedScene {
   const char* xml;
 };
 const std::vector<EmbeddedScene>& EmbeddedScenes();
+// configs/robots/*: robot models and scenes built on them, named by their path there without
+// ".xml" ("franka_emika_panda/mjx_panda", "panda_pick"); loadable as builtin:<name> and
+// includable from built-in scenes.
+const std::vector<EmbeddedScene>& EmbeddedRobotFiles();
 
-// Loads "builtin:<name>" from the embedded scenes, anything else as an MJCF file path.
+// Loads "builtin:<name>" from the embedded scenes and robot files, anything else as an MJCF file
+// path. Prints the loader's notes (Model::load_notes) to stderr, one "note: ..." line each.
 Model LoadScene(const std::string& source);
 
 }  // namespace s2r

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "host/store/store_error.h"
-#include "host/thread_pool.h"
+#include "host/backend.h"
 #include "kernels/events.h"
 #include "kernels/observation.h"
 #include "kernels/tasks.h"
@@ -21,7 +21,6 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 constexpr DataType kRealType = sizeof(Real) == 4 ? DataType::kFloat32 : DataType::kFloat64;
-constexpr int kBodyStateSize = 13;  // px py pz qw qx qy qz vx vy vz wx wy wz
 
 // the bodies whose state is recorded: every body that moves, in index order
 std::vector<int> MovingBodies(const Model& m) {
@@ -53,17 +52,6 @@ const char* DistributionName(int kind) {
     default: return "choice";
   }
 }
-
-// one world's episode in progress
-struct WorldRun {
-  int64_t slot = -1;     // position in this shard's episode sequence; -1: idle
-  int64_t episode = -1;  // the episode index
-  TaskState task{};
-  ObservationState observation{};
-  EventDraw events[kMaxEvents] = {};
-  std::vector<double> params;
-  std::vector<Real> state, obs, action;
-};
 
 }  // namespace
 
@@ -225,31 +213,54 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
   eo.backend = o.backend;
   Engine engine(m, eo);
   Randomizer randomizer(c.randomization, engine.model(), nworld, seed, c.task.params);
-  const ModelView& view = engine.view();
   const std::vector<int> bodies = MovingBodies(m);
   const int na = m.nactuator();
   const int nparam = static_cast<int>(c.randomization.params.size());  // then kObsEpisodeParams
-  const TaskModel& tm = c.task.model;
+  const int ntask = static_cast<int>(c.task.params.size());
+
+  // the per-world step (kernels/sweep_step.h) and its buffers on the stepping backend
+  SweepStepArgs shape;
+  shape.task = c.task.model;
+  shape.observation = c.observation;
+  shape.nevents = static_cast<int32_t>(c.events.size());
+  for (size_t k = 0; k < c.events.size(); ++k) shape.events[k] = c.events[k];
+  shape.goal[0] = c.task.goal_param[0];
+  shape.goal[1] = c.task.goal_param[1];
+  shape.seed = seed;
+  shape.horizon = c.horizon_steps;
+  if (bodies.size() > static_cast<size_t>(kSweepMaxBodies)) {
+    throw std::invalid_argument(c.source + ": the scene has " + std::to_string(bodies.size()) +
+                                " moving bodies; a sweep records at most " + std::to_string(kSweepMaxBodies));
+  }
+  if (ntask > kTaskMaxParams) throw std::logic_error("task parameters exceed kTaskMaxParams");
+  shape.nbody = static_cast<int32_t>(bodies.size());
+  for (size_t i = 0; i < bodies.size(); ++i) shape.body[i] = bodies[i];
+  shape.nactuator = na;
+  shape.action_stride = std::max(na, 1);
+  std::unique_ptr<SweepBuffers> buffers = engine.MakeSweepBuffers(shape);
+  const SweepStepArgs& h = buffers->host();
 
   SweepSummary& summary = *summary_out;
   int64_t next_slot = first_slot;
   int64_t next_write = next_slot;
-  std::vector<WorldRun> runs(nworld);
+  struct WorldSlot {
+    int64_t slot = -1;           // position in this shard's episode sequence; -1: idle
+    std::vector<double> params;  // the episode's sampled parameters
+  };
+  std::vector<WorldSlot> runs(nworld);
   std::map<int64_t, EpisodeRecord> finished;
-  std::vector<Real> actions(static_cast<size_t>(nworld) * std::max(na, 1), Real(0));
   int64_t world_steps = 0;
   auto last_progress = Clock::now();
 
-  // gives idle worlds the next episodes: samples, reset, task reset
+  // gives idle worlds the next episodes: samples, reset; the task's reset runs in their next step
   auto start_episodes = [&]() {
     std::vector<int32_t> worlds;
     std::vector<int64_t> indices;
     for (int w = 0; w < nworld && next_slot < planned; ++w) {
       if (runs[w].slot >= 0) continue;
       runs[w].slot = next_slot;
-      runs[w].episode = index_of(next_slot);
       worlds.push_back(w);
-      indices.push_back(runs[w].episode);
+      indices.push_back(index_of(next_slot));
       ++next_slot;
     }
     if (worlds.empty()) return;
@@ -257,24 +268,16 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
     randomizer.Apply(&engine, worlds, indices, &samples);
     engine.ResetWorlds(worlds);
     for (size_t i = 0; i < worlds.size(); ++i) {
-      WorldRun& r = runs[worlds[i]];
-      r.params.assign(samples.begin() + i * nparam, samples.begin() + (i + 1) * nparam);
-      ObservationReset(c.observation, seed, static_cast<uint64_t>(r.episode), &r.observation);
-      for (size_t k = 0; k < c.events.size(); ++k) {
-        r.events[k] = DrawEvent(c.events[k], seed, static_cast<uint64_t>(r.episode), static_cast<int>(k));
-      }
-      r.params.insert(r.params.end(), r.observation.episode, r.observation.episode + kObsEpisodeParams);
-      // the episode starts from zero controls on every actuator, whatever the world ran before
-      std::fill(actions.begin() + static_cast<size_t>(worlds[i]) * std::max(na, 1),
-                actions.begin() + static_cast<size_t>(worlds[i] + 1) * std::max(na, 1), Real(0));
-      r.state.clear();
-      r.obs.clear();
-      r.action.clear();
-      r.state.reserve(static_cast<size_t>(c.horizon_steps) * bodies.size() * kBodyStateSize);
-      r.obs.reserve(static_cast<size_t>(c.horizon_steps) * kObsSize);
-      r.action.reserve(static_cast<size_t>(c.horizon_steps) * na);
-      TaskReset(tm, engine.view(), engine.state().view, worlds[i], randomizer.TaskParams(worlds[i]), &r.task);
+      const int w = worlds[i];
+      runs[w].params.assign(samples.begin() + i * nparam, samples.begin() + (i + 1) * nparam);
+      SweepWorld& sw = h.worlds[w];
+      sw.episode = indices[i];
+      sw.begin = 1;
+      sw.active = 0;
+      const Real* tp = randomizer.TaskParams(w);
+      std::copy(tp, tp + ntask, h.task_params + static_cast<size_t>(w) * kTaskMaxParams);
     }
+    buffers->Begin(worlds.data(), static_cast<int>(worlds.size()));
   };
   // finished episodes go out in slot order
   auto write_ready = [&]() {
@@ -286,77 +289,40 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
   };
 
   start_episodes();
-  const StateView& s = engine.state().view;
-  // the per-world host work (experts, recording, labels) on as many threads as the engine uses
-  ThreadPool pool(engine.threads() > 0 ? engine.threads() : static_cast<int>(std::thread::hardware_concurrency()));
+  std::vector<int32_t> ended;
+  std::vector<FetchedEpisode> fetched;
   while (next_write < planned) {
-    // perturbation events whose time has come edit their worlds' state or task (serial: few)
-    if (!c.events.empty()) {
-      std::vector<int32_t> edited;
-      for (int w = 0; w < nworld; ++w) {
-        if (runs[w].slot < 0) continue;
-        bool state_edited = false;
-        for (size_t k = 0; k < c.events.size(); ++k) {
-          if (MaybeFireEvent(c.events[k], &runs[w].events[k], tm, s, w, c.task.goal_param,
-                             randomizer.MutableTaskParams(w))) {
-            state_edited = state_edited || c.events[k].kind != kEventGoalChange;
-          }
-        }
-        if (state_edited) edited.push_back(w);
-      }
-      if (!edited.empty()) engine.UploadWorlds(edited);
-    }
-    // the experts' actions, and the rows recorded before the step
-    pool.ParallelFor(nworld, [&](int begin, int end, int) {
-      for (int w = begin; w < end; ++w) {
-        WorldRun& r = runs[w];
-        Real* a = actions.data() + static_cast<size_t>(w) * std::max(na, 1);
-        if (r.slot < 0) continue;  // idle at the sweep's end: the world steps with its last actions
-        TaskAct(tm, view, s, w, randomizer.TaskParams(w), &r.task, a);
-        for (int b : bodies) {
-          const Real* parts[] = {s.body_pos(w, b), s.body_quat(w, b), s.body_linvel(w, b), s.body_angvel(w, b)};
-          const int sizes[] = {3, 4, 3, 3};
-          for (int k = 0; k < 4; ++k) r.state.insert(r.state.end(), parts[k], parts[k] + sizes[k]);
-        }
-        Real truth[kObsSize], seen[kObsSize];
-        for (int k = 0; k < 3; ++k) truth[k] = s.body_pos(w, tm.object_body)[k];
-        for (int k = 0; k < 4; ++k) truth[3 + k] = s.body_quat(w, tm.object_body)[k];
-        for (int k = 0; k < 3; ++k) truth[7 + k] = s.body_pos(w, tm.effector_body)[k];
-        Observe(c.observation, seed, static_cast<uint64_t>(r.episode), truth, &r.observation, seen);
-        r.obs.insert(r.obs.end(), seen, seen + kObsSize);
-        r.action.insert(r.action.end(), a, a + na);
-      }
-    });
     const auto step_start = Clock::now();
-    engine.Step(actions.data());
-    summary.physics_seconds += std::chrono::duration<double>(Clock::now() - step_start).count();
+    buffers->Step();
+    summary.step_seconds += std::chrono::duration<double>(Clock::now() - step_start).count();
     world_steps += nworld;
-    // labels
-    pool.ParallelFor(nworld, [&](int begin, int end, int) {
-      for (int w = begin; w < end; ++w) {
-        if (runs[w].slot >= 0) TaskEvaluate(tm, view, s, w, randomizer.TaskParams(w), c.horizon_steps, &runs[w].task);
-      }
-    });
     // finished episodes leave their world
+    ended.clear();
     for (int w = 0; w < nworld; ++w) {
-      WorldRun& r = runs[w];
-      if (r.slot < 0 || !r.task.done) continue;
+      if (h.ended[w] && runs[w].slot >= 0) ended.push_back(w);
+    }
+    if (!ended.empty()) buffers->Fetch(ended.data(), static_cast<int>(ended.size()), &fetched);
+    for (size_t i = 0; i < ended.size(); ++i) {
+      const int w = ended[i];
+      const SweepWorld& r = *fetched[i].world;
       EpisodeRecord f;
       f.episode = r.episode;
       f.length = r.task.steps;
       f.task = r.task;
-      f.params = r.params;
+      f.params = std::move(runs[w].params);
+      f.params.insert(f.params.end(), r.observation.episode, r.observation.episode + kObsEpisodeParams);
       f.metrics = {double(r.task.phase), double(r.task.margin), double(r.task.min_margin), double(r.task.max_slip),
                    double(r.task.near_miss)};
-      for (size_t i = 0; i < c.events.size(); ++i) {
-        const EventDraw& d = r.events[i];
+      for (size_t k = 0; k < c.events.size(); ++k) {
+        const EventDraw& d = r.events[k];
         f.metrics.insert(f.metrics.end(), {double(d.fired), double(d.time), double(d.magnitude), double(d.direction)});
       }
-      f.state.swap(r.state);
-      f.obs.swap(r.obs);
-      f.action.swap(r.action);
-      finished.emplace(r.slot, std::move(f));
-      r.slot = -1;
+      const size_t len = static_cast<size_t>(f.length);
+      f.state.assign(fetched[i].state, fetched[i].state + len * h.state_row());
+      f.obs.assign(fetched[i].obs, fetched[i].obs + len * kObsSize);
+      f.action.assign(fetched[i].action, fetched[i].action + len * na);
+      finished.emplace(runs[w].slot, std::move(f));
+      runs[w].slot = -1;
     }
     write_ready();
     start_episodes();
@@ -377,9 +343,9 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
     throw std::invalid_argument("--shard K/N needs 0 <= K < N, got " + std::to_string(o.shard) + "/" +
                                 std::to_string(o.shards));
   }
-  if (o.backend != BackendKind::kCpu) {
-    throw std::invalid_argument("s2r sweep runs on the CPU backend so far (experts, labels and events read the host "
-                                "state every control step); use --backend cpu");
+  if (o.backend == BackendKind::kCuda && !CudaAvailable()) {  // before the store is touched
+    throw std::runtime_error(std::string("--backend cuda: ") +
+                             (CudaBackendCompiled() ? "no CUDA device is present" : "s2r was built without CUDA"));
   }
   const uint64_t seed = o.seed >= 0 ? static_cast<uint64_t>(o.seed) : c.seed;
   const int64_t episodes = o.episodes >= 0 ? o.episodes : c.episodes;

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "tests/host/run_command.h"
 #include "tests/host/test_dir.h"
@@ -111,6 +112,40 @@ TEST(Cli, UnknownElementFailsNamingIt) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find(scene + ":3:"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("tendon"), std::string::npos) << r.output;
+}
+
+// a robot model: the loader's notes on stderr, the keyframe "home" as the start, its ctrl held
+TEST(Cli, RolloutStartsFromHomeAndHoldsItsControls) {
+  const std::string scene = std::string(S2R_SOURCE_DIR) + "/configs/robots/franka_emika_panda/scene_s2r.xml";
+  const std::string out = TempPath("panda.csv");
+  RunResult r = RunS2r("rollout " + scene + " --duration 0.1 --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("note: " + std::string(S2R_SOURCE_DIR) +
+                          "/configs/robots/franka_emika_panda/mjx_panda_s2r.xml:125: <geom>: "
+                          "visual-only mesh geom skipped"),
+            std::string::npos)
+      << r.output;
+  std::ifstream in(out);
+  std::string header, line, last;
+  std::getline(in, header);
+  while (std::getline(in, line)) last = line;
+  // the last column is actuator9 (right finger), the one before it actuator8; actuator4 (joint4)
+  // holds home's -1.57079
+  std::vector<std::string> names, values;
+  std::stringstream hs(header), ls(last);
+  for (std::string x; std::getline(hs, x, ',');) names.push_back(x);
+  for (std::string x; std::getline(ls, x, ',');) values.push_back(x);
+  ASSERT_EQ(names.size(), values.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == "actuator4") EXPECT_NEAR(std::stod(values[i]), -1.57079, 1e-5);
+    if (names[i] == "actuator9") EXPECT_NEAR(std::stod(values[i]), 0.04, 1e-6);
+  }
+
+  RunResult bad = RunS2r("rollout " + scene + " --duration 0.1 --keyframe nope --out " + TempPath("x.csv"));
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find("--keyframe: no keyframe named 'nope' (the scene has 'home')"), std::string::npos)
+      << bad.output;
+  EXPECT_FALSE(Exists(TempPath("x.csv")));
 }
 
 TEST(Cli, MissingSceneFileFailsCleanly) {

@@ -494,8 +494,8 @@ TEST(MjcfLoad, ActuatorErrors) {
                         6, "<motor name='a'>", "'forcerange' must have lo < hi"));
   EXPECT_TRUE(FailsWith(head + "  <position name='a' joint='j' kp='-1'/>\n</actuator></mujoco>", 6,
                         "<position name='a'>", "'kp' must be >= 0"));
-  EXPECT_TRUE(FailsWith(head + "  <general name='a' joint='j'/>\n</actuator></mujoco>", 6,
-                        "<general name='a'>", "not allowed inside <actuator>"));
+  EXPECT_TRUE(FailsWith(head + "  <cylinder name='a' joint='j'/>\n</actuator></mujoco>", 6,
+                        "<cylinder name='a'>", "not allowed inside <actuator>"));
   EXPECT_TRUE(FailsWith(head + "  <motor name='a' joint='j' gear='1 2 3 4 5 6 7'/>\n"
                                "</actuator></mujoco>",
                         6, "<motor name='a'>", "'gear' needs 1 to 6 numbers, got 7"));
@@ -819,32 +819,32 @@ TEST(MjcfLoadErrors, UnknownElement) {
 </worldbody></mujoco>)",
                         2, "<joint name='j'>", "not allowed inside <worldbody>"));
   EXPECT_TRUE(FailsWith(R"(<mujoco><default>
-  <mesh scale="1 1 1"/>
+  <tendon width="1"/>
 </default></mujoco>)",
-                        2, "<mesh>", "not allowed inside <default>"));
+                        2, "<tendon>", "not allowed inside <default>"));
   EXPECT_TRUE(FailsWith(R"(<mujoco><contact>
   <pair geom1="a" geom2="b"/>
 </contact></mujoco>)",
-                        2, "<pair>", "not allowed inside <contact>"));
+                        2, "<pair>", "<pair> is not supported by s2r"));
   EXPECT_TRUE(FailsWith(R"(<mujoco>
   <option timestep="0.01">
     <flag contact="disable"/>
   </option>
 </mujoco>)",
-                        3, "<flag>", "no child elements"));
+                        3, "<flag>", "flag contact=\"disable\" would change the dynamics"));
 }
 
 TEST(MjcfLoadErrors, UnknownAttribute) {
   EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
   <body name="b">
-    <geom name="g" size="1" solref="0.02 1"/>
+    <geom name="g" size="1" fitscale="1"/>
   </body>
 </worldbody></mujoco>)",
-                        3, "<geom name='g'>", "unknown attribute 'solref'"));
+                        3, "<geom name='g'>", "unknown attribute 'fitscale'"));
   EXPECT_TRUE(FailsWith(R"(<mujoco>
-  <option timestep="0.01" integrator="RK4"/>
+  <option timestep="0.01" actuatorgroupdisable="1"/>
 </mujoco>)",
-                        2, "<option>", "unknown attribute 'integrator'"));
+                        2, "<option>", "unknown attribute 'actuatorgroupdisable'"));
   EXPECT_TRUE(FailsWith(R"(<mujoco>
   <compiler eulerseq="zyx"/>
 </mujoco>)",
@@ -852,7 +852,7 @@ TEST(MjcfLoadErrors, UnknownAttribute) {
   EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
   <body name="b" mocap="true"><geom size="1"/></body>
 </worldbody></mujoco>)",
-                        2, "<body name='b'>", "unknown attribute 'mocap'"));
+                        2, "<body name='b'>", "attribute 'mocap': s2r has no mocap bodies"));
   EXPECT_TRUE(FailsWith(R"(<mujoco><default>
   <geom name="x" size="1"/>
 </default></mujoco>)",
@@ -864,21 +864,25 @@ TEST(MjcfLoadErrors, UnknownAttribute) {
 
 TEST(MjcfLoadErrors, BadKeywordsAndTypes) {
   EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
-  <geom name="g" type="cylinder" size="1 1"/>
+  <geom name="g" type="hfield" size="1 1"/>
 </worldbody></mujoco>)",
-                        2, "<geom name='g'>", "must be one of plane|sphere|capsule|box"));
+                        2, "<geom name='g'>", "geom type 'hfield' is not supported by s2r"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <geom name="g" type="cube" size="1 1"/>
+</worldbody></mujoco>)",
+                        2, "<geom name='g'>", "must be one of plane|sphere|capsule|box|mesh"));
   EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
   <body><joint name="j" type="ball"/><geom size="1"/></body>
 </worldbody></mujoco>)",
-                        2, "<joint name='j'>", "must be one of free|hinge|slide"));
+                        2, "<joint name='j'>", "ball joints are not supported by s2r"));
   EXPECT_TRUE(FailsWith(R"(<mujoco>
   <compiler angle="grad"/>
 </mujoco>)",
                         2, "<compiler>", "must be one of degree|radian"));
   EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
-  <geom name="g" size="1" condim="6"/>
+  <geom name="g" size="1" condim="2"/>
 </worldbody></mujoco>)",
-                        2, "<geom name='g'>", "'condim' must be 3"));
+                        2, "<geom name='g'>", "'condim' must be 1, 3, 4 or 6"));
   EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
   <geom name="g" size="1" contype="1.5"/>
 </worldbody></mujoco>)",
@@ -892,7 +896,7 @@ TEST(MjcfLoadErrors, NonPositiveMassAndSize) {
     <geom name="box" type="box" size="0.1 0.1 0.1" mass="-1"/>
   </body>
 </worldbody></mujoco>)",
-                        4, "<geom name='box'>", "attribute 'mass' must be > 0, got -1"));
+                        4, "<geom name='box'>", "attribute 'mass' must be >= 0, got -1"));
   EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
   <body><freejoint/>
     <geom name="s" size="0"/>
@@ -951,12 +955,14 @@ TEST(MjcfLoadErrors, MovingBodyWithoutMass) {
   </body>
 </worldbody></mujoco>)",
                         2, "<body name='ghost'>", "no <inertial> and no geom with mass"));
-  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  // a massless body welded to a moving one is merged into it (mjcf_robot_test.cc)
+  Model m = Load(R"(<mujoco><worldbody>
   <body name="arm"><joint/><geom size="0.1"/>
     <body name="tip"><geom size="0.1" density="0"/></body>
   </body>
-</worldbody></mujoco>)",
-                        3, "<body name='tip'>", "welded to moving body 'arm'"));
+</worldbody></mujoco>)");
+  EXPECT_EQ(m.nbody(), 2);
+  EXPECT_EQ(m.ngeom(), 2);
 }
 
 TEST(MjcfLoadErrors, BadNumbers) {
@@ -1109,8 +1115,9 @@ TEST(MjcfLoadErrors, OneActuatorDefaultPerClass) {
   EXPECT_TRUE(FailsWith(R"(<mujoco><default>
   <position kp="9"/>
   <velocity kv="7"/>
+  <position kv="7"/>
 </default></mujoco>)",
-                        3, "<velocity>", "one of position/velocity/motor per default class"));
+                        4, "<position>", "already has a <position> (line 2)"));
 }
 
 TEST(MjcfLoadErrors, TextAndStructure) {
@@ -1118,11 +1125,12 @@ TEST(MjcfLoadErrors, TextAndStructure) {
   <body name="b">hello<geom size="1"/></body>
 </worldbody></mujoco>)",
                         2, "<body name='b'>", "unexpected text 'hello'"));
+  // two top-level <default>s add to class main (as in MuJoCo); a class name twice is an error
   EXPECT_TRUE(FailsWith(R"(<mujoco>
-  <default/>
-  <default/>
+  <default><default class="a"/></default>
+  <default><default class="a"/></default>
 </mujoco>)",
-                        3, "<default>", "only one top-level <default>"));
+                        3, "<default class='a'>", "duplicate default class 'a'"));
   EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
   <body name="b"><freejoint/><geom size="1"/>
     <inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/>

@@ -1,0 +1,301 @@
+#!/usr/bin/env python3
+"""Every CUDA kernel's footprint from ptxas, its theoretical occupancy on sm_90, budgets, and a
+global-memory traffic model per env-step with the H200 roofline bound that follows.
+
+  cuda_kernels.py --log build/cuda_resource_usage.txt --budgets bench/cuda_kernel_budgets.txt
+      checks each kernel against its budget (exit 1 naming the kernel and the number over it; a
+      kernel without a budget line is an error too): the cuda_kernel_budgets ctest
+  cuda_kernels.py --log ... --budgets ... --s2r build/s2r --report bench/results/dev-2core/cuda_kernels.md
+      also writes the report: the footprint table and, per bench scene, the bytes-per-env-step model
+
+The log is what ptxas printed with -Xptxas -v during the normal build (cuda/resource_log.sh keeps
+it). Occupancy follows the CUDA occupancy rules for compute capability 9.0: 65,536 registers per
+SM allocated per warp in units of 256, at most 64 resident warps and 32 blocks per SM, 128-thread
+blocks (cuda/backend_cuda.cu kThreadsPerBlock). Local memory (the stack frame) does not limit
+occupancy, but every byte of it a thread touches is memory traffic once L1 (256 KB per SM, shared
+with the resident threads) cannot hold it.
+"""
+import argparse
+import json
+import math
+import re
+import subprocess
+import sys
+
+SM90 = {"regs_per_sm": 65536, "reg_unit": 256, "max_warps": 64, "max_blocks": 32, "smem_per_sm": 233472,
+        "sms": 132}
+BLOCK = 128
+HBM_BYTES_PER_S = 4.8e12  # H200
+FP32_FLOPS = 67e12
+
+
+def parse_log(text):
+    """{kernel: {regs, stack, spill_stores, spill_loads, smem}} for every __global__ entry."""
+    kernels = {}
+    current = None
+    for line in text.splitlines():
+        m = re.search(r"Compiling entry function '([^']+)' for 'sm_(\d+)'", line)
+        if m:
+            current = short_name(m.group(1))
+            kernels[current] = {"regs": 0, "stack": 0, "spill_stores": 0, "spill_loads": 0, "smem": 0,
+                                "arch": "sm_" + m.group(2)}
+            continue
+        if current is None:
+            continue
+        m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line)
+        if m and kernels[current]["stack"] == 0 and kernels[current]["regs"] == 0:
+            kernels[current]["stack"] = int(m.group(1))
+            kernels[current]["spill_stores"] = int(m.group(2))
+            kernels[current]["spill_loads"] = int(m.group(3))
+            continue
+        m = re.search(r"Used (\d+) registers", line)
+        if m:
+            kernels[current]["regs"] = int(m.group(1))
+            s = re.search(r"(\d+) bytes smem", line)
+            kernels[current]["smem"] = int(s.group(1)) if s else 0
+            current = None  # the lines after belong to device functions, not to this entry
+    return kernels
+
+
+def short_name(mangled):
+    """The kernel's own identifier from its mangled name (..17ControlStepKernelENS_..): the
+    length-prefixed name that ends in 'Kernel'."""
+    found = []
+    i = 0
+    while i < len(mangled):
+        m = re.match(r"\d+", mangled[i:])
+        if m:
+            n = int(m.group(0))
+            name = mangled[i + len(m.group(0)):i + len(m.group(0)) + n]
+            if len(name) == n and re.fullmatch(r"[A-Za-z_]\w*Kernel", name):
+                found.append(name)
+            i += len(m.group(0))
+        else:
+            i += 1
+    return min(found, key=len) if found else mangled
+
+
+def occupancy(regs, smem=0, block=BLOCK):
+    warps_per_block = block // 32
+    regs_per_warp = math.ceil(max(regs, 1) * 32 / SM90["reg_unit"]) * SM90["reg_unit"]
+    blocks_regs = (SM90["regs_per_sm"] // regs_per_warp) // warps_per_block
+    blocks_warps = SM90["max_warps"] // warps_per_block
+    blocks_smem = SM90["smem_per_sm"] // smem if smem > 0 else SM90["max_blocks"]
+    blocks = min(blocks_regs, blocks_warps, SM90["max_blocks"], blocks_smem)
+    warps = blocks * warps_per_block
+    return warps, warps / SM90["max_warps"]
+
+
+def parse_budgets(path):
+    """kernel -> {regs, stack, spills} maxima; lines 'Kernel regs<=N stack<=N spills<=N'."""
+    budgets = {}
+    with open(path) as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            parts = line.split()
+            limits = {}
+            for p in parts[1:]:
+                m = re.fullmatch(r"(regs|stack|spills)<=(\d+)", p)
+                if not m:
+                    sys.exit(f"{path}:{lineno}: cannot read '{p}' (expected regs<=N, stack<=N or spills<=N)")
+                limits[m.group(1)] = int(m.group(2))
+            budgets[parts[0]] = limits
+    return budgets
+
+
+def check(kernels, budgets):
+    errors = []
+    for name, k in sorted(kernels.items()):
+        b = budgets.get(name)
+        if b is None:
+            errors.append(f"{name}: no budget in the budgets file (add a line for every kernel)")
+            continue
+        if "regs" in b and k["regs"] > b["regs"]:
+            errors.append(f"{name}: {k['regs']} registers, budget {b['regs']}")
+        if "stack" in b and k["stack"] > b["stack"]:
+            errors.append(f"{name}: {k['stack']} bytes of stack frame, budget {b['stack']}")
+        if "spills" in b and k["spill_stores"] + k["spill_loads"] > b["spills"]:
+            errors.append(f"{name}: {k['spill_stores'] + k['spill_loads']} bytes of spills, budget {b['spills']}")
+    for name in budgets:
+        if name not in kernels:
+            errors.append(f"{name}: has a budget but ptxas compiled no such kernel (renamed?)")
+    return errors
+
+
+def scene_sizes(s2r, scene):
+    out = subprocess.run([s2r, "bench", "--scene", f"builtin:{scene}", "--worlds", "1", "--control-steps", "1",
+                          "--repeats", "1", "--json"], check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def traffic_model(j):
+    """Bytes of global memory per env-step (one control step of one world) for ControlStepKernel."""
+    spc = j["physics_steps_per_control"]
+    state = j["state_bytes_per_world"]
+    world_scratch = j["world_scratch_bytes"]
+    actions = 4 * 8  # a few actuators' float each
+    # compulsory: the state read and written once per control step, the world block read once
+    compulsory = 2 * state + world_scratch + actions
+    # as the kernel is now: the state is read and written through global memory in every physics
+    # step (bodies loaded and stored, contacts rewritten) and the step block (contact rows,
+    # manifolds, solver bodies: global memory, one per world on CUDA) written and read at least
+    # once per physics step. The stack frame (local memory) is reserved for the deepest path; what
+    # a bench scene touches of it per step (the narrow phase's candidate arrays, a few hundred
+    # bytes) is left out (see the local-memory table)
+    step_scratch = j["step_scratch_bytes"]
+    current = spc * 2 * (state + step_scratch) + world_scratch + actions
+    return compulsory, current
+
+
+def ptx_local_memory(compile_commands, source="cuda/backend_cuda.cu"):
+    """Regenerates the PTX of the CUDA source with the build's flags and returns (depots, lines):
+    each function's local depot (bytes) and the source lines with the most local loads/stores."""
+    import collections
+    import os
+    import shlex
+    import tempfile
+    entries = json.load(open(compile_commands))
+    entry = next(e for e in entries if e["file"].endswith(source))
+    args = shlex.split(entry["command"])
+    out = []
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        if a in ("-o", "-c"):
+            skip = a == "-o"
+            continue
+        if a.startswith("--generate-code") or a.startswith("-Xptxas"):
+            continue
+        out.append(a)
+    with tempfile.TemporaryDirectory() as tmp:
+        ptx = os.path.join(tmp, "k.ptx")
+        subprocess.run(out[:1] + ["-arch=compute_90", "-ptx"] + out[1:] + ["-o", ptx], check=True, cwd=entry["directory"],
+                       capture_output=True)
+        lines = open(ptx).read().split("\n")
+    files, depots, hist = {}, {}, collections.Counter()
+    for line in lines:  # the .file table stands at the end of the PTX
+        m = re.match(r'\s*\.file\s+(\d+)\s+"([^"]+)"', line)
+        if m:
+            files[m.group(1)] = "/".join(m.group(2).split("/")[-2:])
+    func, loc = None, None
+    for line in lines:
+        m = re.match(r"\.(?:visible\s+)?(?:func|entry)\s.*?(\w+)\(", line)
+        if m:
+            func = short_name(m.group(1)) if "Kernel" in m.group(1) else re.sub(r"^_ZN3s2r\d+", "", m.group(1))
+            func = re.match(r"[A-Za-z_]\w*?(?=E|$)", func).group(0) if not func.endswith("Kernel") else func
+        m = re.match(r"\s*\.local\s.*__local_depot\d+\[(\d+)\]", line)
+        if m:
+            depots[func] = int(m.group(1))
+        m = re.match(r"\s*\.loc\s+(\d+)\s+(\d+)", line)
+        if m:
+            loc = f"{files.get(m.group(1), m.group(1))}:{m.group(2)}"
+        if "st.local" in line or "ld.local" in line:
+            hist[loc] += 1
+    return depots, hist.most_common(12)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--log", required=True)
+    ap.add_argument("--budgets", required=True)
+    ap.add_argument("--s2r", help="the s2r binary, for the per-scene sizes of the traffic model")
+    ap.add_argument("--report", help="write the markdown report here")
+    ap.add_argument("--compile-commands", help="build/compile_commands.json: regenerate the PTX with the build's "
+                    "flags and report where the stack frame comes from")
+    a = ap.parse_args()
+    try:
+        text = open(a.log).read()
+    except OSError as e:
+        sys.exit(f"{a.log}: {e.strerror} (build the CUDA backend first)")
+    kernels = parse_log(text)
+    if not kernels:
+        sys.exit(f"{a.log}: no 'Compiling entry function' lines: was the CUDA source built with -Xptxas -v?")
+    budgets = parse_budgets(a.budgets)
+    errors = check(kernels, budgets)
+    for name, k in sorted(kernels.items()):
+        warps, occ = occupancy(k["regs"], k["smem"])
+        print(f"{name:24s} {k['arch']}  {k['regs']:3d} regs  {k['stack']:6d} B stack  "
+              f"{k['spill_stores'] + k['spill_loads']:5d} B spills  {k['smem']:6d} B smem  "
+              f"occupancy {warps}/64 warps ({100 * occ:.1f} %)")
+    if a.report:
+        write_report(a, kernels, budgets)
+    if errors:
+        print("over budget:\n  " + "\n  ".join(errors), file=sys.stderr)
+        return 1
+    print(f"{len(kernels)} kernels within their budgets ({a.budgets})")
+    return 0
+
+
+def write_report(a, kernels, budgets):
+    lines = ["# CUDA kernels: footprint, occupancy and traffic (sm_90, H200)", "",
+             "Generated by `bench/cuda_kernels.py` from ptxas' `-Xptxas -v` output of the normal build "
+             "(`build/cuda_resource_usage.txt`, kept by `cuda/resource_log.sh`); budgets in "
+             "`bench/cuda_kernel_budgets.txt`, checked by the `cuda_kernel_budgets` ctest. Occupancy: "
+             "128-thread blocks, 65,536 registers per SM allocated per warp in units of 256, at most 64 warps "
+             "and 32 blocks per SM (compute capability 9.0).", "",
+             "| kernel | registers | stack frame (B) | spills (B) | shared (B) | resident warps / SM | occupancy | budget |",
+             "|---|---:|---:|---:|---:|---:|---:|---|"]
+    for name, k in sorted(kernels.items()):
+        warps, occ = occupancy(k["regs"], k["smem"])
+        b = budgets.get(name, {})
+        bs = ", ".join(f"{key} <= {v}" for key, v in b.items()) or "none"
+        lines.append(f"| {name} | {k['regs']} | {k['stack']} | {k['spill_stores'] + k['spill_loads']} | {k['smem']} | "
+                     f"{warps} | {100 * occ:.1f} % | {bs} |")
+    if a.s2r:
+        lines += ["", "## Global-memory traffic per env-step and the H200 bound (65,536 worlds)", "",
+                  "One env-step is one control step of one world. *Compulsory*: the world's state read and written "
+                  "once per control step, its kept block (slide trees) read once, its actions read: what a kernel "
+                  "that keeps a world's state in registers or shared memory across the substeps would move. "
+                  "*As built*: `ControlStepKernel` loads and stores the state in every physics step, and its "
+                  "step block (contact rows, manifolds, solver bodies; global memory, one per world on CUDA) is "
+                  "written and read at least once per physics step. The stack frame is reserved for the deepest "
+                  "path (below) and mostly not touched by these scenes; what they do touch of it, the narrow "
+                  "phase's small arrays, is left out. The bound is HBM bandwidth (4.8 TB/s) "
+                  "over bytes per env-step: a memory bound only (the fp32 compute bound, 67 TFLOP/s over the FLOPs "
+                  "of a world's substeps, is not modelled here, and may be the lower one for the compulsory "
+                  "traffic). Sizes from `s2r bench --json` (state_bytes_per_world, "
+                  "world_scratch_bytes, step_scratch_bytes).", "",
+                  "| scene | physics steps x substeps per env-step | state (B) | kept block (B) | step scratch (B) | "
+                  "compulsory (B/env-step) | bound (env-steps/s) | as built (B/env-step) | bound as built (env-steps/s) |",
+                  "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for scene in ("box_push", "pick_lift", "stack5"):
+            j = scene_sizes(a.s2r, scene)
+            comp, cur = traffic_model(j)
+            lines.append(f"| {scene} | {j['physics_steps_per_control']} x {j['substeps']} | {j['state_bytes_per_world']} | "
+                         f"{j['world_scratch_bytes']} | {j['step_scratch_bytes']} | {comp:,} | "
+                         f"{HBM_BYTES_PER_S / comp:,.0f} | {cur:,} | {HBM_BYTES_PER_S / cur:,.0f} |")
+        lines += ["", "The gap between the two bounds is the case for issue 14's redesign: state in registers or "
+                  "shared memory across substeps, scratch sized by the model (a box-push world does not carry the "
+                  "lock block), and world-fastest (structure-of-arrays) layouts so a warp's loads coalesce. Both "
+                  "bounds are estimates from the sizes (traffic lower bounds, throughput upper bounds), not counts "
+                  "of accesses, and neither has been measured on a device yet; `bench/gpu_check.sh` records the "
+                  "measured throughput where a device is lent."]
+    if a.compile_commands:
+        depots, top = ptx_local_memory(a.compile_commands)
+        lines += ["", "## Where the stack frame comes from", "",
+                  "Local memory (`__local_depot`) per function in the PTX of `cuda/backend_cuda.cu` (same flags as "
+                  "the build; ptxas' cumulative stack of a kernel is its own depot plus those of the functions it "
+                  "calls), and the source lines with the most local loads and stores (static counts in the PTX, "
+                  "not executions).", "",
+                  "| function | local depot (B) |", "|---|---:|"]
+        for f, b in sorted(depots.items(), key=lambda kv: -kv[1]):
+            lines.append(f"| {f} | {b} |")
+        lines += ["", "| source line | local loads + stores in the PTX |", "|---|---:|"]
+        for loc, n in top:
+            lines.append(f"| {loc} | {n} |")
+        lines += ["", "Most of the frame is the maximal-coordinate joint path (`kernels/solver_joint.h`: the lock "
+                  "block's rows, `Row rows[kMaxLockRows]`, and the joint frames), which the bench scenes (slide "
+                  "trees in reduced coordinates, free bodies) never run: for them it is reserved local memory "
+                  "(the frame times every resident thread), not traffic. A step specialised by what a scene "
+                  "contains drops it from their kernels; the narrow phase's small arrays indexed at run time "
+                  "(`collide_plane_box.h`, `collide_box_box.h`) are what they do touch."]
+    with open(a.report, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+// One world's control step of a sweep: perturbation events, the expert's action, the recorded
+// rows, the physics, the labels, as one function of the world (S2R_HD).
+//
+// The CPU backend runs it for every world in one parallel pass, so a control step of a sweep
+// crosses one barrier, not three (events, experts and recording; the physics; the labels); the
+// CUDA backend runs it as one thread per world, so experts, observations and labels are computed
+// on the device and only finished episodes travel to the host. What the host does between steps
+// is per finished episode: it takes the world's rows, samples the next episode's parameters,
+// resets the world and sets `begin` (host/sweep/sweep.cc).
+//
+// The order within a world is the one the sweep has always had, so episodes are bit-identical to
+// the serial formulation: events whose time has come (a state edit drops the world's kept
+// slide-tree block, as Engine::UploadWorlds would), the expert's action, the rows recorded before
+// the step (the moving bodies' true state, the observation, the action), ControlStep, then
+// TaskEvaluate. A world without an episode (the sweep's tail) steps on with its last actions.
+#pragma once
+
+#include "kernels/events.h"
+#include "kernels/observation.h"
+#include "kernels/step_world.h"
+#include "kernels/tasks.h"
+
+namespace s2r {
+
+constexpr int kBodyStateSize = 13;  // per recorded body and step: pos xyz, quat wxyz, linvel, angvel
+constexpr int kSweepMaxBodies = 32;  // recorded bodies per world
+
+// One world's episode, kept between control steps (on the device with the CUDA backend).
+struct SweepWorld {
+  int64_t episode;   // the episode index the world runs (-1: none)
+  int32_t begin;     // set by the host after it reset the world: start `episode` at the next step
+  int32_t active;    // an episode is running (cleared when it ends; the host then collects it)
+  TaskState task;
+  ObservationState observation;
+  EventDraw events[kMaxEvents];
+};
+
+// Everything the per-world step reads besides the model and the state. The pointers are in the
+// stepping backend's memory (host or device).
+struct SweepStepArgs {
+  TaskModel task;
+  ObservationModel observation;
+  EventSpec events[kMaxEvents];
+  int32_t nevents = 0;
+  int32_t goal[2] = {-1, -1};  // the task's goal x, y parameter indices (goal-change events)
+  uint64_t seed = 0;
+  int32_t horizon = 0;            // control steps
+  int32_t nbody = 0;              // recorded bodies
+  int32_t body[kSweepMaxBodies] = {};  // their indices (the moving bodies)
+  int32_t nactuator = 0;          // actuators: the action row's size
+  int32_t action_stride = 1;      // max(nactuator, 1): a world's stride in `actions`
+  SweepWorld* worlds = nullptr;   // (nworld)
+  Real* task_params = nullptr;    // (nworld, kTaskMaxParams): the episode's task parameters (events edit them)
+  Real* actions = nullptr;        // (nworld, action_stride): the last actions, stepped again by idle worlds
+  Real* state_rows = nullptr;     // (nworld, horizon, nbody * kBodyStateSize)
+  Real* obs_rows = nullptr;       // (nworld, horizon, kObsSize)
+  Real* action_rows = nullptr;    // (nworld, horizon, nactuator)
+  int32_t* ended = nullptr;       // (nworld): 1 when the world's episode ended in the last step
+
+  S2R_HD int state_row() const { return nbody * kBodyStateSize; }
+};
+
+// The episode's start, after the host reset the world and gave it its parameters: the task's and
+// the observation model's reset, the events' draws, zero actions.
+S2R_HD void SweepBeginEpisode(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w) {
+  SweepWorld& r = a.worlds[w];
+  const uint64_t episode = static_cast<uint64_t>(r.episode);
+  ObservationReset(a.observation, a.seed, episode, &r.observation);
+  for (int k = 0; k < a.nevents; ++k) r.events[k] = DrawEvent(a.events[k], a.seed, episode, k);
+  Real* act = a.actions + static_cast<int64_t>(w) * a.action_stride;
+  for (int i = 0; i < a.action_stride; ++i) act[i] = Real(0);
+  TaskReset(a.task, m, s, w, a.task_params + static_cast<int64_t>(w) * kTaskMaxParams, &r.task);
+  r.begin = 0;
+  r.active = 1;
+}
+
+// One control step of world w. `ws` has the world's block bound (BindWorkspace).
+S2R_HD void SweepWorldStep(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, Workspace* ws) {
+  SweepWorld& r = a.worlds[w];
+  a.ended[w] = 0;
+  if (r.begin) SweepBeginEpisode(a, m, s, w);
+  Real* act = a.actions + static_cast<int64_t>(w) * a.action_stride;
+  if (!r.active) {  // no episode: the world steps on with its last actions
+    ControlStep(m, s, w, ws, act);
+    return;
+  }
+  Real* params = a.task_params + static_cast<int64_t>(w) * kTaskMaxParams;
+  bool state_edited = false;
+  for (int k = 0; k < a.nevents; ++k) {
+    if (MaybeFireEvent(a.events[k], &r.events[k], a.task, s, w, a.goal, params)) {
+      state_edited = state_edited || a.events[k].kind != kEventGoalChange;
+    }
+  }
+  if (state_edited) *ws->reduced_valid = 0u;  // a tree's fixed parent may have moved
+  TaskAct(a.task, m, s, w, params, &r.task, act);
+  // the rows before the step: row index = control steps evaluated so far (< horizon while active)
+  const int64_t row = static_cast<int64_t>(w) * a.horizon + r.task.steps;
+  Real* state = a.state_rows + row * a.state_row();
+  for (int i = 0; i < a.nbody; ++i) {
+    const int b = a.body[i];
+    Real* out = state + i * kBodyStateSize;
+    StoreVec3(out, LoadVec3(s.body_pos(w, b)));
+    StoreQuat(out + 3, LoadQuat(s.body_quat(w, b)));
+    StoreVec3(out + 7, LoadVec3(s.body_linvel(w, b)));
+    StoreVec3(out + 10, LoadVec3(s.body_angvel(w, b)));
+  }
+  Real truth[kObsSize];
+  StoreVec3(truth, LoadVec3(s.body_pos(w, a.task.object_body)));
+  StoreQuat(truth + 3, LoadQuat(s.body_quat(w, a.task.object_body)));
+  StoreVec3(truth + 7, LoadVec3(s.body_pos(w, a.task.effector_body)));
+  Observe(a.observation, a.seed, static_cast<uint64_t>(r.episode), truth, &r.observation, a.obs_rows + row * kObsSize);
+  Real* action_row = a.action_rows + row * a.nactuator;
+  for (int i = 0; i < a.nactuator; ++i) action_row[i] = act[i];
+  ControlStep(m, s, w, ws, act);
+  TaskEvaluate(a.task, m, s, w, params, a.horizon, &r.task);
+  if (r.task.done) {
+    r.active = 0;
+    a.ended[w] = 1;
+  }
+}
+
+}  // namespace s2r
