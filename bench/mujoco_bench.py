@@ -95,6 +95,17 @@ def scripted_actions(model, hz, nworld, steps):
     return mid + 0.5 * half * np.sin(phase)
 
 
+def initial_qpos(model):
+    """qpos0 with the joints the scene's s2r_qpos0:<joint> numerics set (s2r's initial pose)."""
+    qpos = model.qpos0.copy()
+    for i in range(model.nnumeric):
+        name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_NUMERIC, i)
+        if name.startswith("s2r_qpos0:"):
+            j = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name.split(":", 1)[1])
+            qpos[model.jnt_qposadr[j]] = model.numeric_data[model.numeric_adr[i]]
+    return qpos
+
+
 def first_control_step(model, spc, ctrl0):
     """Every world from the model's initial state through its first control step (untimed), on
     one MjData: (states (nworld, nstate), qacc_warmstart (nworld, nv)), so the timed rollout
@@ -105,6 +116,7 @@ def first_control_step(model, spc, ctrl0):
     warm = np.empty((nworld, model.nv))
     for w in range(nworld):
         mujoco.mj_resetData(model, data)
+        data.qpos[:] = initial_qpos(model)
         data.ctrl[:] = ctrl0[w]
         for _ in range(spc):
             mujoco.mj_step(model, data)

@@ -17,8 +17,8 @@
 //   name        C++ member name and the name users address (`body_mass[box]`)
 //   type        element type: Real or int32_t
 //   entity      what the leading dimension counts: Body, Geom, Joint, Actuator, Site, Pair,
-//               Reduced (bodies of slide trees), HullVert (mesh hull vertices), or None (one set
-//               per model / world)
+//               Reduced (bodies of slide trees), Tree (bodies of articulated trees), HullVert (mesh
+//               hull vertices), or None (one set per model / world)
 //   per         values per entity
 //   components  names of those values, space separated ("" when per is 1 or they have none);
 //               a component is addressed by name or index (`gravity.z`, `actuator_gear[a].0`)
@@ -52,7 +52,10 @@ namespace s2r {
   X(max_latency_steps, int32_t, "control steps", NonNegative, 10000, "s2r_max_latency_steps", (0),\
     "largest latency_steps any world may use (sizes the action ring buffer)")                     \
   X(reduce_slide_trees, int32_t, "1", Bool, kUnbounded, "s2r_reduce_slide_trees", (1),                     \
-    "step slide-joint trees in reduced coordinates (kernels/solver_reduced.h)")
+    "step slide-joint trees in reduced coordinates (kernels/solver_reduced.h)")                   \
+  X(reduce_trees, int32_t, "1", Bool, kUnbounded, "s2r_reduce_trees", (1),                        \
+    "step hinge/slide trees in reduced coordinates (kernels/solver_tree.h); 0 also keeps slide "  \
+    "trees maximal")
 
 // X(name, type, entity, per, derived, description)
 #define S2R_MODEL_TOPOLOGY(X)                                                                     \
@@ -87,6 +90,9 @@ namespace s2r {
   X(body_reduced, int32_t, Body, 1, Derived, "rank among the reduced (slide-tree) bodies, -1")    \
   X(reduced_body, int32_t, Reduced, 1, Derived, "body of each reduced rank, in body order")       \
   X(reduced_parent, int32_t, Reduced, 1, Derived, "rank of the parent, -1 if it is fixed")        \
+  X(body_tree, int32_t, Body, 1, Derived, "rank among the articulated-tree bodies, -1")           \
+  X(tree_body, int32_t, Tree, 1, Derived, "body of each articulated-tree rank, in body order")    \
+  X(tree_parent, int32_t, Tree, 1, Derived, "tree rank of the parent, -1 if it is fixed")         \
   X(joint_actuator, int32_t, Joint, 1, Derived,                                                   \
     "first position/velocity actuator on the joint, -1 if none (list through actuator_next)")     \
   X(actuator_next, int32_t, Actuator, 1, Derived, "next actuator on the same joint, -1 at end")   \
@@ -130,7 +136,7 @@ namespace s2r {
     "dry friction on the joint")                                                                  \
   X(joint_armature, Real, Joint, 1, "", "kg or kg m^2", NonNegative, "", (0),                     \
     "inertia added on the joint axis (rotor)")                                                    \
-  X(joint_qpos0, Real, Joint, 1, "", "m or rad", Finite, "", (0), "initial joint position")       \
+  X(joint_qpos0, Real, Joint, 1, "", "m or rad", Finite, "s2r_qpos0", (0), "initial joint position") \
   X(joint_qvel0, Real, Joint, 1, "", "m/s or rad/s", Finite, "", (0), "initial joint velocity")   \
   X(actuator_gear, Real, Actuator, 6, "", "1", Finite, "", (1, 0, 0, 0, 0, 0),                    \
     "transmission gear: joint: [0] scales q; site: force [0:3] and torque [3:6], site frame")     \
@@ -170,7 +176,7 @@ namespace s2r {
 // --- what the columns mean ----------------------------------------------------------------------
 
 enum class Entity : int32_t {
-  kNone, kBody, kGeom, kJoint, kActuator, kSite, kPair, kReduced, kHullVert
+  kNone, kBody, kGeom, kJoint, kActuator, kSite, kPair, kReduced, kHullVert, kTree
 };
 enum class FieldClass : int32_t { kOption, kTopology, kParam };
 enum class FieldType : int32_t { kReal, kInt32 };

@@ -63,6 +63,7 @@ struct ModelView {
   int32_t npair = 0;      // candidate collision pairs after contype/conaffinity/exclude filtering
   int32_t nreduced = 0;   // bodies of slide trees stepped in reduced coordinates (solver_reduced.h)
   int32_t nhullvert = 0;  // mesh hull vertices of all mesh geoms (hull_vert rows)
+  int32_t ntree = 0;      // bodies of hinge/slide trees in reduced coordinates (solver_tree.h)
 
   // --- scene-wide options (S2R_MODEL_OPTIONS) and what follows from them ---
 #define S2R_VIEW_OPTION(name, type, unit, bound, max, custom, defaults, description) \
@@ -96,6 +97,7 @@ S2R_HD int32_t EntityCount(const ModelView& m, Entity e) {
     case Entity::kPair: return m.npair;
     case Entity::kReduced: return m.nreduced;
     case Entity::kHullVert: return m.nhullvert;
+    case Entity::kTree: return m.ntree;
     default: return 1;
   }
 }

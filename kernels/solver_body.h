@@ -29,6 +29,7 @@ struct SolverBody {
   Real inv_mass;     // 1/kg, 0 for static and reduced bodies
   Mat3 inv_inertia;  // world-frame inverse inertia, 1/(kg m^2), zero for static and reduced bodies
   int32_t reduced;   // rank in the world's slide trees (solver_reduced.h), -1 for other bodies
+  int32_t tree;      // rank in the world's articulated trees (solver_tree.h), -1 for other bodies
 };
 
 // The part of a body a constraint pair's rows read and write, held in registers while one pair is
@@ -37,16 +38,19 @@ struct SolverBody {
 struct BodyVelocity {
   Vec3 v, w;
   Real inv_mass;
-  int32_t reduced;
+  int32_t reduced;  // >= 0 for a body of any reduced tree (slide or articulated): one test per row
+  int32_t tree;     // rank in the articulated trees, -1
 };
-S2R_HD BodyVelocity LoadVelocity(const SolverBody& b) { return BodyVelocity{b.v, b.w, b.inv_mass, b.reduced}; }
+S2R_HD BodyVelocity LoadVelocity(const SolverBody& b) {
+  return BodyVelocity{b.v, b.w, b.inv_mass, b.tree >= 0 ? b.tree : b.reduced, b.tree};
+}
 S2R_HD void StoreVelocity(const BodyVelocity& bv, SolverBody* b) {
   b->v = bv.v;
   b->w = bv.w;
 }
 
 // fixed to the world: no impulse moves it
-S2R_HD bool IsStatic(const SolverBody& b) { return b.inv_mass == Real(0) && b.reduced < 0; }
+S2R_HD bool IsStatic(const SolverBody& b) { return b.inv_mass == Real(0) && b.reduced < 0 && b.tree < 0; }
 
 // world-frame inverse inertia R diag(1/I) R^T for the body's current orientation
 S2R_HD void UpdateInverseInertia(SolverBody* b) {
@@ -69,8 +73,9 @@ S2R_HD void LoadSolverBody(const ModelView& m, const StateView& s, int world, in
   b->inertia = LoadVec3(m.body_inertia.At(world) + 3 * body);
   bool moving = m.body_dynamic[body] != 0;
   b->reduced = m.body_reduced != nullptr ? m.body_reduced[body] : -1;
-  // a reduced body moves only through its tree (solver_reduced.h)
-  b->inv_mass = moving && b->reduced < 0 ? Real(1) / m.body_mass.At(world)[body] : Real(0);
+  b->tree = m.body_tree != nullptr ? m.body_tree[body] : -1;
+  // a reduced body moves only through its tree (solver_reduced.h, solver_tree.h)
+  b->inv_mass = moving && b->reduced < 0 && b->tree < 0 ? Real(1) / m.body_mass.At(world)[body] : Real(0);
   b->inv_inertia = Mat3{};
   if (!moving) {
     b->v = Vec3{0, 0, 0};
@@ -119,7 +124,7 @@ S2R_HD void IntegrateVelocity(SolverBody* b, Vec3 gravity, Vec3 force, Vec3 torq
 
 // Position stage: rotation about the (constant over the substep) angular velocity.
 S2R_HD void IntegratePosition(SolverBody* b, Real h) {
-  if (IsStatic(*b)) return;
+  if (IsStatic(*b) || b->tree >= 0) return;  // articulated trees move by their q (solver_tree.h)
   Vec3 dx = h * b->v;
   b->com += dx;
   b->delta_pos += dx;

@@ -37,8 +37,11 @@ struct ContactRow {
   Vec3 dv_a, dv_b;    // linear velocity change of A and of B per unit impulse (B gets +d, A -d)
 };
 
+// bias_scale (optional): how much of a penetration's push-out the row may ask for, 1 unless an
+// articulated tree is involved (TreePushScale)
 S2R_HD ContactRow MakeContactRow(const ReducedSet& red, const SolverBody& a, Vec3 ra,
-                                 const SolverBody& b, Vec3 rb, Vec3 d, Real* mass) {
+                                 const SolverBody& b, Vec3 rb, Vec3 d, Real* mass,
+                                 Real* bias_scale = nullptr) {
   ContactRow r;
   r.ang_a = Cross(ra, d);
   r.ang_b = Cross(rb, d);
@@ -56,11 +59,38 @@ S2R_HD ContactRow MakeContactRow(const ReducedSet& red, const SolverBody& a, Vec
   } else {
     r.dv_b = b.inv_mass * d;
   }
+  if (a.tree >= 0 || b.tree >= 0) {
+    // articulated trees: the 6-D velocity change of each tree body through J M^-1 J^T, for the
+    // wrench (-d, -ra x d) on A and (d, rb x d) on B (cross terms when both are in the trees)
+    Vec3 dva, dwa, dvb, dwb;
+    TreeRowResponse(red.tree, a.tree, -d, -r.ang_a, b.tree, d, r.ang_b, &dva, &dwa, &dvb, &dwb);
+    if (a.tree >= 0) {
+      r.dv_a = dva;
+      r.dw_a = -dwa;  // RowImpulse subtracts A's angular response
+    }
+    if (b.tree >= 0) {
+      r.dv_b = dvb;
+      r.dw_b = dwb;
+    }
+  }
   Real k = Dot(d, r.dv_b - r.dv_a) + Dot(r.ang_a, r.dw_a) + Dot(r.ang_b, r.dw_b);
   *mass = k > Real(0) ? Real(1) / k : Real(0);
+  if (bias_scale != nullptr) {
+    *bias_scale = Real(1);
+    if (a.tree >= 0 || b.tree >= 0) {
+      // what the row's bodies would give way if the tree bodies were free
+      Real free = Real(0);
+      free += a.tree >= 0 ? TreeFreeMobility(red.tree, a, r.ang_a, d) : -Dot(d, r.dv_a) + Dot(r.ang_a, r.dw_a);
+      free += b.tree >= 0 ? TreeFreeMobility(red.tree, b, r.ang_b, d) : Dot(d, r.dv_b) + Dot(r.ang_b, r.dw_b);
+      *bias_scale = TreePushScale(k, free);
+    }
+  }
   return r;
 }
-S2R_HD ContactRow MakeAngularRow(const SolverBody& a, const SolverBody& b, Vec3 d, Real* mass) {
+// An angular row moves an articulated-tree body linearly too (dv_a, dv_b; AngularRowImpulse
+// applies them to tree bodies only)
+S2R_HD ContactRow MakeAngularRow(const ReducedSet& red, const SolverBody& a, const SolverBody& b,
+                                 Vec3 d, Real* mass) {
   ContactRow r;
   r.ang_a = d;
   r.ang_b = d;
@@ -68,6 +98,18 @@ S2R_HD ContactRow MakeAngularRow(const SolverBody& a, const SolverBody& b, Vec3 
   r.dw_b = b.inv_inertia * d;
   r.dv_a = Vec3{0, 0, 0};
   r.dv_b = Vec3{0, 0, 0};
+  if (a.tree >= 0 || b.tree >= 0) {
+    Vec3 zero{0, 0, 0}, dva, dwa, dvb, dwb;
+    TreeRowResponse(red.tree, a.tree, zero, -d, b.tree, zero, d, &dva, &dwa, &dvb, &dwb);
+    if (a.tree >= 0) {
+      r.dv_a = dva;
+      r.dw_a = -dwa;
+    }
+    if (b.tree >= 0) {
+      r.dv_b = dvb;
+      r.dw_b = dwb;
+    }
+  }
   Real k = Dot(d, r.dw_a) + Dot(d, r.dw_b);
   *mass = k > Real(0) ? Real(1) / k : Real(0);
   return r;
@@ -89,8 +131,14 @@ S2R_HD void RowImpulse(const ContactRow& r, Vec3 d, Real p, Body* a, Body* b,
   a->w -= p * r.dw_a;
   b->v += p * r.dv_b;
   b->w += p * r.dw_b;
-  if (a->reduced >= 0) tree->a -= p * d;
-  if (b->reduced >= 0) tree->b += p * d;
+  if (a->reduced >= 0) {  // (in a BodyVelocity: any tree body, LoadVelocity)
+    tree->a -= p * d;
+    if (a->tree >= 0) tree->ta -= p * r.ang_a;
+  }
+  if (b->reduced >= 0) {
+    tree->b += p * d;
+    if (b->tree >= 0) tree->tb += p * r.ang_b;
+  }
 }
 // relative angular velocity about an angular row, and an angular impulse along it
 template <typename Body>
@@ -98,22 +146,31 @@ S2R_HD Real AngularRowSpeed(const ContactRow& r, const Body& a, const Body& b) {
   return Dot(r.ang_b, b.w) - Dot(r.ang_a, a.w);
 }
 template <typename Body>
-S2R_HD void AngularRowImpulse(const ContactRow& r, Real p, Body* a, Body* b) {
+S2R_HD void AngularRowImpulse(const ContactRow& r, Real p, Body* a, Body* b, PairTreeImpulses* tree) {
   a->w -= p * r.dw_a;
   b->w += p * r.dw_b;
+  if (a->tree >= 0) {
+    a->v += p * r.dv_a;
+    tree->ta -= p * r.ang_a;
+  }
+  if (b->tree >= 0) {
+    b->v += p * r.dv_b;
+    tree->tb += p * r.ang_b;
+  }
 }
 
 // A pair's velocities for its rows: tree bodies' from their tree's joint rates
 S2R_HD BodyVelocity PairVelocity(const ReducedSet& red, const SolverBody& b) {
   BodyVelocity bv = LoadVelocity(b);
   if (b.reduced >= 0) bv.v = TreeBodyVelocity(red, b.reduced);
+  if (b.tree >= 0) TreeBodyVelocity(red.tree, b.tree, &bv.v, &bv.w);
   return bv;
 }
 // and back: ordinary bodies take their new velocities, trees the pair's impulses
 S2R_HD void EndPair(const ReducedSet& red, const BodyVelocity& va, const BodyVelocity& vb,
                     const PairTreeImpulses& tree, SolverBody* a, SolverBody* b) {
-  if (a->reduced < 0) StoreVelocity(va, a);
-  if (b->reduced < 0) StoreVelocity(vb, b);
+  if (a->reduced < 0 && a->tree < 0) StoreVelocity(va, a);
+  if (b->reduced < 0 && b->tree < 0) StoreVelocity(vb, b);
   FlushPairTreeImpulses(red, *a, *b, tree);
 }
 
@@ -126,6 +183,7 @@ struct ContactConstraint {
   Real base_separation;     // separation at the step start, m
   Real normal_mass;         // kg
   Real restitution;
+  Real bias_scale;          // share of the push-out velocity the row asks for (TreePushScale)
   Real relative_velocity;   // normal approach speed at the step start, m/s
   Real twist_arm;           // distance from the manifold centre in the tangent plane, m
   Real max_normal_impulse;  // largest impulse applied in any substep, N s
@@ -150,7 +208,8 @@ S2R_HD void PrepareContactPoint(const ReducedSet& red, ContactConstraint* c, con
   c->anchor_a = point - a.com;
   c->anchor_b = point - b.com;
   c->base_separation = separation;
-  c->row = MakeContactRow(red, a, c->anchor_a, b, c->anchor_b, normal, &c->normal_mass);
+  c->row = MakeContactRow(red, a, c->anchor_a, b, c->anchor_b, normal, &c->normal_mass,
+                          &c->bias_scale);
   c->relative_velocity = RowSpeed(c->row, normal, a, b);
   c->max_normal_impulse = Real(0);
 }
@@ -173,7 +232,7 @@ S2R_HD void PrepareManifold(const ReducedSet& red, ContactManifold* mf, ContactC
   mf->anchor_b = mf->anchor_a + (a.com - b.com);
   mf->rows[0] = MakeContactRow(red, a, mf->anchor_a, b, mf->anchor_b, mf->tangent1, &mf->tangent1_mass);
   mf->rows[1] = MakeContactRow(red, a, mf->anchor_a, b, mf->anchor_b, mf->tangent2, &mf->tangent2_mass);
-  mf->rows[2] = MakeAngularRow(a, b, mf->normal, &mf->twist_mass);
+  mf->rows[2] = MakeAngularRow(red, a, b, mf->normal, &mf->twist_mass);
   for (int k = 0; k < count; ++k) {  // each point's lever arm for the twist's friction limit
     Vec3 d = points[first + k].anchor_a - mf->anchor_a;
     points[first + k].twist_arm = Length(d - Dot(d, mf->normal) * mf->normal);
@@ -196,7 +255,7 @@ S2R_HD void WarmStartManifold(const ReducedSet& red, const ContactManifold& mf,
   }
   RowImpulse(mf.rows[0], mf.tangent1, mf.tangent1_impulse, &va, &vb, &tree);
   RowImpulse(mf.rows[1], mf.tangent2, mf.tangent2_impulse, &va, &vb, &tree);
-  AngularRowImpulse(mf.rows[2], mf.twist_impulse, &va, &vb);
+  AngularRowImpulse(mf.rows[2], mf.twist_impulse, &va, &vb, &tree);
   EndPair(red, va, vb, tree, a, b);
 }
 
@@ -230,7 +289,7 @@ S2R_HD void SolveManifold(const ReducedSet& red, ContactManifold* mf, ContactCon
     Real twist_limit = mf->friction * twist_sum;
     Real it = Clamp(mf->twist_impulse - mf->twist_mass * AngularRowSpeed(mf->rows[2], va, vb),
                     -twist_limit, twist_limit);
-    AngularRowImpulse(mf->rows[2], it - mf->twist_impulse, &va, &vb);
+    AngularRowImpulse(mf->rows[2], it - mf->twist_impulse, &va, &vb, &tree);
     mf->twist_impulse = it;
   }
 
@@ -249,7 +308,7 @@ S2R_HD void SolveManifold(const ReducedSet& red, ContactManifold* mf, ContactCon
     } else if (use_bias) {
       // penetration up to the slop is left alone (the bias targets -slop, never pulls in)
       Real depth = slop > Real(0) ? Min(s + slop, Real(0)) : s;
-      bias = Max(soft.bias_rate * depth, -push_velocity);
+      bias = Max(soft.bias_rate * depth, -push_velocity) * c->bias_scale;
       mass_scale = soft.mass_scale;
       impulse_scale = soft.impulse_scale;
     }

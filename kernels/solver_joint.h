@@ -136,9 +136,11 @@ S2R_HD Row LockRow(int type, const JointFrame& f, int k, Real* c, int* slot) {
   return Row{e[k - 3], f.ra, f.rb, true};
 }
 
-// a slide of a reduced tree (solver_reduced.h) has no lock rows: its tree cannot leave the axis
+// a joint of a reduced tree (solver_reduced.h, solver_tree.h) has no lock rows: its tree cannot
+// leave the axis
 S2R_HD bool JointIsReduced(const ModelView& m, int j) {
-  return m.body_reduced != nullptr && m.body_reduced[m.joint_body[j]] >= 0;
+  return (m.body_reduced != nullptr && m.body_reduced[m.joint_body[j]] >= 0) ||
+         (m.body_tree != nullptr && m.body_tree[m.joint_body[j]] >= 0);
 }
 S2R_HD int JointLockRows(const ModelView& m, int j) {
   return JointIsReduced(m, j) ? 0 : LockRowCount(m.joint_type[j]);
@@ -581,6 +583,25 @@ S2R_HD void SolveReducedJoint(const ModelView& m, int world, int j, const JointF
   Real applied = SolveAxisRows(m, world, j, f.q, cdot, w, impulse, soft, use_bias, inv_h, Real(0),
                                false, axis_prep, act_impulse);
   if (applied != Real(0)) ReducedJointImpulse(red, rank, applied);
+}
+
+// The frame fields a joint of an articulated tree uses: its axis (the step start's, like the
+// tree's Jacobian) and its current coordinate.
+S2R_HD void TreeJointFrame(const TreeSet& t, int rank, JointFrame* f) {
+  f->axis = LoadVec3(t.axis + 3 * rank);
+  f->q = t.q[rank];
+}
+
+// One pass over the axis rows of a joint in an articulated tree: the joint velocity is its q-dot,
+// the inverse effective mass (M^-1)_kk (armature is in M), and the impulse moves the whole tree.
+S2R_HD void SolveTreeJoint(const ModelView& m, int world, int j, const JointFrame& f, Real* impulse,
+                           const TreeSet& t, Softness soft, bool use_bias, Real inv_h,
+                           const Real* axis_prep, Real* act_impulse) {
+  int rank = t.bodies[m.joint_body[j]].tree;
+  Real w = t.minv[rank * t.count + rank];
+  Real applied = SolveAxisRows(m, world, j, f.q, t.qdot[rank], w, impulse, soft, use_bias, inv_h,
+                               Real(0), false, axis_prep, act_impulse);
+  if (applied != Real(0)) TreeJointImpulse(t, rank, applied);
 }
 
 // --- every lock row of a world as one block ------------------------------------------------------

@@ -33,6 +33,7 @@
 
 #include "kernels/model_view.h"
 #include "kernels/solver_body.h"
+#include "kernels/solver_tree.h"
 
 namespace s2r {
 
@@ -60,6 +61,7 @@ struct ReducedSet {
   Real* parent_arm = nullptr;     // (R, 3) parent's COM to the joint anchor, world, m
   Real* child_arm = nullptr;      // (R, 3) body's COM to the joint anchor, world, m
   uint32_t* valid = nullptr;      // what of the above is current (kReducedBaseValid, G/W columns)
+  TreeSet tree;                   // the articulated trees (solver_tree.h): rebuilt every step
 };
 
 // The block is per world and survives between steps: everything in it but q0 and q-dot depends
@@ -142,14 +144,18 @@ S2R_HD void ReducedJointImpulse(const ReducedSet& red, int rank, Real impulse) {
 // The rows read only a's and b's velocities, so those change at once (each row carries their
 // response, ContactRow::dv_a / dv_b, in the pair's register copies) and q-dot takes the pair's
 // summed impulses at the end (FlushPairTreeImpulses).
+// Articulated-tree bodies (solver_tree.h) also collect the angular impulses (about their COM).
 struct PairTreeImpulses {
   Vec3 a{0, 0, 0}, b{0, 0, 0};  // linear impulses on a and on b so far
+  Vec3 ta{0, 0, 0}, tb{0, 0, 0};  // angular impulses on a and on b (articulated trees only)
 };
 
 S2R_HD void FlushPairTreeImpulses(const ReducedSet& red, const SolverBody& a, const SolverBody& b,
                                   const PairTreeImpulses& t) {
   if (a.reduced >= 0) ReducedBodyImpulse(red, a.reduced, t.a);
   if (b.reduced >= 0) ReducedBodyImpulse(red, b.reduced, t.b);
+  if (a.tree >= 0) TreeBodyImpulse(red.tree, a.tree, t.a, t.ta);
+  if (b.tree >= 0) TreeBodyImpulse(red.tree, b.tree, t.b, t.tb);
 }
 
 // Once per physics step, after the bodies are loaded: projects every tree body onto its joint.

@@ -4,6 +4,7 @@
 //   ResetWorld    - initial state from the (per-world) model parameters
 //   ControlStep   - latency buffer -> ctrl, then steps_per_control physics steps
 //   PhysicsStep   - slide trees projected and their responses built (solver_reduced.h),
+//                   articulated trees projected, M^-1 and bias built (solver_tree.h),
 //                   collide once, then `substeps` soft-step substeps (Box2D v3 order):
 //                     integrate velocities, warm start, solve (bias), integrate positions,
 //                     relax (no bias); after the loop restitution and the health check.
@@ -152,6 +153,7 @@ S2R_HD void ApplyExplicitActuators(const ModelView& m, const StateView& s, int w
       SolverBody* a = &ws->bodies[m.joint_parent[j]];
       SolverBody* b = &ws->bodies[m.joint_body[j]];
       if (b->reduced >= 0) ReducedJointImpulse(red, b->reduced, h * gear[0] * force);
+      else if (b->tree >= 0) TreeJointImpulse(red.tree, b->tree, h * gear[0] * force);
       else RowApply(AxisRow(m, j, ws->joint_frame[j]), a, b, h * gear[0] * force);
       continue;
     }
@@ -163,7 +165,9 @@ S2R_HD void ApplyExplicitActuators(const ModelView& m, const StateView& s, int w
     Vec3 dir_f = Rotate(site_rot, Vec3{gear[0], gear[1], gear[2]});
     Vec3 dir_t = Rotate(site_rot, Vec3{gear[3], gear[4], gear[5]});
     Vec3 v = b->reduced >= 0 ? TreeBodyVelocity(red, b->reduced) : b->v;
-    Real velocity = Dot(dir_f, v + Cross(b->w, r)) + Dot(dir_t, b->w);
+    Vec3 w = b->w;
+    if (b->tree >= 0) TreeBodyVelocity(red.tree, b->tree, &v, &w);
+    Real velocity = Dot(dir_f, v + Cross(w, r)) + Dot(dir_t, w);
     Real force;
     switch (m.actuator_type[i]) {
       case kActuatorPosition:
@@ -182,6 +186,11 @@ S2R_HD void ApplyExplicitActuators(const ModelView& m, const StateView& s, int w
       ReducedBodyImpulse(red, b->reduced, (h * force) * dir_f);
       continue;
     }
+    if (b->tree >= 0) {  // an articulated tree takes the wrench about the body's COM
+      TreeBodyImpulse(red.tree, b->tree, (h * force) * dir_f,
+                      (h * force) * (Cross(r, dir_f) + dir_t));
+      continue;
+    }
     ApplyImpulse(b, r, (h * force) * dir_f);
     ApplyAngularImpulse(b, (h * force) * dir_t);
   }
@@ -190,7 +199,8 @@ S2R_HD void ApplyExplicitActuators(const ModelView& m, const StateView& s, int w
 // --- gravity compensation --------------------------------------------------------------------
 
 // MJCF body gravcomp: a force -gravcomp m g at each body's COM (no torque), applied as an impulse
-// per substep like gravity itself; a body of a slide tree passes it to its tree.
+// per substep like gravity itself; a body of a slide tree passes it to its tree (an articulated
+// tree has it in its bias forces).
 S2R_HD void ApplyGravityCompensation(const ModelView& m, int world, Workspace* ws,
                                      const ReducedSet& red, Vec3 gravity, Real h) {
   const Real* gravcomp = m.body_gravcomp.At(world);
@@ -201,7 +211,8 @@ S2R_HD void ApplyGravityCompensation(const ModelView& m, int world, Workspace* w
     if (IsStatic(*sb)) continue;
     Vec3 impulse = (-h * gravcomp[b] * mass[b]) * gravity;
     if (sb->reduced >= 0) ReducedBodyImpulse(red, sb->reduced, impulse);
-    else sb->v += sb->inv_mass * impulse;
+    else if (sb->tree < 0) sb->v += sb->inv_mass * impulse;
+    // (articulated trees have it in their bias forces, TreeBias)
   }
 }
 
@@ -259,6 +270,13 @@ S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspac
     if (m.joint_type[j] == kJointFree) continue;
     SolverBody* a = &ws->bodies[m.joint_parent[j]];
     SolverBody* b = &ws->bodies[m.joint_body[j]];
+    if (b->tree >= 0) {
+      if (m.joint_type[j] == kJointWeld) continue;
+      if (!use_bias) TreeJointFrame(red.tree, b->tree, &ws->joint_frame[j]);
+      SolveTreeJoint(m, world, j, ws->joint_frame[j], s.joint_impulse(world, j), red.tree,
+                     soft.joint, use_bias, inv_h, ws->axis_prep, act_impulse);
+      continue;
+    }
     if (b->reduced >= 0) {
       if (!use_bias) ReducedJointFrame(red, b->reduced, *a, *b, &ws->joint_frame[j]);
       SolveReducedJoint(m, world, j, ws->joint_frame[j], s.joint_impulse(world, j), red, soft.joint,
@@ -305,7 +323,12 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
   for (int b = 0; b < m.nbody; ++b) LoadSolverBody(m, s, world, b, &ws->bodies[b]);
   Vec3 gravity = LoadVec3(m.gravity.At(world));
   ReducedSet red = MakeReducedSet(m, ws->bodies, ws->reduced, ws->reduced_valid);
+  red.tree = MakeTreeSet(m, ws->bodies, ws->tree);
   if (!PrepareReduced(m, world, red, gravity)) {  // a slide tree without mass along an axis
+    s.status(world) |= kWorldNonFinite;
+    return;
+  }
+  if (!PrepareTree(m, world, red.tree, gravity)) {  // an articulated tree M cannot be factored
     s.status(world) |= kWorldNonFinite;
     return;
   }
@@ -423,6 +446,10 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
         ReducedJointFrame(red, b.reduced, a, b, &ws->joint_frame[j]);
         continue;
       }
+      if (b.tree >= 0) {
+        TreeJointFrame(red.tree, b.tree, &ws->joint_frame[j]);
+        continue;
+      }
       JointFrame f = ComputeJointFrame(m, j, a, b);
       ws->joint_frame[j] = f;
       bool axial = m.joint_type[j] == kJointHinge || m.joint_type[j] == kJointSlide;
@@ -461,6 +488,11 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
       IntegrateVelocity(&ws->bodies[b], gravity, Vec3{0, 0, 0}, Vec3{0, 0, 0}, h);
     }
     ReducedIntegrateVelocity(red, h);
+    if (!TreeRefreshDynamics(m, world, red.tree, gravity, sub > 0)) {
+      s.status(world) |= kWorldNonFinite;
+      return;
+    }
+    TreeIntegrateVelocity(red.tree, h);
     ApplyGravityCompensation(m, world, ws, red, gravity, h);
     ApplyExplicitActuators(m, s, world, ws, red, h);
     // warm start
@@ -469,12 +501,13 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
       SolverBody* a = &ws->bodies[m.joint_parent[j]];
       SolverBody* b = &ws->bodies[m.joint_body[j]];
       const JointFrame& f = ws->joint_frame[j];
-      if (b->reduced >= 0) {
+      if (b->reduced >= 0 || b->tree >= 0) {
         const Real* imp = s.joint_impulse(world, j);
         Real along = imp[kSlotLowerLimit] - imp[kSlotUpperLimit] + imp[kSlotDamping] +
                      imp[kSlotFrictionLoss];
         for (int i = m.joint_actuator[j]; i >= 0; i = m.actuator_next[i]) along += act_impulse[i];
-        ReducedJointImpulse(red, b->reduced, along);
+        if (b->reduced >= 0) ReducedJointImpulse(red, b->reduced, along);
+        else if (m.joint_type[j] != kJointWeld) TreeJointImpulse(red.tree, b->tree, along);
         continue;
       }
       WarmStartJoint(m, j, f, s.joint_impulse(world, j), a, b);
@@ -488,8 +521,10 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
     }
     // solve, integrate, relax
     SolveAll(m, s, world, ws, red, nman, soft, true, h);
+    TreeCorrectBias(m, world, red.tree, gravity, h);
     SyncTreeVelocities(red);
     for (int b = 1; b < m.nbody; ++b) IntegratePosition(&ws->bodies[b], h);
+    TreeIntegratePosition(red.tree, h);
     SolveAll(m, s, world, ws, red, nman, soft, false, h);
   }
 
@@ -500,6 +535,7 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
     ApplyRestitution(red, cc, &ws->bodies[cc->body_a], &ws->bodies[cc->body_b], threshold);
   }
   SyncTreeVelocities(red);  // the relax pass and restitution moved q-dot
+  TreeFinishStep(m, red.tree);  // poses from q, velocities from q-dot
 
   // store: contact forces (of the last substep), actuator forces, bodies
   Contact* out = s.contacts(world);

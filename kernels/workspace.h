@@ -43,6 +43,8 @@ S2R_HD int LockTogetherScratchSize(const ModelView& m) {
   X(lock_scratch, Real, LockTogetherScratchSize(m), Step,                                         \
     "two vectors, the factor's envelope and each joint's lock coupling")                          \
   X(axis_prep, Real, AxisPrepSize(m), Step, "this step's axis-row coefficients")                  \
+  X(tree, Real, TreeScratchSize(m.ntree), Step,                                                   \
+    "the world's articulated trees: M^-1, Jacobian axes and anchors, q, q-dot (solver_tree.h)")   \
   X(reduced, Real, ReducedScratchSize(m.nreduced), World,                                         \
     "the world's slide-tree block (solver_reduced.h)")                                            \
   X(reduced_valid, uint32_t, 1, World,                                                            \

@@ -43,6 +43,7 @@ const char* EntityPlural(Entity e) {
     case Entity::kPair: return "pairs";
     case Entity::kReduced: return "reduced bodies";
     case Entity::kHullVert: return "hull vertices";
+    case Entity::kTree: return "tree bodies";
     default: return "models";
   }
 }
@@ -97,6 +98,7 @@ const char* EntityName(Entity e) {
     case Entity::kPair: return "pair";
     case Entity::kReduced: return "reduced";
     case Entity::kHullVert: return "hull_vert";
+    case Entity::kTree: return "tree";
     default: return "model";
   }
 }

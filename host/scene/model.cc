@@ -8,6 +8,7 @@
 #include "host/scene/fields.h"
 #include "kernels/math_types.h"
 #include "kernels/solver_reduced.h"
+#include "kernels/solver_tree.h"
 
 namespace s2r {
 namespace {
@@ -59,6 +60,7 @@ int Model::Count(Entity e) const {
     case Entity::kPair: return npair();
     case Entity::kReduced: return nreduced();
     case Entity::kHullVert: return nhullvert();
+    case Entity::kTree: return ntree();
     default: return 1;
   }
 }
@@ -291,43 +293,70 @@ void Model::Finalize() {
   }
 }
 
-// Slide trees: a body whose joint is a slide and whose parent is fixed or itself in a slide tree.
-// A tree is stepped in reduced coordinates only if every body below its root is such a body (a
-// hinge or welded body below a slide would need lock rows against it) and the trees together fit
-// kMaxReducedBodies; otherwise it stays in maximal coordinates.
+// Trees in reduced coordinates. A tree is a maximal set of bodies on hinge or slide joints below a
+// fixed parent (the world or a fixed body), each body's parent fixed or in the same tree, with
+// nothing else (a ball or free body) hanging from it; a welded body rides in the tree of its parent.
+// A tree of slides only is a slide tree
+// (solver_reduced.h: constant mass matrix), kept while the slide trees together fit
+// kMaxReducedBodies (one with a welded body stays maximal); a tree with a hinge is an articulated tree (solver_tree.h), kept while the
+// articulated trees together fit kMaxTreeDofs. What does not fit, or what reduce_trees /
+// reduce_slide_trees turn off, stays in maximal coordinates.
 void Model::FindSlideTrees() {
   const int nb = nbody();
   body_reduced.assign(nb, -1);
   reduced_body.clear();
   reduced_parent.clear();
-  if (!reduce_slide_trees) return;
-  std::vector<int> slide(nb, 0), root(nb, -1);
+  body_tree.assign(nb, -1);
+  tree_body.clear();
+  tree_parent.clear();
+  if (!reduce_trees) return;
+  std::vector<int> member(nb, 0), root(nb, -1);
   for (int b = 1; b < nb; ++b) {
     int j = body_joint[b], p = body_parent[b];
     bool fixed_parent = p == 0 || !body_dynamic[p];
-    slide[b] = body_dynamic[b] && j >= 0 && joint_type[j] == kJointSlide &&
-               (fixed_parent || slide[p]);
-    if (slide[b]) root[b] = fixed_parent ? b : root[p];
+    bool axial = j >= 0 && (joint_type[j] == kJointSlide || joint_type[j] == kJointHinge);
+    // a welded body belongs to the tree it hangs from (an arm's hand on its last link)
+    bool welded = j >= 0 && joint_type[j] == kJointWeld && !fixed_parent && member[p];
+    member[b] = body_dynamic[b] && ((axial && (fixed_parent || member[p])) || welded);
+    if (member[b]) root[b] = fixed_parent ? b : root[p];
   }
-  std::vector<int> bad(nb, 0), size(nb, 0);
+  std::vector<int> bad(nb, 0), size(nb, 0), hinge(nb, 0), weld(nb, 0);
   for (int b = 1; b < nb; ++b) {
     int p = body_parent[b];
-    if (!slide[b] && p > 0 && slide[p]) bad[root[p]] = 1;  // something else hangs from the tree
-    if (slide[b]) ++size[root[b]];
+    if (!member[b] && p > 0 && member[p]) bad[root[p]] = 1;  // something else hangs from the tree
+    if (member[b]) {
+      ++size[root[b]];
+      if (joint_type[body_joint[b]] == kJointHinge) hinge[root[b]] = 1;
+      if (joint_type[body_joint[b]] == kJointWeld) weld[root[b]] = 1;
+    }
   }
   // whole trees, in order of their roots, while they fit
-  std::vector<int> take(nb, 0);
-  int total = 0;
+  std::vector<int> take(nb, 0);  // 1: slide tree, 2: articulated tree
+  int slide_total = 0, tree_total = 0;
   for (int b = 1; b < nb; ++b) {
-    if (root[b] != b || bad[b] || total + size[b] > kMaxReducedBodies) continue;
-    take[b] = 1;
-    total += size[b];
+    if (root[b] != b || bad[b]) continue;
+    if (!hinge[b] && weld[b]) continue;  // slides with a welded body: maximal, as before
+    if (!hinge[b]) {
+      if (!reduce_slide_trees || slide_total + size[b] > kMaxReducedBodies) continue;
+      take[b] = 1;
+      slide_total += size[b];
+    } else {
+      if (tree_total + size[b] > kMaxTreeDofs) continue;
+      take[b] = 2;
+      tree_total += size[b];
+    }
   }
   for (int b = 1; b < nb; ++b) {
-    if (!slide[b] || !take[root[b]]) continue;
-    body_reduced[b] = static_cast<int32_t>(reduced_body.size());
-    reduced_body.push_back(b);
-    reduced_parent.push_back(root[b] == b ? -1 : body_reduced[body_parent[b]]);
+    if (!member[b] || !take[root[b]]) continue;
+    if (take[root[b]] == 1) {
+      body_reduced[b] = static_cast<int32_t>(reduced_body.size());
+      reduced_body.push_back(b);
+      reduced_parent.push_back(root[b] == b ? -1 : body_reduced[body_parent[b]]);
+    } else {
+      body_tree[b] = static_cast<int32_t>(tree_body.size());
+      tree_body.push_back(b);
+      tree_parent.push_back(root[b] == b ? -1 : body_tree[body_parent[b]]);
+    }
   }
 }
 
@@ -341,6 +370,7 @@ ModelView Model::View() const {
   v.npair = npair();
   v.nreduced = nreduced();
   v.nhullvert = nhullvert();
+  v.ntree = ntree();
 #define S2R_VIEW_OPTION(name, ...) v.name = name;
   S2R_MODEL_OPTIONS(S2R_VIEW_OPTION)
 #undef S2R_VIEW_OPTION

@@ -84,6 +84,7 @@ struct Model {
   int npair() const { return static_cast<int>(pair_geom.size() / 2); }
   int nreduced() const { return static_cast<int>(reduced_body.size()); }
   int nhullvert() const { return static_cast<int>(hull_vert.size() / 3); }
+  int ntree() const { return static_cast<int>(tree_body.size()); }
   // entities of a kind (kNone: 1), and their names (nullptr for kinds without names)
   int Count(Entity e) const;
   const std::vector<std::string>* Names(Entity e) const;
@@ -100,7 +101,7 @@ struct Model {
   // Derived topology (joint parent frames, collision pairs, slide trees, actuator lists). Throws
   // std::runtime_error naming the field and entity on failure.
   void Finalize();
-  void FindSlideTrees();  // part of Finalize: body_reduced, reduced_body, reduced_parent
+  void FindSlideTrees();  // part of Finalize: body_reduced, reduced_*, body_tree, tree_*
 
   // MuJoCo's qpos / qvel sizes: 7 / 6 per free joint, 1 / 1 per hinge or slide, 0 per weld
   int nq() const;

@@ -88,8 +88,19 @@ def control_hz(model):
     raise AssertionError("scene has no s2r_control_hz")
 
 
+def s2r_qpos0(model):
+    """{joint name: initial position} from the scene's s2r_qpos0:<joint> numerics."""
+    out = {}
+    for i in range(model.nnumeric):
+        name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_NUMERIC, i)
+        if name.startswith("s2r_qpos0:"):
+            out[name.split(":", 1)[1]] = float(model.numeric_data[model.numeric_adr[i]])
+    return out
+
+
 def run_mujoco(scene, duration, actions, contact=False):
-    """MuJoCo reference with the same columns as run_s2r, plus 'qpos' (samples x nq)."""
+    """MuJoCo reference with the same columns as run_s2r, plus 'qpos' (samples x nq). Starts at
+    the joint positions the scene's s2r_qpos0:<joint> numerics give s2r (qpos0 elsewhere)."""
     model = mujoco.MjModel.from_xml_path(scene)
     hz = control_hz(model)
     model.opt.timestep = REF_TIMESTEP
@@ -124,6 +135,8 @@ def run_mujoco(scene, duration, actions, contact=False):
                 u = min(max(u, model.actuator_ctrlrange[i, 0]), model.actuator_ctrlrange[i, 1])
             out.setdefault(name, []).append(u)
 
+    for joint, value in s2r_qpos0(model).items():
+        data.qpos[model.jnt_qposadr[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, joint)]] = value
     mujoco.mj_forward(model, data)
     emit(0.0)
     for k in range(steps):
@@ -562,3 +575,158 @@ def test_hinge_chain_follows_mujoco(tmp_path, armature):
         plain = run_mujoco(hinge_chain_scene(tmp_path, False), 2.0, None)
         gap, _ = worst(vecs(plain, "l6", "p") - vecs(ref, "l6", "p"), plain)
         assert gap > 3 * limit
+
+
+# --- 7-axis arm with a gripper (articulated tree in reduced coordinates) ------------------------
+#
+# configs/scenes/test/arm7.xml: a Panda-like arm (Menagerie's masses, inertias, kinematics,
+# armature 0.1 kg m^2 and damping 1 N m s/rad per joint), welded hand, two finger slides. s2r
+# steps it as one articulated tree (kernels/solver_tree.h) unless s2r_reduce_trees is 0, which
+# keeps it in maximal coordinates (lock rows); both paths are held to the same tolerances.
+
+# Tolerances, s2r at the file's 0.01 s step (4 substeps) against MuJoCo's RK4 reference; observed
+# reduced / maximal: free swing 4.3 / 3.5 mm and 0.008 / 0.008 rad (MuJoCo's own Euler at its
+# usual 0.002 s step: 12 mm), servo steps 3.6 / 7.1 mm and 0.008 / 0.015 rad; energy: never grows
+# (largest step-to-step change -1.2e-5 J), 15.76 J left after 10 s where MuJoCo leaves 15.75 J.
+ARM_SWING_POS = 0.012
+ARM_SWING_ROT = 0.025
+ARM_SERVO_POS = 0.015
+ARM_SERVO_ROT = 0.03
+ARM_ENERGY_GAIN = 1e-3
+ARM_ENERGY_END = 0.5
+ARM_LINKS = ["link1", "link2", "link3", "link4", "link5", "link6", "link7", "hand"]
+TREE_MODES = pytest.mark.parametrize("reduced", [True, False], ids=["reduced", "maximal"])
+
+
+def arm_scene(tmp_path, reduced, actuators=True, box=True, hinge_limits=True, name="arm7"):
+    """arm7.xml, optionally without its servos (a free swing), its box or its hinge limits, and
+    with s2r_reduce_trees 0 when not reduced."""
+    with open(scene_path("arm7.xml")) as f:
+        text = f.read()
+    if not hinge_limits:
+        old = '<joint type="hinge" axis="0 0 1"'
+        assert old in text
+        text = text.replace(old, old + ' limited="false"')
+        old = '<joint type="slide" axis="0 1 0"'
+        assert old in text
+        text = text.replace(old, old + ' limited="true"')
+    if not actuators:
+        start, end = text.index("  <actuator>"), text.index("</actuator>") + len("</actuator>\n")
+        text = text[:start] + text[end:]
+    if not box:
+        start = text.index('    <body name="box"')
+        end = text.index("</body>", start) + len("</body>\n")
+        text = text[:start] + text[end:]
+    if not reduced:
+        text = text.replace("<custom>", '<custom>\n    <numeric name="s2r_reduce_trees" data="0"/>')
+    out = tmp_path / f"{name}_{'reduced' if reduced else 'maximal'}.xml"
+    out.write_text(text)
+    return str(out)
+
+
+def link_errors(s2r, ref):
+    """(worst hand-origin distance, m; worst link orientation difference, rad) with their times."""
+    pos = worst(np.linalg.norm(vecs(s2r, "hand", "p") - vecs(ref, "hand", "p"), axis=1), s2r)
+    rot = (0.0, 0.0)
+    for body in ARM_LINKS:
+        err = worst(rotation_angle_between(quats(s2r, body), quats(ref, body)), s2r)
+        rot = max(rot, err)
+    return pos, rot
+
+
+@TREE_MODES
+def test_arm7_free_swing_follows_mujoco(tmp_path, reduced):
+    """Servos and hinge limits off (MuJoCo's soft limits and s2r's rigid ones differ by design),
+    released from the bent start pose: the arm falls and swings for 2 s under gravity, damping
+    and armature. The hand's origin stays within
+    ARM_SWING_POS of MuJoCo's and every link's orientation within ARM_SWING_ROT."""
+    scene = arm_scene(tmp_path, reduced, actuators=False, box=False, hinge_limits=False)
+    s2r = run_s2r(scene, 2.0, None, tmp_path)
+    ref = run_mujoco(scene, 2.0, None)
+    check_same_times(s2r, ref)
+    # both start where the numerics put the joints (a wrong FK or joint sign is off at t = 0)
+    assert np.linalg.norm(vecs(s2r, "hand", "p")[0] - vecs(ref, "hand", "p")[0]) < 1e-5
+    travel = np.linalg.norm(vecs(ref, "hand", "p")[-1] - vecs(ref, "hand", "p")[0])
+    assert travel > 0.2, f"the hand only moves {travel:.3g} m"
+    (pos, pos_at), (rot, rot_at) = link_errors(s2r, ref)
+    assert pos < ARM_SWING_POS, f"hand {pos * 1e3:.3g} mm off MuJoCo at t = {pos_at:.2f} s"
+    assert rot < ARM_SWING_ROT, f"a link turned {rot:.3g} rad off MuJoCo at t = {rot_at:.2f} s"
+
+
+ARM_HOME = {"act1": 0.0, "act2": 0.0, "act3": 0.0, "act4": -1.5708, "act5": 0.0, "act6": 1.5708,
+            "act7": -0.7853, "finger1": 0.04, "finger2": 0.04}
+ARM_STEP = {"act1": 0.6, "act2": 0.4, "act3": -0.5, "act4": -2.2, "act5": 0.5, "act6": 2.0,
+            "act7": 0.3, "finger1": 0.0, "finger2": 0.0}
+ARM_STEPS = [(0.0, ARM_HOME), (1.0, ARM_STEP)]
+
+
+@TREE_MODES
+def test_arm7_servo_steps_follow_mujoco(tmp_path, reduced):
+    """Position servos (Menagerie gains, force-limited wrist) step every joint from the start pose
+    to the home pose, then at 1 s to a second pose, 2 s in all, without the box. The hand's origin
+    stays within ARM_SERVO_POS of MuJoCo's, every link within ARM_SERVO_ROT, and at the end the
+    arm holds its targets (servo sag under gravity aside)."""
+    scene = arm_scene(tmp_path, reduced, box=False, name="arm7_servo")
+    s2r = run_s2r(scene, 2.0, ARM_STEPS, tmp_path)
+    ref = run_mujoco(scene, 2.0, ARM_STEPS)
+    check_same_times(s2r, ref)
+    for name in ARM_HOME:  # the controls in effect are the same in both (row 0: s2r's reset 0)
+        assert np.allclose(s2r[name][1:], ref[name][1:], atol=1e-6), name
+    (pos, pos_at), (rot, rot_at) = link_errors(s2r, ref)
+    assert pos < ARM_SERVO_POS, f"hand {pos * 1e3:.3g} mm off MuJoCo at t = {pos_at:.2f} s"
+    assert rot < ARM_SERVO_ROT, f"a link turned {rot:.3g} rad off MuJoCo at t = {rot_at:.2f} s"
+    # MuJoCo's joints end near the targets (sag: gravity torque / kp, a few mrad)
+    model = mujoco.MjModel.from_xml_path(scene)
+    for i in range(7):
+        qadr = model.jnt_qposadr[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, f"joint{i + 1}")]
+        assert abs(ref["qpos"][-1, qadr] - ARM_STEP[f"act{i + 1}"]) < 0.05
+
+
+def arm_energy(tr, model):
+    """Kinetic (links, and rotors: armature times the joint rate squared) plus potential energy
+    per sample, J, from a trajectory's body poses and velocities."""
+    g = -model.opt.gravity[2]
+    energy = np.zeros(len(tr["time"]))
+    names = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, b) for b in range(model.nbody)]
+    for b in range(1, model.nbody):
+        if model.body_dofnum[b] == 0 and model.body_weldid[b] == 0:
+            continue  # static
+        name = names[b]
+        rot = rotation_matrices(quats(tr, name))
+        com = vecs(tr, name, "p") + rot @ model.body_ipos[b]
+        frame = rot @ rotation_matrices(np.tile(model.body_iquat[b], (len(rot), 1)))
+        w_local = np.einsum("nji,nj->ni", frame, vecs(tr, name, "w"))
+        v = vecs(tr, name, "v")
+        energy += 0.5 * model.body_mass[b] * np.sum(v * v, axis=1)
+        energy += 0.5 * np.sum(model.body_inertia[b] * w_local * w_local, axis=1)
+        energy += model.body_mass[b] * g * com[:, 2]
+    for j in range(model.njnt):
+        if model.jnt_type[j] != mujoco.mjtJoint.mjJNT_HINGE or model.dof_armature[model.jnt_dofadr[j]] == 0:
+            continue
+        child = model.jnt_bodyid[j]
+        parent = model.body_parentid[child]
+        axis = rotation_matrices(quats(tr, names[child])) @ model.jnt_axis[j]
+        w_parent = vecs(tr, names[parent], "w") if parent > 0 else 0.0
+        rate = np.sum((vecs(tr, names[child], "w") - w_parent) * axis, axis=1)
+        energy += 0.5 * model.dof_armature[model.jnt_dofadr[j]] * rate * rate
+    return energy
+
+
+def test_arm7_energy_decays_over_10s(tmp_path):
+    """Servos off, no box, 10 s of free swinging (hinge limits on) in reduced coordinates: every
+    state is finite, the mechanical energy (links, rotors, gravity) never grows by more than
+    ARM_ENERGY_GAIN between samples (the joints only dissipate), and what is left after 10 s is
+    within ARM_ENERGY_END of MuJoCo's."""
+    scene = arm_scene(tmp_path, True, actuators=False, box=False, name="arm7_energy")
+    s2r = run_s2r(scene, 10.0, None, tmp_path)
+    for key, values in s2r.items():
+        assert np.all(np.isfinite(values)), f"{key} is not finite"
+    model = mujoco.MjModel.from_xml_path(scene)
+    energy = arm_energy(s2r, model)
+    gain, at = worst(np.maximum(np.diff(energy), 0.0), {"time": s2r["time"][1:]})
+    assert gain < ARM_ENERGY_GAIN, f"energy grows by {gain:.3g} J at t = {at:.2f} s"
+    assert energy[-1] < energy[0] - 1.0, f"energy {energy[0]:.4g} J -> {energy[-1]:.4g} J"
+    # and the damping takes what it takes in MuJoCo (a wrong damping or armature is off by joules)
+    ref = arm_energy(run_mujoco(scene, 10.0, None), model)
+    assert abs(energy[-1] - ref[-1]) < ARM_ENERGY_END, (f"{energy[-1]:.4g} J left after 10 s, "
+                                                        f"MuJoCo {ref[-1]:.4g} J")
