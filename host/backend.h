@@ -34,6 +34,9 @@ class SweepBuffers {
   virtual void Step() = 0;
   // the listed worlds' finished episodes; valid until the next call of any method
   virtual void Fetch(const int32_t* worlds, int count, std::vector<FetchedEpisode>* out) = 0;
+  // time the steps spent in the physics (ControlStep) alone, averaged over the threads that
+  // stepped; -1 where the backend cannot tell (CUDA: one kernel does it all)
+  virtual double PhysicsSeconds() const { return -1; }
 
  protected:
   SweepStepArgs host_{};

@@ -1,5 +1,6 @@
 // CPU backend: the kernels' world functions over a static partition of the worlds.
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <new>
 #include <vector>
@@ -115,16 +116,30 @@ class CpuBackend : public Backend {
   int64_t ScratchBytesPerWorld() const override { return layout_.world_bytes; }
   std::unique_ptr<SweepBuffers> MakeSweepBuffers(const SweepStepArgs& shape) override;
 
-  // one control step of a sweep: every world's SweepWorldStep in one parallel pass
+  // one control step of a sweep: every world's SweepWorldStep in one parallel pass; the time in
+  // ControlStep is summed per thread (two clock reads per world and step, about 1 % of a
+  // box-push step), so the sweep can say what it adds to the physics of its own trajectories
   void SweepStep(const SweepStepArgs& args) {
     pool_.ParallelFor(nworld_, [&](int begin, int end, int t) {
       Workspace* ws = &scratch_[t].ws;
+      std::chrono::steady_clock::duration physics{0};
       for (int w = begin; w < end; ++w) {
         if (w + 1 < end) PrefetchContacts(w + 1);
         BindWorldBlock(ws, w);
-        SweepWorldStep(args, model_, state_, w, ws);
+        Real* act = SweepWorldBefore(args, model_, state_, w, ws);
+        const auto t0 = std::chrono::steady_clock::now();
+        ControlStep(model_, state_, w, ws, act);
+        physics += std::chrono::steady_clock::now() - t0;
+        SweepWorldAfter(args, model_, state_, w);
       }
+      scratch_[t].physics += physics;
     });
+  }
+  // thread-seconds in ControlStep during sweep steps, over the threads
+  double SweepPhysicsSeconds() const {
+    std::chrono::steady_clock::duration sum{0};
+    for (const ThreadWorkspace& t : scratch_) sum += t.physics;
+    return std::chrono::duration<double>(sum).count() / static_cast<double>(scratch_.size());
   }
   int nworld() const { return nworld_; }
 
@@ -163,6 +178,7 @@ class CpuBackend : public Backend {
   // the world arrays' pointers are written for every world
   struct alignas(kCacheLine) ThreadWorkspace {
     Workspace ws;
+    std::chrono::steady_clock::duration physics{0};  // in ControlStep during sweep steps
   };
   std::vector<ThreadWorkspace> scratch_;
 };
@@ -192,6 +208,7 @@ class CpuSweepBuffers : public SweepBuffers {
   }
   void Begin(const int32_t*, int) override {}
   void Step() override { backend_->SweepStep(host_); }
+  double PhysicsSeconds() const override { return backend_->SweepPhysicsSeconds(); }
   void Fetch(const int32_t* worlds, int count, std::vector<FetchedEpisode>* out) override {
     out->clear();
     for (int i = 0; i < count; ++i) {

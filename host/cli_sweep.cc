@@ -45,6 +45,7 @@ nlohmann::json SummaryJson(const SweepSummary& s) {
           {"near_miss_count", s.near_misses},
           {"seconds", s.seconds},
           {"step_seconds", s.step_seconds},
+          {"physics_seconds", s.physics_seconds >= 0 ? nlohmann::json(s.physics_seconds) : nlohmann::json(nullptr)},
           {"env_steps_per_s", s.env_steps_per_s}};
 }
 
@@ -59,8 +60,13 @@ void PrintTable(const SweepSummary& s) {
                 s.episodes > 0 ? 100.0 * double(s.failure_counts[l]) / double(s.episodes) : 0.0);
   }
   std::printf("near misses     %lld\n", (long long)s.near_misses);
-  std::printf("steps           %lld control steps in %.1f s: %.0f env-steps/s (world steps %.0f%% of the time)\n",
-              (long long)s.steps, s.seconds, s.env_steps_per_s, s.seconds > 0 ? 100 * s.step_seconds / s.seconds : 0.0);
+  std::printf("steps           %lld control steps in %.1f s: %.0f env-steps/s", (long long)s.steps, s.seconds,
+              s.env_steps_per_s);
+  if (s.seconds > 0 && s.physics_seconds >= 0) {
+    std::printf(" (physics %.0f%% of the time)\n", 100 * s.physics_seconds / s.seconds);
+  } else {
+    std::printf(" (world steps %.0f%% of the time)\n", s.seconds > 0 ? 100 * s.step_seconds / s.seconds : 0.0);
+  }
   std::fflush(stdout);
 }
 

@@ -74,16 +74,16 @@ S2R_HD void SweepBeginEpisode(const SweepStepArgs& a, const ModelView& m, const 
   r.active = 1;
 }
 
-// One control step of world w. `ws` has the world's block bound (BindWorkspace).
-S2R_HD void SweepWorldStep(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, Workspace* ws) {
+// One control step of world w, in three parts so that a backend may time the physics alone:
+// SweepWorldBefore (the episode's start, events, the expert, the rows before the step) returns
+// the world's actions, ControlStep steps it, SweepWorldAfter evaluates the task. `ws` has the
+// world's block bound (BindWorkspace).
+S2R_HD Real* SweepWorldBefore(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, Workspace* ws) {
   SweepWorld& r = a.worlds[w];
   a.ended[w] = 0;
   if (r.begin) SweepBeginEpisode(a, m, s, w);
   Real* act = a.actions + static_cast<int64_t>(w) * a.action_stride;
-  if (!r.active) {  // no episode: the world steps on with its last actions
-    ControlStep(m, s, w, ws, act);
-    return;
-  }
+  if (!r.active) return act;  // no episode: the world steps on with its last actions
   Real* params = a.task_params + static_cast<int64_t>(w) * kTaskMaxParams;
   bool state_edited = false;
   for (int k = 0; k < a.nevents; ++k) {
@@ -111,12 +111,23 @@ S2R_HD void SweepWorldStep(const SweepStepArgs& a, const ModelView& m, const Sta
   Observe(a.observation, a.seed, static_cast<uint64_t>(r.episode), truth, &r.observation, a.obs_rows + row * kObsSize);
   Real* action_row = a.action_rows + row * a.nactuator;
   for (int i = 0; i < a.nactuator; ++i) action_row[i] = act[i];
-  ControlStep(m, s, w, ws, act);
-  TaskEvaluate(a.task, m, s, w, params, a.horizon, &r.task);
+  return act;
+}
+
+S2R_HD void SweepWorldAfter(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w) {
+  SweepWorld& r = a.worlds[w];
+  if (!r.active) return;
+  TaskEvaluate(a.task, m, s, w, a.task_params + static_cast<int64_t>(w) * kTaskMaxParams, a.horizon, &r.task);
   if (r.task.done) {
     r.active = 0;
     a.ended[w] = 1;
   }
+}
+
+S2R_HD void SweepWorldStep(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, Workspace* ws) {
+  Real* act = SweepWorldBefore(a, m, s, w, ws);
+  ControlStep(m, s, w, ws, act);
+  SweepWorldAfter(a, m, s, w);
 }
 
 }  // namespace s2r

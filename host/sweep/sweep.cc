@@ -336,6 +336,7 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
   }
   summary.seconds = std::chrono::duration<double>(Clock::now() - start_time).count();
   summary.env_steps_per_s = world_steps / std::max(summary.seconds, 1e-9);
+  summary.physics_seconds = buffers->PhysicsSeconds();
 }
 
 SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepOptions& o) {

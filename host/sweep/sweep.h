@@ -48,6 +48,8 @@ struct SweepSummary {
   std::vector<int64_t> failure_counts;  // by TaskLabel (index 0 unused)
   int64_t near_misses = 0;       // episodes the task called near misses (docs/sweep.md)
   double seconds = 0;
+  double physics_seconds = -1;   // of which in the physics (ControlStep) alone, averaged over the
+                                 // threads; -1 where the backend cannot tell (CUDA)
   double step_seconds = 0;       // of which in the worlds' steps: physics, experts, observations, labels
                                  // and recording (SweepWorldStep; the rest: collecting episodes,
                                  // randomization, resets, the store)
