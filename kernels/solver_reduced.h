@@ -31,6 +31,7 @@
 // SolverBody::reduced >= 0.
 #pragma once
 
+#include "kernels/dense.h"
 #include "kernels/model_view.h"
 #include "kernels/solver_body.h"
 #include "kernels/solver_tree.h"
@@ -219,35 +220,8 @@ S2R_HD bool PrepareReduced(const ModelView& m, int world, const ReducedSet& red,
   }
   const Real* armature = m.joint_armature.At(world);
   for (int i = 0; i < r; ++i) mm[i * r + i] += armature[m.body_joint[red.body[i]]];
-  // dense Cholesky M = L L^T (the diagonal holds 1 / L_ii), then M^-1 column by column
-  for (int i = 0; i < r; ++i) {
-    for (int k = 0; k <= i; ++k) {
-      Real s = mm[i * r + k];
-      for (int p = 0; p < k; ++p) s -= mm[i * r + p] * mm[k * r + p];
-      if (i == k) {
-        if (!(s > Real(0))) return false;
-        mm[i * r + i] = Real(1) / Sqrt(s);
-      } else {
-        mm[i * r + k] = s * mm[k * r + k];
-      }
-    }
-  }
-  for (int col = 0; col < r; ++col) {
-    // L y = e_col (y is zero above col), then L^T x = y, in registers-friendly local storage
-    Real x[kMaxReducedBodies];
-    for (int i = 0; i < col; ++i) x[i] = Real(0);
-    for (int i = col; i < r; ++i) {
-      Real s = i == col ? Real(1) : Real(0);
-      for (int p = col; p < i; ++p) s -= mm[i * r + p] * x[p];
-      x[i] = s * mm[i * r + i];
-    }
-    for (int i = r - 1; i >= 0; --i) {
-      Real s = x[i];
-      for (int p = i + 1; p < r; ++p) s -= mm[p * r + i] * x[p];
-      x[i] = s * mm[i * r + i];
-    }
-    for (int i = 0; i < r; ++i) red.minv[col * r + i] = x[i];  // M^-1 is symmetric: rows = columns
-  }
+  // M^-1 by a dense Cholesky factorization (kernels/dense.h)
+  if (!SpdInverse<kMaxReducedBodies>(mm, red.minv, r)) return false;
   // gravity: generalized force tau_j = (a_j . g) times the mass below j, then M^-1 tau
   Real* tau = red.factor;  // M's factor is no longer needed
   for (int j = 0; j < r; ++j) tau[j] = sub[j] * Dot(LoadVec3(red.axis + 3 * j), gravity);

@@ -34,6 +34,7 @@
 // with nothing cached to invalidate.
 #pragma once
 
+#include "kernels/dense.h"
 #include "kernels/model_view.h"
 #include "kernels/solver_body.h"
 
@@ -373,34 +374,8 @@ S2R_HD bool TreeMassMatrix(const ModelView& m, int world, const TreeSet& t, Vec3
     mm[k * r + k] += TreeIsWeld(t, k) ? Real(1) : armature[m.body_joint[t.body[k]]];
   }
 
-  // dense Cholesky M = L L^T (the diagonal holds 1 / L_ii), then M^-1 column by column
-  for (int i = 0; i < r; ++i) {
-    for (int k = 0; k <= i; ++k) {
-      Real s = mm[i * r + k];
-      for (int p = 0; p < k; ++p) s -= mm[i * r + p] * mm[k * r + p];
-      if (i == k) {
-        if (!(s > Real(0))) return false;
-        mm[i * r + i] = Real(1) / Sqrt(s);
-      } else {
-        mm[i * r + k] = s * mm[k * r + k];
-      }
-    }
-  }
-  for (int col = 0; col < r; ++col) {
-    Real x[kMaxTreeDofs];
-    for (int i = 0; i < col; ++i) x[i] = Real(0);
-    for (int i = col; i < r; ++i) {
-      Real s = i == col ? Real(1) : Real(0);
-      for (int p = col; p < i; ++p) s -= mm[i * r + p] * x[p];
-      x[i] = s * mm[i * r + i];
-    }
-    for (int i = r - 1; i >= 0; --i) {
-      Real s = x[i];
-      for (int p = i + 1; p < r; ++p) s -= mm[p * r + i] * x[p];
-      x[i] = s * mm[i * r + i];
-    }
-    for (int i = 0; i < r; ++i) t.minv[col * r + i] = x[i];  // symmetric: rows = columns
-  }
+  // M^-1 by a dense Cholesky factorization (kernels/dense.h)
+  if (!SpdInverse<kMaxTreeDofs>(mm, t.minv, r)) return false;
 
   TreeBias(m, world, t, gravity);
   return true;
