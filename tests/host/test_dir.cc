@@ -17,8 +17,14 @@ fs::path ProcessRoot() {
   return fs::path(base) / ("s2r_test_" + std::to_string(::getpid()));
 }
 
+// one folder per test, directly under the process's root: a parameterized suite's name
+// ("Backends/BackendParity") and test name ("Scene/cuda") have slashes, which would nest it
 fs::path PathOf(const ::testing::TestInfo& info) {
-  return ProcessRoot() / (std::string(info.test_suite_name()) + "." + info.name());
+  std::string name = std::string(info.test_suite_name()) + "." + info.name();
+  for (char& c : name) {
+    if (c == '/') c = '_';
+  }
+  return ProcessRoot() / name;
 }
 
 class TestDirCleaner : public ::testing::EmptyTestEventListener {
