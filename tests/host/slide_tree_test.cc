@@ -263,31 +263,6 @@ TEST(SlideTrees, ReducedAndMaximalStagesAgreeOnTheBenchScenes) {
 
 // --- the per-world tree block is rebuilt when its inputs change ---------------------------------
 
-template <typename T>
-void CopyInto(const std::vector<T>& from, std::vector<T>* to) {
-  ASSERT_EQ(from.size(), to->size());
-  std::copy(from.begin(), from.end(), to->begin());
-}
-
-// every field of a state, into an engine of the same model and world count (its views stay valid)
-void CopyState(const HostState& from, HostState* to) {
-  CopyInto(from.body_pos, &to->body_pos);
-  CopyInto(from.body_quat, &to->body_quat);
-  CopyInto(from.body_linvel, &to->body_linvel);
-  CopyInto(from.body_angvel, &to->body_angvel);
-  CopyInto(from.ctrl_queue, &to->ctrl_queue);
-  CopyInto(from.ctrl, &to->ctrl);
-  CopyInto(from.joint_impulse, &to->joint_impulse);
-  CopyInto(from.actuator_impulse, &to->actuator_impulse);
-  CopyInto(from.actuator_force, &to->actuator_force);
-  CopyInto(from.time, &to->time);
-  CopyInto(from.contacts, &to->contacts);
-  CopyInto(from.contact_count, &to->contact_count);
-  CopyInto(from.status, &to->status);
-  CopyInto(from.contact_overflow, &to->contact_overflow);
-  CopyInto(from.control_step, &to->control_step);
-}
-
 // The tree's mass matrix, responses and geometry are kept per world between steps and rebuilt
 // only when a parameter or the state is changed from outside. A run whose masses, armature and
 // gravity change mid-episode must match, bit for bit, a fresh engine that had those values from
@@ -323,7 +298,7 @@ TEST(SlideTrees, ParameterChangesMidRunReachTheTreeResponse) {
   fresh.SetParam("joint_armature", armature);
   fresh.SetParam("gravity", gravity);
   run.Download();
-  CopyState(run.state(), &fresh.mutable_state());
+  test_util::CopyState(run.state(), &fresh.mutable_state());
   fresh.Upload();
 
   // and the same after a reset: both rebuild from the initial state

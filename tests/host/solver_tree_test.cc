@@ -127,30 +127,6 @@ TEST(SolverTree, ChainAgreesWithTheMaximalPath) {
 
 // --- parameters changed mid-run -----------------------------------------------------------------
 
-template <typename T>
-void CopyInto(const std::vector<T>& from, std::vector<T>* to) {
-  ASSERT_EQ(from.size(), to->size());
-  std::copy(from.begin(), from.end(), to->begin());
-}
-
-void CopyState(const HostState& from, HostState* to) {
-  CopyInto(from.body_pos, &to->body_pos);
-  CopyInto(from.body_quat, &to->body_quat);
-  CopyInto(from.body_linvel, &to->body_linvel);
-  CopyInto(from.body_angvel, &to->body_angvel);
-  CopyInto(from.ctrl_queue, &to->ctrl_queue);
-  CopyInto(from.ctrl, &to->ctrl);
-  CopyInto(from.joint_impulse, &to->joint_impulse);
-  CopyInto(from.actuator_impulse, &to->actuator_impulse);
-  CopyInto(from.actuator_force, &to->actuator_force);
-  CopyInto(from.time, &to->time);
-  CopyInto(from.contacts, &to->contacts);
-  CopyInto(from.contact_count, &to->contact_count);
-  CopyInto(from.status, &to->status);
-  CopyInto(from.contact_overflow, &to->contact_overflow);
-  CopyInto(from.control_step, &to->control_step);
-}
-
 // servo targets swinging around the home pose, different per world
 std::vector<Real> ArmActions(const Model& m, int nworld, int k) {
   std::vector<Real> a(static_cast<size_t>(nworld) * m.nactuator());
@@ -193,7 +169,7 @@ TEST(SolverTree, ParameterChangesMidRunMatchAFreshEngine) {
   fresh.SetParam("body_mass", mass);
   fresh.SetParam("joint_armature", armature);
   run.Download();
-  CopyState(run.state(), &fresh.mutable_state());
+  test_util::CopyState(run.state(), &fresh.mutable_state());
   fresh.Upload();
 
   Engine unchanged(m, opt);

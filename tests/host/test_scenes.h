@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cmath>
+#include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,24 @@ inline std::string Scene(const std::string& body, double timestep = 0.002, int s
 }
 
 inline Model LoadText(const std::string& xml) { return LoadMjcfString(xml, "test.xml"); }
+
+// Every state array of `from` into `to`, the state of an engine of the same model and world count,
+// in place (its view stays valid); call Engine::Upload after.
+inline void CopyState(const HostState& from, HostState* to) {
+  std::vector<std::pair<void*, size_t>> dst;
+  StateView tv = to->view;
+  ForEachStateArray(tv, [&](const char*, auto* ptr, int64_t per_world, bool) {
+    dst.emplace_back(ptr, size_t(per_world) * sizeof(*ptr) * size_t(tv.nworld));
+  });
+  StateView fv = from.view;
+  size_t i = 0;
+  ForEachStateArray(fv, [&](const char* name, auto* ptr, int64_t per_world, bool) {
+    const size_t bytes = size_t(per_world) * sizeof(*ptr) * size_t(fv.nworld);
+    if (bytes != dst[i].second) throw std::logic_error(std::string("CopyState: sizes differ in ") + name);
+    std::memcpy(dst[i].first, ptr, bytes);
+    ++i;
+  });
+}
 
 // The model with its slide trees in reduced coordinates (the default) or all joints in maximal
 // coordinates (s2r_reduce_slide_trees 0): tests run both solver paths on the same scene.
