@@ -57,18 +57,33 @@ def parse_log(text):
     return kernels
 
 
+# kernels/step_features.h's bits, for the names of the step variants
+STEP_FEATURES = [(1, "joint_blocks"), (2, "slide_trees"), (4, "trees"), (8, "convex")]
+STEP_ALL = 15
+
+
+def variant_name(mask):
+    """ControlStepKernel<2u> -> 'slide_trees', <6u> -> 'slide_trees+trees', <15u> -> 'all'."""
+    if mask == STEP_ALL:
+        return "all"
+    return "+".join(n for bit, n in STEP_FEATURES if mask & bit) or "none"
+
+
 def short_name(mangled):
     """The kernel's own identifier from its mangled name (..17ControlStepKernelENS_..): the
-    length-prefixed name that ends in 'Kernel'."""
+    length-prefixed name that ends in 'Kernel', with a step variant's template argument
+    (..17ControlStepKernelILj2EEEv..) written ControlStepKernel<slide_trees>."""
     found = []
     i = 0
     while i < len(mangled):
         m = re.match(r"\d+", mangled[i:])
         if m:
             n = int(m.group(0))
-            name = mangled[i + len(m.group(0)):i + len(m.group(0)) + n]
+            start = i + len(m.group(0))
+            name = mangled[start:start + n]
             if len(name) == n and re.fullmatch(r"[A-Za-z_]\w*Kernel", name):
-                found.append(name)
+                t = re.match(r"ILj(\d+)E", mangled[start + n:])
+                found.append(name + (f"<{variant_name(int(t.group(1)))}>" if t else ""))
             i += len(m.group(0))
         else:
             i += 1
@@ -185,8 +200,13 @@ def ptx_local_memory(compile_commands, source="cuda/backend_cuda.cu"):
     for line in lines:
         m = re.match(r"\.(?:visible\s+)?(?:func|entry)\s.*?(\w+)\(", line)
         if m:
-            func = short_name(m.group(1)) if "Kernel" in m.group(1) else re.sub(r"^_ZN3s2r\d+", "", m.group(1))
-            func = re.match(r"[A-Za-z_]\w*?(?=E|$)", func).group(0) if not func.endswith("Kernel") else func
+            if "Kernel" in m.group(1):
+                func = short_name(m.group(1))
+            else:
+                rest = re.sub(r"^_ZN3s2r\d+", "", m.group(1))
+                t = re.match(r"([A-Za-z_]\w*?)ILj(\d+)E", rest)
+                func = (f"{t.group(1)}<{variant_name(int(t.group(2)))}>" if t else
+                        re.match(r"[A-Za-z_]\w*?(?=E|$)", rest).group(0))
         m = re.match(r"\s*\.local\s.*__local_depot\d+\[(\d+)\]", line)
         if m:
             depots[func] = int(m.group(1))
@@ -287,12 +307,16 @@ def write_report(a, kernels, budgets):
         lines += ["", "| source line | local loads + stores in the PTX |", "|---|---:|"]
         for loc, n in top:
             lines.append(f"| {loc} | {n} |")
-        lines += ["", "Most of the frame is the maximal-coordinate joint path (`kernels/solver_joint.h`: the lock "
-                  "block's rows, `Row rows[kMaxLockRows]`, and the joint frames), which the bench scenes (slide "
-                  "trees in reduced coordinates, free bodies) never run: for them it is reserved local memory "
-                  "(the frame times every resident thread), not traffic. A step specialised by what a scene "
-                  "contains drops it from their kernels; the narrow phase's small arrays indexed at run time "
-                  "(`collide_plane_box.h`, `collide_box_box.h`) are what they do touch."]
+        lines += ["", "Each step kernel is compiled once per step variant (kernels/step_features.h) and a scene runs "
+                  "the smallest variant that holds what it contains. `<all>` keeps every path, and its frame is "
+                  "mostly the maximal-coordinate joint path (`kernels/solver_joint.h`: the lock block's rows, "
+                  "`Row rows[kMaxLockRows]`, and the joint frames) and EPA's polytope (`CollideConvex`). "
+                  "`<slide_trees>`, which runs the bench and sweep scenes, has neither, nor the articulated "
+                  "trees' J M^-1 J^T vectors; what is left in its frame is the narrow phase's small arrays "
+                  "indexed at run time (box-box clipping polygons, `collide_box_box.h`), which the scenes with "
+                  "box-box contacts do touch. The model and state views are `__grid_constant__` kernel "
+                  "parameters, so the step functions' references to them read the parameter bank instead of a "
+                  "per-thread copy."]
     with open(a.report, "w") as f:
         f.write("\n".join(lines) + "\n")
 

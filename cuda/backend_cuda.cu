@@ -21,13 +21,18 @@ namespace {
 
 constexpr int kThreadsPerBlock = 128;
 
-__global__ void ResetWorldsKernel(ModelView m, StateView s) {
+// Model and state views are kernel parameters marked __grid_constant__: the step functions take
+// them by reference, and a reference to an ordinary parameter makes the compiler copy the whole
+// struct (about 1.2 KB) into every thread's local memory; a grid constant is read in place from
+// the parameter bank.
+
+__global__ void ResetWorldsKernel(const __grid_constant__ ModelView m, const __grid_constant__ StateView s) {
   int world = blockIdx.x * blockDim.x + threadIdx.x;
   if (world >= s.nworld) return;
   ResetWorld(m, s, world);
 }
 
-__global__ void ResetWorldListKernel(ModelView m, StateView s, DeviceWorkspaces dw, const int32_t* worlds,
+__global__ void ResetWorldListKernel(const __grid_constant__ ModelView m, const __grid_constant__ StateView s, DeviceWorkspaces dw, const int32_t* worlds,
                                      int count) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= count) return;
@@ -37,24 +42,43 @@ __global__ void ResetWorldListKernel(ModelView m, StateView s, DeviceWorkspaces 
   *ws.reduced_valid = 0u;
 }
 
-__global__ void ControlStepKernel(ModelView m, StateView s, DeviceWorkspaces dw,
+// Resident blocks per SM a step kernel is compiled for (__launch_bounds__), which caps its
+// registers at 65536 / (128 * blocks). The bench scenes' variant asks for 4 (128 registers, 16
+// warps): ptxas then spills 28 B, where 8 blocks (64 registers, 32 warps) spill 400 B and grow
+// the stack frame to 1,232 B (docs/gpu.md). Which is faster is for a device to say: configure with
+// -DS2R_CUDA_STEP_MIN_BLOCKS=N to build that variant for N blocks. The larger variants spill at
+// 128 registers already and are left unbounded.
+#ifndef S2R_CUDA_STEP_MIN_BLOCKS
+#define S2R_CUDA_STEP_MIN_BLOCKS 4
+#endif
+template <unsigned kFeatures>
+constexpr int StepMinBlocks() {
+  return kFeatures == kStepVariants[0] ? S2R_CUDA_STEP_MIN_BLOCKS : 1;
+}
+
+// One kernel per step variant (kernels/step_features.h): a scene runs the smallest one that holds
+// what it contains, so its registers and stack frame are not those of the deepest path any scene
+// could take.
+template <unsigned kFeatures>
+__global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) ControlStepKernel(const __grid_constant__ ModelView m, const __grid_constant__ StateView s, DeviceWorkspaces dw,
                                   const Real* actions) {
   int world = blockIdx.x * blockDim.x + threadIdx.x;
   if (world >= s.nworld) return;
   Workspace ws = BindWorkspace(dw.layout, dw.step_blocks + static_cast<int64_t>(world) * dw.layout.step_bytes,
                                dw.world_blocks + static_cast<int64_t>(world) * dw.layout.world_bytes);
-  ControlStep(m, s, world, &ws, actions + static_cast<int64_t>(world) * m.nactuator);
+  ControlStep<kFeatures>(m, s, world, &ws, actions + static_cast<int64_t>(world) * m.nactuator);
 }
 
 // One control step of a sweep's worlds (kernels/sweep_step.h): experts, observations, labels
 // and recording on the device. `args` lives in device memory (it is larger than a kernel's
 // parameters should be).
-__global__ void SweepStepKernel(ModelView m, StateView s, DeviceWorkspaces dw, const SweepStepArgs* args) {
+template <unsigned kFeatures>
+__global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) SweepStepKernel(const __grid_constant__ ModelView m, const __grid_constant__ StateView s, DeviceWorkspaces dw, const SweepStepArgs* args) {
   int world = blockIdx.x * blockDim.x + threadIdx.x;
   if (world >= s.nworld) return;
   Workspace ws = BindWorkspace(dw.layout, dw.step_blocks + static_cast<int64_t>(world) * dw.layout.step_bytes,
                                dw.world_blocks + static_cast<int64_t>(world) * dw.layout.world_bytes);
-  SweepWorldStep(*args, m, s, world, &ws);
+  SweepWorldStep<kFeatures>(*args, m, s, world, &ws);
 }
 
 // The sweep's episode starts and finished episodes travel in one packed copy each way, not one
@@ -121,8 +145,11 @@ void LaunchResetWorldList(const ModelView& m, const StateView& s, const DeviceWo
 }
 
 void LaunchControlStep(const ModelView& m, const StateView& s, const DeviceWorkspaces& ws,
-                       const Real* actions, void* stream) {
-  ControlStepKernel<<<Blocks(s.nworld), kThreadsPerBlock, 0, static_cast<cudaStream_t>(stream)>>>(m, s, ws, actions);
+                       const Real* actions, int variant, void* stream) {
+  WithStepVariant(variant, [&](auto features) {
+    ControlStepKernel<features.value>
+        <<<Blocks(s.nworld), kThreadsPerBlock, 0, static_cast<cudaStream_t>(stream)>>>(m, s, ws, actions);
+  });
   S2R_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -152,6 +179,7 @@ class CudaBackend : public Backend {
     NvtxRange range("s2r.upload_model");
     const bool first = !allocated_;
     model_ = v;
+    variant_ = StepVariantFor(StepFeaturesOf(v));  // from the host view, before it points to the device
     // topology: uploaded once
     ForEachTopology(model_, [&](FieldId id, auto*& ptr) {
       using T = std::remove_const_t<std::remove_pointer_t<std::remove_reference_t<decltype(ptr)>>>;
@@ -209,7 +237,7 @@ class CudaBackend : public Backend {
       std::memset(pinned_actions_, 0, bytes);
     }
     actions_.Upload(pinned_actions_, bytes, stream_);
-    LaunchControlStep(model_, device_, workspaces_, actions_.get<Real>(), stream_);
+    LaunchControlStep(model_, device_, workspaces_, actions_.get<Real>(), variant_, stream_);
     S2R_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
@@ -227,7 +255,10 @@ class CudaBackend : public Backend {
 
   void LaunchSweepStep(const SweepStepArgs* device_args) {
     NvtxRange range("s2r.sweep_step");
-    SweepStepKernel<<<Blocks(nworld_), kThreadsPerBlock, 0, stream_>>>(model_, device_, workspaces_, device_args);
+    WithStepVariant(variant_, [&](auto features) {
+      SweepStepKernel<features.value>
+          <<<Blocks(nworld_), kThreadsPerBlock, 0, stream_>>>(model_, device_, workspaces_, device_args);
+    });
     S2R_CUDA_CHECK(cudaGetLastError());
   }
   cudaStream_t stream() const { return stream_; }
@@ -288,6 +319,7 @@ class CudaBackend : public Backend {
   int nworld_;
   cudaStream_t stream_ = nullptr;
   ModelView model_;
+  int variant_ = kStepVariantCount - 1;  // index into kStepVariants
   DeviceBuffer model_buffers_[kNumModelFields];  // by FieldId
   std::vector<StateArray> state_arrays_;        // in S2R_STATE_ARRAYS order
   bool allocated_ = false;

@@ -19,7 +19,9 @@ void LaunchResetWorlds(const ModelView& m, const StateView& s, void* stream);
 // validity words
 void LaunchResetWorldList(const ModelView& m, const StateView& s, const DeviceWorkspaces& ws, const int32_t* worlds,
                           int count, void* stream);
+// `variant` indexes kStepVariants (kernels/step_features.h): the step compiled for what the model
+// contains
 void LaunchControlStep(const ModelView& m, const StateView& s, const DeviceWorkspaces& ws,
-                       const Real* actions, void* stream);
+                       const Real* actions, int variant, void* stream);
 
 }  // namespace s2r

@@ -42,6 +42,8 @@ class CpuBackend : public Backend {
 
   void SetModel(const ModelView& view, FieldId, const int32_t* worlds, int nworlds) override {
     model_ = view;
+    // the step compiled for what the model contains (kernels/step_features.h)
+    variant_ = StepVariantFor(StepFeaturesOf(model_));
     // a parameter change keeps the sizes: the blocks stay, and only the changed worlds' slide-tree
     // blocks are rebuilt at their next step
     WorkspaceLayout layout = ComputeWorkspaceLayout(model_);
@@ -83,13 +85,15 @@ class CpuBackend : public Backend {
       zeros.assign(static_cast<size_t>(nworld_) * (nact > 0 ? nact : 1), Real(0));
       actions = zeros.data();
     }
-    pool_.ParallelFor(nworld_, [&](int begin, int end, int t) {
-      Workspace* ws = &scratch_[t].ws;
-      for (int w = begin; w < end; ++w) {
-        if (w + 1 < end) PrefetchContacts(w + 1);
-        BindWorldBlock(ws, w);
-        ControlStep(model_, state_, w, ws, actions + static_cast<int64_t>(w) * nact);
-      }
+    WithStepVariant(variant_, [&](auto features) {
+      pool_.ParallelFor(nworld_, [&](int begin, int end, int t) {
+        Workspace* ws = &scratch_[t].ws;
+        for (int w = begin; w < end; ++w) {
+          if (w + 1 < end) PrefetchContacts(w + 1);
+          BindWorldBlock(ws, w);
+          ControlStep<features.value>(model_, state_, w, ws, actions + static_cast<int64_t>(w) * nact);
+        }
+      });
     });
   }
   // Last step's contacts of world w (read to warm-start its next step) sit max_contacts apart per
@@ -120,19 +124,21 @@ class CpuBackend : public Backend {
   // ControlStep is summed per thread (two clock reads per world and step, about 1 % of a
   // box-push step), so the sweep can say what it adds to the physics of its own trajectories
   void SweepStep(const SweepStepArgs& args) {
-    pool_.ParallelFor(nworld_, [&](int begin, int end, int t) {
-      Workspace* ws = &scratch_[t].ws;
-      std::chrono::steady_clock::duration physics{0};
-      for (int w = begin; w < end; ++w) {
-        if (w + 1 < end) PrefetchContacts(w + 1);
-        BindWorldBlock(ws, w);
-        Real* act = SweepWorldBefore(args, model_, state_, w, ws);
-        const auto t0 = std::chrono::steady_clock::now();
-        ControlStep(model_, state_, w, ws, act);
-        physics += std::chrono::steady_clock::now() - t0;
-        SweepWorldAfter(args, model_, state_, w);
-      }
-      scratch_[t].physics += physics;
+    WithStepVariant(variant_, [&](auto features) {
+      pool_.ParallelFor(nworld_, [&](int begin, int end, int t) {
+        Workspace* ws = &scratch_[t].ws;
+        std::chrono::steady_clock::duration physics{0};
+        for (int w = begin; w < end; ++w) {
+          if (w + 1 < end) PrefetchContacts(w + 1);
+          BindWorldBlock(ws, w);
+          Real* act = SweepWorldBefore(args, model_, state_, w, ws);
+          const auto t0 = std::chrono::steady_clock::now();
+          ControlStep<features.value>(model_, state_, w, ws, act);
+          physics += std::chrono::steady_clock::now() - t0;
+          SweepWorldAfter(args, model_, state_, w);
+        }
+        scratch_[t].physics += physics;
+      });
     });
   }
   // thread-seconds in ControlStep during sweep steps, over the threads
@@ -169,6 +175,7 @@ class CpuBackend : public Backend {
   StateView state_;
   int nworld_;
   ModelView model_;
+  int variant_ = kStepVariantCount - 1;  // index into kStepVariants
   ThreadPool pool_;
   WorkspaceLayout layout_{};
   bool allocated_ = false;

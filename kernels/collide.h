@@ -46,6 +46,9 @@ S2R_HD Real GeomBoundingRadius(int type, const Real* size) {
 // Cylinders, ellipsoids and meshes (types above kGeomBox) go to the convex path: against a plane
 // CollidePlaneConvex, against anything else CollideConvex. A mesh geom's hull vertices come in
 // hull_a / hull_b (ignored for the other types); a mesh without a hull collides with nothing.
+// kConvex false compiles the step without that path (kernels/step_features.h): such pairs then
+// give no contact, so it is for models that have none.
+template <bool kConvex = true>
 S2R_HD int CollideGeoms(int type_a, const Transform& ta, const Real* size_a, int type_b,
                         const Transform& tb, const Real* size_b, Real margin, ContactPoint* out,
                         GeomHull hull_a = GeomHull{}, GeomHull hull_b = GeomHull{}) {
@@ -54,6 +57,7 @@ S2R_HD int CollideGeoms(int type_a, const Transform& ta, const Real* size_a, int
   int count = 0;
   bool swapped = false;
   if (type_a > kGeomBox || type_b > kGeomBox) {
+    if constexpr (!kConvex) return 0;
     if ((type_a == kGeomMesh && hull_a.count <= 0) || (type_b == kGeomMesh && hull_b.count <= 0)) {
       return 0;
     }

@@ -21,34 +21,42 @@ S2R_HD int CollidePlaneBox(const Transform& ta, const Real* size_a, const Transf
   const Real centre_height = Dot(tb.pos - ta.pos, n);
   const Vec3 extent_along_n{size_b[0] * n_local.x, size_b[1] * n_local.y, size_b[2] * n_local.z};
 
-  // heights of all eight vertices; remember those below the margin
-  Real height[8];
-  int candidate[8];
+  // height of vertex v, recomputed where it is needed: an array of eight heights indexed by a
+  // candidate read at run time would live in local memory on the GPU
+  auto height = [&](int v) {
+    return centre_height + ((v & 1) ? extent_along_n.x : -extent_along_n.x) +
+           ((v & 2) ? extent_along_n.y : -extent_along_n.y) +
+           ((v & 4) ? extent_along_n.z : -extent_along_n.z);
+  };
+  // the vertices below the margin, in index order, three bits each in one word (registers)
+  uint32_t candidate = 0;
   int num_candidates = 0;
   for (int v = 0; v < 8; ++v) {
-    height[v] = centre_height + ((v & 1) ? extent_along_n.x : -extent_along_n.x) +
-                ((v & 2) ? extent_along_n.y : -extent_along_n.y) +
-                ((v & 4) ? extent_along_n.z : -extent_along_n.z);
-    if (height[v] < margin) candidate[num_candidates++] = v;
+    if (height(v) < margin) candidate |= static_cast<uint32_t>(v) << (3 * num_candidates++);
   }
+  auto at = [&](int k) { return static_cast<int>((candidate >> (3 * k)) & 7u); };
+  auto put = [&](int k, int v) {
+    candidate = (candidate & ~(7u << (3 * k))) | (static_cast<uint32_t>(v) << (3 * k));
+  };
 
   // keep the deepest: partial selection sort of the candidates by height (ties keep index order)
   const int count = Min(num_candidates, kMaxManifoldPoints);
   for (int i = 0; i < count; ++i) {
     int best = i;
     for (int j = i + 1; j < num_candidates; ++j) {
-      if (height[candidate[j]] < height[candidate[best]]) best = j;
+      if (height(at(j)) < height(at(best))) best = j;
     }
-    const int chosen = candidate[best];
-    candidate[best] = candidate[i];
-    candidate[i] = chosen;
+    const int chosen = at(best);
+    put(best, at(i));
+    put(i, chosen);
 
     const Vec3 local{(chosen & 1) ? size_b[0] : -size_b[0], (chosen & 2) ? size_b[1] : -size_b[1],
                      (chosen & 4) ? size_b[2] : -size_b[2]};
     const Vec3 vertex = TransformPoint(tb, local);
-    out[i].point = vertex - (Real(0.5) * height[chosen]) * n;
+    const Real depth = height(chosen);
+    out[i].point = vertex - (Real(0.5) * depth) * n;
     out[i].normal = n;
-    out[i].separation = height[chosen];
+    out[i].separation = depth;
     out[i].feature = static_cast<uint32_t>(chosen);
   }
   return count;

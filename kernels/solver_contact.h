@@ -31,6 +31,10 @@ namespace s2r {
 // A body of a slide tree (SolverBody::reduced >= 0) has no angular response and its linear
 // response goes through the tree (`red`): W_aa and, for two bodies of one tree (a finger on its
 // palm), the cross term W_ab.
+//
+// kTrees (template argument of the functions below) false compiles them without the articulated
+// trees' branches, for models that have none (kernels/step_features.h): their J M^-1 J^T scratch
+// then takes no registers or stack in the step kernels.
 struct ContactRow {
   Vec3 ang_a, ang_b;  // ra x d, rb x d (angular rows: d itself)
   Vec3 dw_a, dw_b;    // Ia^-1 ang_a, Ib^-1 ang_b: angular velocity change per unit impulse
@@ -39,6 +43,7 @@ struct ContactRow {
 
 // bias_scale (optional): how much of a penetration's push-out the row may ask for, 1 unless an
 // articulated tree is involved (TreePushScale)
+template <bool kTrees = true>
 S2R_HD ContactRow MakeContactRow(const ReducedSet& red, const SolverBody& a, Vec3 ra,
                                  const SolverBody& b, Vec3 rb, Vec3 d, Real* mass,
                                  Real* bias_scale = nullptr) {
@@ -59,16 +64,16 @@ S2R_HD ContactRow MakeContactRow(const ReducedSet& red, const SolverBody& a, Vec
   } else {
     r.dv_b = b.inv_mass * d;
   }
-  if (a.tree >= 0 || b.tree >= 0) {
+  if (kTrees && (a.tree >= 0 || b.tree >= 0)) {
     // articulated trees: the 6-D velocity change of each tree body through J M^-1 J^T, for the
     // wrench (-d, -ra x d) on A and (d, rb x d) on B (cross terms when both are in the trees)
     Vec3 dva, dwa, dvb, dwb;
     TreeRowResponse(red.tree, a.tree, -d, -r.ang_a, b.tree, d, r.ang_b, &dva, &dwa, &dvb, &dwb);
-    if (a.tree >= 0) {
+    if (kTrees && a.tree >= 0) {
       r.dv_a = dva;
       r.dw_a = -dwa;  // RowImpulse subtracts A's angular response
     }
-    if (b.tree >= 0) {
+    if (kTrees && b.tree >= 0) {
       r.dv_b = dvb;
       r.dw_b = dwb;
     }
@@ -77,11 +82,11 @@ S2R_HD ContactRow MakeContactRow(const ReducedSet& red, const SolverBody& a, Vec
   *mass = k > Real(0) ? Real(1) / k : Real(0);
   if (bias_scale != nullptr) {
     *bias_scale = Real(1);
-    if (a.tree >= 0 || b.tree >= 0) {
+    if (kTrees && (a.tree >= 0 || b.tree >= 0)) {
       // what the row's bodies would give way if the tree bodies were free
       Real free = Real(0);
-      free += a.tree >= 0 ? TreeFreeMobility(red.tree, a, r.ang_a, d) : -Dot(d, r.dv_a) + Dot(r.ang_a, r.dw_a);
-      free += b.tree >= 0 ? TreeFreeMobility(red.tree, b, r.ang_b, d) : Dot(d, r.dv_b) + Dot(r.ang_b, r.dw_b);
+      free += (kTrees && a.tree >= 0) ? TreeFreeMobility(red.tree, a, r.ang_a, d) : -Dot(d, r.dv_a) + Dot(r.ang_a, r.dw_a);
+      free += (kTrees && b.tree >= 0) ? TreeFreeMobility(red.tree, b, r.ang_b, d) : Dot(d, r.dv_b) + Dot(r.ang_b, r.dw_b);
       *bias_scale = TreePushScale(k, free);
     }
   }
@@ -89,6 +94,7 @@ S2R_HD ContactRow MakeContactRow(const ReducedSet& red, const SolverBody& a, Vec
 }
 // An angular row moves an articulated-tree body linearly too (dv_a, dv_b; AngularRowImpulse
 // applies them to tree bodies only)
+template <bool kTrees = true>
 S2R_HD ContactRow MakeAngularRow(const ReducedSet& red, const SolverBody& a, const SolverBody& b,
                                  Vec3 d, Real* mass) {
   ContactRow r;
@@ -98,14 +104,14 @@ S2R_HD ContactRow MakeAngularRow(const ReducedSet& red, const SolverBody& a, con
   r.dw_b = b.inv_inertia * d;
   r.dv_a = Vec3{0, 0, 0};
   r.dv_b = Vec3{0, 0, 0};
-  if (a.tree >= 0 || b.tree >= 0) {
+  if (kTrees && (a.tree >= 0 || b.tree >= 0)) {
     Vec3 zero{0, 0, 0}, dva, dwa, dvb, dwb;
     TreeRowResponse(red.tree, a.tree, zero, -d, b.tree, zero, d, &dva, &dwa, &dvb, &dwb);
-    if (a.tree >= 0) {
+    if (kTrees && a.tree >= 0) {
       r.dv_a = dva;
       r.dw_a = -dwa;
     }
-    if (b.tree >= 0) {
+    if (kTrees && b.tree >= 0) {
       r.dv_b = dvb;
       r.dw_b = dwb;
     }
@@ -124,7 +130,7 @@ S2R_HD Real RowSpeed(const ContactRow& r, Vec3 d, const Body& a, const Body& b) 
 }
 // impulse p along d of a linear row: B gets +p, A gets -p. Tree bodies also record the linear
 // impulse in `tree` (FlushPairTreeImpulses moves the rest of their tree when the pair is done).
-template <typename Body>
+template <bool kTrees = true, typename Body>
 S2R_HD void RowImpulse(const ContactRow& r, Vec3 d, Real p, Body* a, Body* b,
                        PairTreeImpulses* tree) {
   a->v += p * r.dv_a;
@@ -133,11 +139,11 @@ S2R_HD void RowImpulse(const ContactRow& r, Vec3 d, Real p, Body* a, Body* b,
   b->w += p * r.dw_b;
   if (a->reduced >= 0) {  // (in a BodyVelocity: any tree body, LoadVelocity)
     tree->a -= p * d;
-    if (a->tree >= 0) tree->ta -= p * r.ang_a;
+    if (kTrees && a->tree >= 0) tree->ta -= p * r.ang_a;
   }
   if (b->reduced >= 0) {
     tree->b += p * d;
-    if (b->tree >= 0) tree->tb += p * r.ang_b;
+    if (kTrees && b->tree >= 0) tree->tb += p * r.ang_b;
   }
 }
 // relative angular velocity about an angular row, and an angular impulse along it
@@ -145,33 +151,35 @@ template <typename Body>
 S2R_HD Real AngularRowSpeed(const ContactRow& r, const Body& a, const Body& b) {
   return Dot(r.ang_b, b.w) - Dot(r.ang_a, a.w);
 }
-template <typename Body>
+template <bool kTrees = true, typename Body>
 S2R_HD void AngularRowImpulse(const ContactRow& r, Real p, Body* a, Body* b, PairTreeImpulses* tree) {
   a->w -= p * r.dw_a;
   b->w += p * r.dw_b;
-  if (a->tree >= 0) {
+  if (kTrees && a->tree >= 0) {
     a->v += p * r.dv_a;
     tree->ta -= p * r.ang_a;
   }
-  if (b->tree >= 0) {
+  if (kTrees && b->tree >= 0) {
     b->v += p * r.dv_b;
     tree->tb += p * r.ang_b;
   }
 }
 
 // A pair's velocities for its rows: tree bodies' from their tree's joint rates
+template <bool kTrees = true>
 S2R_HD BodyVelocity PairVelocity(const ReducedSet& red, const SolverBody& b) {
   BodyVelocity bv = LoadVelocity(b);
   if (b.reduced >= 0) bv.v = TreeBodyVelocity(red, b.reduced);
-  if (b.tree >= 0) TreeBodyVelocity(red.tree, b.tree, &bv.v, &bv.w);
+  if (kTrees && b.tree >= 0) TreeBodyVelocity(red.tree, b.tree, &bv.v, &bv.w);
   return bv;
 }
 // and back: ordinary bodies take their new velocities, trees the pair's impulses
+template <bool kTrees = true>
 S2R_HD void EndPair(const ReducedSet& red, const BodyVelocity& va, const BodyVelocity& vb,
                     const PairTreeImpulses& tree, SolverBody* a, SolverBody* b) {
-  if (a->reduced < 0 && a->tree < 0) StoreVelocity(va, a);
-  if (b->reduced < 0 && b->tree < 0) StoreVelocity(vb, b);
-  FlushPairTreeImpulses(red, *a, *b, tree);
+  if (a->reduced < 0 && (!kTrees || a->tree < 0)) StoreVelocity(va, a);
+  if (b->reduced < 0 && (!kTrees || b->tree < 0)) StoreVelocity(vb, b);
+  FlushPairTreeImpulses<kTrees>(red, *a, *b, tree);
 }
 
 // one contact point: the normal row
@@ -202,19 +210,21 @@ struct ContactManifold {
   Real tangent1_impulse, tangent2_impulse, twist_impulse;  // accumulated, N s / N m s per substep
 };
 
+template <bool kTrees = true>
 S2R_HD void PrepareContactPoint(const ReducedSet& red, ContactConstraint* c, const SolverBody& a,
                                 const SolverBody& b, Vec3 point, Vec3 normal, Real separation) {
   c->normal = normal;
   c->anchor_a = point - a.com;
   c->anchor_b = point - b.com;
   c->base_separation = separation;
-  c->row = MakeContactRow(red, a, c->anchor_a, b, c->anchor_b, normal, &c->normal_mass,
+  c->row = MakeContactRow<kTrees>(red, a, c->anchor_a, b, c->anchor_b, normal, &c->normal_mass,
                           &c->bias_scale);
   c->relative_velocity = RowSpeed(c->row, normal, a, b);
   c->max_normal_impulse = Real(0);
 }
 
 // the manifold of points [first, first + count) (already prepared), with its centre
+template <bool kTrees = true>
 S2R_HD void PrepareManifold(const ReducedSet& red, ContactManifold* mf, ContactConstraint* points,
                             int first, int count, const SolverBody& a, const SolverBody& b) {
   mf->first = first;
@@ -230,9 +240,9 @@ S2R_HD void PrepareManifold(const ReducedSet& red, ContactManifold* mf, ContactC
   OrthonormalBasis(mf->normal, &mf->tangent1, &mf->tangent2);
   mf->anchor_a = (Real(1) / Real(count)) * ca;
   mf->anchor_b = mf->anchor_a + (a.com - b.com);
-  mf->rows[0] = MakeContactRow(red, a, mf->anchor_a, b, mf->anchor_b, mf->tangent1, &mf->tangent1_mass);
-  mf->rows[1] = MakeContactRow(red, a, mf->anchor_a, b, mf->anchor_b, mf->tangent2, &mf->tangent2_mass);
-  mf->rows[2] = MakeAngularRow(red, a, b, mf->normal, &mf->twist_mass);
+  mf->rows[0] = MakeContactRow<kTrees>(red, a, mf->anchor_a, b, mf->anchor_b, mf->tangent1, &mf->tangent1_mass);
+  mf->rows[1] = MakeContactRow<kTrees>(red, a, mf->anchor_a, b, mf->anchor_b, mf->tangent2, &mf->tangent2_mass);
+  mf->rows[2] = MakeAngularRow<kTrees>(red, a, b, mf->normal, &mf->twist_mass);
   for (int k = 0; k < count; ++k) {  // each point's lever arm for the twist's friction limit
     Vec3 d = points[first + k].anchor_a - mf->anchor_a;
     points[first + k].twist_arm = Length(d - Dot(d, mf->normal) * mf->normal);
@@ -245,25 +255,27 @@ S2R_HD Vec3 ManifoldArm(const ContactManifold& mf, const ContactConstraint& c) {
   return d - Dot(d, mf.normal) * mf.normal;
 }
 
+template <bool kTrees = true>
 S2R_HD void WarmStartManifold(const ReducedSet& red, const ContactManifold& mf,
                               const ContactConstraint* points, SolverBody* a, SolverBody* b) {
-  BodyVelocity va = PairVelocity(red, *a), vb = PairVelocity(red, *b);
+  BodyVelocity va = PairVelocity<kTrees>(red, *a), vb = PairVelocity<kTrees>(red, *b);
   PairTreeImpulses tree;
   for (int k = 0; k < mf.count; ++k) {
     const ContactConstraint& c = points[mf.first + k];
-    RowImpulse(c.row, c.normal, c.normal_impulse, &va, &vb, &tree);
+    RowImpulse<kTrees>(c.row, c.normal, c.normal_impulse, &va, &vb, &tree);
   }
-  RowImpulse(mf.rows[0], mf.tangent1, mf.tangent1_impulse, &va, &vb, &tree);
-  RowImpulse(mf.rows[1], mf.tangent2, mf.tangent2_impulse, &va, &vb, &tree);
-  AngularRowImpulse(mf.rows[2], mf.twist_impulse, &va, &vb, &tree);
-  EndPair(red, va, vb, tree, a, b);
+  RowImpulse<kTrees>(mf.rows[0], mf.tangent1, mf.tangent1_impulse, &va, &vb, &tree);
+  RowImpulse<kTrees>(mf.rows[1], mf.tangent2, mf.tangent2_impulse, &va, &vb, &tree);
+  AngularRowImpulse<kTrees>(mf.rows[2], mf.twist_impulse, &va, &vb, &tree);
+  EndPair<kTrees>(red, va, vb, tree, a, b);
 }
 
 // soft: the step's contact softness; use_bias false is the relax pass
+template <bool kTrees = true>
 S2R_HD void SolveManifold(const ReducedSet& red, ContactManifold* mf, ContactConstraint* points,
                           SolverBody* a, SolverBody* b, Softness soft, bool use_bias, Real inv_h,
                           Real push_velocity, Real slop) {
-  BodyVelocity va = PairVelocity(red, *a), vb = PairVelocity(red, *b);
+  BodyVelocity va = PairVelocity<kTrees>(red, *a), vb = PairVelocity<kTrees>(red, *b);
   // friction first, inside the cone of the current normal impulses
   Real normal_sum = Real(0), twist_sum = Real(0);
   for (int k = 0; k < mf->count; ++k) {
@@ -281,15 +293,15 @@ S2R_HD void SolveManifold(const ReducedSet& red, ContactManifold* mf, ContactCon
     i2 *= scale;
   }
   PairTreeImpulses tree;
-  RowImpulse(mf->rows[0], mf->tangent1, i1 - mf->tangent1_impulse, &va, &vb, &tree);
-  RowImpulse(mf->rows[1], mf->tangent2, i2 - mf->tangent2_impulse, &va, &vb, &tree);
+  RowImpulse<kTrees>(mf->rows[0], mf->tangent1, i1 - mf->tangent1_impulse, &va, &vb, &tree);
+  RowImpulse<kTrees>(mf->rows[1], mf->tangent2, i2 - mf->tangent2_impulse, &va, &vb, &tree);
   mf->tangent1_impulse = i1;
   mf->tangent2_impulse = i2;
   if (mf->count > 1) {
     Real twist_limit = mf->friction * twist_sum;
     Real it = Clamp(mf->twist_impulse - mf->twist_mass * AngularRowSpeed(mf->rows[2], va, vb),
                     -twist_limit, twist_limit);
-    AngularRowImpulse(mf->rows[2], it - mf->twist_impulse, &va, &vb, &tree);
+    AngularRowImpulse<kTrees>(mf->rows[2], it - mf->twist_impulse, &va, &vb, &tree);
     mf->twist_impulse = it;
   }
 
@@ -322,16 +334,17 @@ S2R_HD void SolveManifold(const ReducedSet& red, ContactManifold* mf, ContactCon
     Real impulse = total - acc;
     c->normal_impulse = total;
     c->max_normal_impulse = Max(c->max_normal_impulse, impulse);
-    RowImpulse(c->row, c->normal, impulse, &va, &vb, &tree);
+    RowImpulse<kTrees>(c->row, c->normal, impulse, &va, &vb, &tree);
   }
-  EndPair(red, va, vb, tree, a, b);
+  EndPair<kTrees>(red, va, vb, tree, a, b);
 }
 
+template <bool kTrees = true>
 S2R_HD void ApplyRestitution(const ReducedSet& red, ContactConstraint* c, SolverBody* a, SolverBody* b,
                              Real threshold) {
   if (c->restitution == Real(0)) return;
   if (c->relative_velocity > -threshold || c->max_normal_impulse == Real(0)) return;
-  BodyVelocity va = PairVelocity(red, *a), vb = PairVelocity(red, *b);
+  BodyVelocity va = PairVelocity<kTrees>(red, *a), vb = PairVelocity<kTrees>(red, *b);
   Real vn = RowSpeed(c->row, c->normal, va, vb);
   Real impulse = -c->normal_mass * (vn + c->restitution * c->relative_velocity);
   Real total = Max(c->normal_impulse + impulse, Real(0));
@@ -339,8 +352,8 @@ S2R_HD void ApplyRestitution(const ReducedSet& red, ContactConstraint* c, Solver
   c->normal_impulse = total;
   c->max_normal_impulse = Max(c->max_normal_impulse, impulse);
   PairTreeImpulses tree;
-  RowImpulse(c->row, c->normal, impulse, &va, &vb, &tree);
-  EndPair(red, va, vb, tree, a, b);
+  RowImpulse<kTrees>(c->row, c->normal, impulse, &va, &vb, &tree);
+  EndPair<kTrees>(red, va, vb, tree, a, b);
 }
 
 // Per-point friction for the state (logging and next step's warm start): the manifold's

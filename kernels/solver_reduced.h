@@ -151,12 +151,14 @@ struct PairTreeImpulses {
   Vec3 ta{0, 0, 0}, tb{0, 0, 0};  // angular impulses on a and on b (articulated trees only)
 };
 
+// kTrees false: the model has no articulated tree (kernels/step_features.h)
+template <bool kTrees = true>
 S2R_HD void FlushPairTreeImpulses(const ReducedSet& red, const SolverBody& a, const SolverBody& b,
                                   const PairTreeImpulses& t) {
   if (a.reduced >= 0) ReducedBodyImpulse(red, a.reduced, t.a);
   if (b.reduced >= 0) ReducedBodyImpulse(red, b.reduced, t.b);
-  if (a.tree >= 0) TreeBodyImpulse(red.tree, a.tree, t.a, t.ta);
-  if (b.tree >= 0) TreeBodyImpulse(red.tree, b.tree, t.b, t.tb);
+  if (kTrees && a.tree >= 0) TreeBodyImpulse(red.tree, a.tree, t.a, t.ta);
+  if (kTrees && b.tree >= 0) TreeBodyImpulse(red.tree, b.tree, t.b, t.tb);
 }
 
 // Once per physics step, after the bodies are loaded: projects every tree body onto its joint.

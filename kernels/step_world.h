@@ -11,6 +11,7 @@
 // A world whose status is non-zero is frozen: every stage returns at once.
 #pragma once
 
+#include "kernels/step_features.h"
 #include "kernels/workspace.h"
 
 namespace s2r {
@@ -82,6 +83,7 @@ S2R_HD void ResetWorld(const ModelView& m, const StateView& s, int world) {
 
 // Narrow phase over the model's candidate pairs (bounding-sphere culled); returns the point count
 // and counts the points that did not fit in the pool.
+template <unsigned kFeatures = kStepAll>
 S2R_HD int CollideWorld(const ModelView& m, const StateView& s, int world, Workspace* ws) {
   for (int g = 0; g < m.ngeom; ++g) {
     const SolverBody& b = ws->bodies[m.geom_body[g]];
@@ -110,9 +112,9 @@ S2R_HD int CollideWorld(const ModelView& m, const StateView& s, int world, Works
     ContactPoint pts[kMaxManifoldPoints];
     // mesh geoms carry their hull (shared by every world)
     GeomHull hull_a, hull_b;
-    if (ta == kGeomMesh) hull_a = GeomHull{m.hull_vert + 3 * m.geom_hull[2 * ga], m.geom_hull[2 * ga + 1]};
-    if (tb == kGeomMesh) hull_b = GeomHull{m.hull_vert + 3 * m.geom_hull[2 * gb], m.geom_hull[2 * gb + 1]};
-    int n = CollideGeoms(ta, ws->geom_xform[ga], size + 3 * ga, tb, ws->geom_xform[gb],
+    if ((kFeatures & kStepConvex) && ta == kGeomMesh) hull_a = GeomHull{m.hull_vert + 3 * m.geom_hull[2 * ga], m.geom_hull[2 * ga + 1]};
+    if ((kFeatures & kStepConvex) && tb == kGeomMesh) hull_b = GeomHull{m.hull_vert + 3 * m.geom_hull[2 * gb], m.geom_hull[2 * gb + 1]};
+    int n = CollideGeoms<(kFeatures & kStepConvex) != 0>(ta, ws->geom_xform[ga], size + 3 * ga, tb, ws->geom_xform[gb],
                          size + 3 * gb, margin, pts, hull_a, hull_b);
     for (int k = 0; k < n; ++k) {
       if (count >= m.max_contacts) {
@@ -135,6 +137,7 @@ S2R_HD int CollideWorld(const ModelView& m, const StateView& s, int world, Works
 
 // --- actuators with explicit force (motors, site transmissions) --------------------------------
 
+template <bool kTrees = true>
 S2R_HD void ApplyExplicitActuators(const ModelView& m, const StateView& s, int world,
                                    Workspace* ws, const ReducedSet& red, Real h) {
   const Real* ctrl = s.ctrl(world);
@@ -153,7 +156,7 @@ S2R_HD void ApplyExplicitActuators(const ModelView& m, const StateView& s, int w
       SolverBody* a = &ws->bodies[m.joint_parent[j]];
       SolverBody* b = &ws->bodies[m.joint_body[j]];
       if (b->reduced >= 0) ReducedJointImpulse(red, b->reduced, h * gear[0] * force);
-      else if (b->tree >= 0) TreeJointImpulse(red.tree, b->tree, h * gear[0] * force);
+      else if (kTrees && b->tree >= 0) TreeJointImpulse(red.tree, b->tree, h * gear[0] * force);
       else RowApply(AxisRow(m, j, ws->joint_frame[j]), a, b, h * gear[0] * force);
       continue;
     }
@@ -166,7 +169,7 @@ S2R_HD void ApplyExplicitActuators(const ModelView& m, const StateView& s, int w
     Vec3 dir_t = Rotate(site_rot, Vec3{gear[3], gear[4], gear[5]});
     Vec3 v = b->reduced >= 0 ? TreeBodyVelocity(red, b->reduced) : b->v;
     Vec3 w = b->w;
-    if (b->tree >= 0) TreeBodyVelocity(red.tree, b->tree, &v, &w);
+    if (kTrees && b->tree >= 0) TreeBodyVelocity(red.tree, b->tree, &v, &w);
     Real velocity = Dot(dir_f, v + Cross(w, r)) + Dot(dir_t, w);
     Real force;
     switch (m.actuator_type[i]) {
@@ -186,7 +189,7 @@ S2R_HD void ApplyExplicitActuators(const ModelView& m, const StateView& s, int w
       ReducedBodyImpulse(red, b->reduced, (h * force) * dir_f);
       continue;
     }
-    if (b->tree >= 0) {  // an articulated tree takes the wrench about the body's COM
+    if (kTrees && b->tree >= 0) {  // an articulated tree takes the wrench about the body's COM
       TreeBodyImpulse(red.tree, b->tree, (h * force) * dir_f,
                       (h * force) * (Cross(r, dir_f) + dir_t));
       continue;
@@ -228,9 +231,13 @@ struct StepSoftness {
 // joint locks last (they are solved exactly, so each pass ends with the joints holding). The
 // solve pass runs in the substep-start configuration (frames from the substep start); the relax
 // pass, after positions moved, recomputes the joint frames.
+template <unsigned kFeatures = kStepAll>
 S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspace* ws,
                      const ReducedSet& red, int nman, const StepSoftness& soft, bool use_bias,
                      Real h) {
+  constexpr bool kBlocks = (kFeatures & kStepJointBlocks) != 0;
+  constexpr bool kSlides = (kFeatures & kStepSlideTrees) != 0;
+  constexpr bool kTrees = (kFeatures & kStepTrees) != 0;
   const Real inv_h = Real(1) / h;
   Real* act_impulse = s.actuator_impulse(world);
   Real push = m.contact_push_velocity.At(world)[0];
@@ -240,10 +247,10 @@ S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspac
     SolverBody* a = &ws->bodies[mf->body_a];
     SolverBody* b = &ws->bodies[mf->body_b];
     bool against_static = IsStatic(*a) || IsStatic(*b);
-    SolveManifold(red, mf, ws->constraints, a, b,
+    SolveManifold<kTrees>(red, mf, ws->constraints, a, b,
                   against_static ? soft.contact_static : soft.contact, use_bias, inv_h, push, slop);
   }
-  if (ws->locks_together) {
+  if (kBlocks && ws->locks_together) {
     int rows = TotalBlockRows(m);
     if (use_bias) {
       // the axis rows below read joint velocities: first put the bodies back on their locks (the
@@ -270,19 +277,20 @@ S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspac
     if (m.joint_type[j] == kJointFree) continue;
     SolverBody* a = &ws->bodies[m.joint_parent[j]];
     SolverBody* b = &ws->bodies[m.joint_body[j]];
-    if (b->tree >= 0) {
+    if (kTrees && b->tree >= 0) {
       if (m.joint_type[j] == kJointWeld) continue;
       if (!use_bias) TreeJointFrame(red.tree, b->tree, &ws->joint_frame[j]);
       SolveTreeJoint(m, world, j, ws->joint_frame[j], s.joint_impulse(world, j), red.tree,
                      soft.joint, use_bias, inv_h, ws->axis_prep, act_impulse);
       continue;
     }
-    if (b->reduced >= 0) {
+    if (kSlides && b->reduced >= 0) {
       if (!use_bias) ReducedJointFrame(red, b->reduced, *a, *b, &ws->joint_frame[j]);
       SolveReducedJoint(m, world, j, ws->joint_frame[j], s.joint_impulse(world, j), red, soft.joint,
                         use_bias, inv_h, ws->axis_prep, act_impulse);
       continue;
     }
+    if (!kBlocks) continue;  // the model has no joint outside the trees
     if (!use_bias && !ws->locks_together) ws->joint_frame[j] = ComputeJointFrame(m, j, *a, *b);
     Real applied = SolveJoint(m, world, j, ws->joint_frame[j], s.joint_impulse(world, j), a, b,
                               soft.joint, use_bias, inv_h, ws->joint_qdot0[j],
@@ -294,7 +302,7 @@ S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspac
                                    ws->lock_scratch + 3 * rows + j * rows, applied);
     }
   }
-  if (ws->locks_together) {
+  if (kBlocks && ws->locks_together) {
     int rows = TotalBlockRows(m);
     SolveLocksTogether(m, world, ws->joint_frame, ws->bodies, s.joint_impulse(world, 0),
                        ws->lock_factor, ws->lock_scratch + 2 * rows, ws->lock_scratch, soft.joint,
@@ -315,20 +323,25 @@ S2R_HD void CheckHealth(const ModelView& m, const StateView& s, int world, Works
   s.status(world) |= status;
 }
 
+template <unsigned kFeatures = kStepAll>
 S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Workspace* ws) {
+  constexpr bool kBlocks = (kFeatures & kStepJointBlocks) != 0;
+  constexpr bool kSlides = (kFeatures & kStepSlideTrees) != 0;
+  constexpr bool kTrees = (kFeatures & kStepTrees) != 0;
   if (s.status(world) != kWorldOk) return;
   const Real h = m.timestep / Real(m.substeps);
 
   // bodies at the step start, derived quantities from the current parameters
   for (int b = 0; b < m.nbody; ++b) LoadSolverBody(m, s, world, b, &ws->bodies[b]);
   Vec3 gravity = LoadVec3(m.gravity.At(world));
-  ReducedSet red = MakeReducedSet(m, ws->bodies, ws->reduced, ws->reduced_valid);
-  red.tree = MakeTreeSet(m, ws->bodies, ws->tree);
-  if (!PrepareReduced(m, world, red, gravity)) {  // a slide tree without mass along an axis
+  ReducedSet red;
+  if (kSlides) red = MakeReducedSet(m, ws->bodies, ws->reduced, ws->reduced_valid);
+  if (kTrees) red.tree = MakeTreeSet(m, ws->bodies, ws->tree);
+  if (kSlides && !PrepareReduced(m, world, red, gravity)) {  // a slide tree without mass along an axis
     s.status(world) |= kWorldNonFinite;
     return;
   }
-  if (!PrepareTree(m, world, red.tree, gravity)) {  // an articulated tree M cannot be factored
+  if (kTrees && !PrepareTree(m, world, red.tree, gravity)) {  // an articulated tree M cannot be factored
     s.status(world) |= kWorldNonFinite;
     return;
   }
@@ -348,8 +361,8 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
   // same feature pair; failing that (clipping can renumber the points of a face contact when the
   // faces are exactly aligned), from the nearest point of the same geom pair within the match
   // radius
-  int ncon = CollideWorld(m, s, world, ws);
-  if (red.count > 0) {
+  int ncon = CollideWorld<kFeatures>(m, s, world, ws);
+  if (kSlides && red.count > 0) {
     // the tree bodies that take linear impulses this step: in contact, or site-actuated
     uint32_t mask = 0;
     for (int c = 0; c < ncon; ++c) {
@@ -383,7 +396,7 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
     ContactConstraint* cc = &ws->constraints[c];
     cc->body_a = m.geom_body[pt.geom_a];
     cc->body_b = m.geom_body[pt.geom_b];
-    PrepareContactPoint(red, cc, ws->bodies[cc->body_a], ws->bodies[cc->body_b], pt.point,
+    PrepareContactPoint<kTrees>(red, cc, ws->bodies[cc->body_a], ws->bodies[cc->body_b], pt.point,
                         pt.normal, pt.separation);
     cc->restitution = Max(restitution[pt.geom_a], restitution[pt.geom_b]);
     cc->normal_impulse = Real(0);
@@ -424,14 +437,14 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
     ContactManifold* mf = &ws->manifolds[nman++];
     const SolverBody& a = ws->bodies[ws->constraints[first].body_a];
     const SolverBody& b = ws->bodies[ws->constraints[first].body_b];
-    PrepareManifold(red, mf, ws->constraints, first, c - first, a, b);
+    PrepareManifold<kTrees>(red, mf, ws->constraints, first, c - first, a, b);
     int ga = ws->contacts[first].geom_a, gb = ws->contacts[first].geom_b;
     mf->friction = Max(friction[ga], friction[gb]);
     WarmStartManifoldFriction(mf, old, nold, ga, gb, a.com + mf->anchor_a, h);
   }
 
-  int lock_rows = TotalBlockRows(m);
-  bool together = lock_rows > 0 && lock_rows <= kMaxTreeLockRows && ws->lock_factor != nullptr;
+  int lock_rows = kBlocks ? TotalBlockRows(m) : 0;
+  bool together = kBlocks && lock_rows > 0 && lock_rows <= kMaxTreeLockRows && ws->lock_factor != nullptr;
   Real* act_impulse = s.actuator_impulse(world);
   bool axes_through_locks = false;  // AxisInvMassThroughLocks done this step
   for (int sub = 0; sub < m.substeps; ++sub) {
@@ -442,14 +455,15 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
       if (m.joint_type[j] == kJointFree) continue;
       const SolverBody& a = ws->bodies[m.joint_parent[j]];
       const SolverBody& b = ws->bodies[m.joint_body[j]];
-      if (b.reduced >= 0) {  // no lock block; its tree's response is per step
+      if (kSlides && b.reduced >= 0) {  // no lock block; its tree's response is per step
         ReducedJointFrame(red, b.reduced, a, b, &ws->joint_frame[j]);
         continue;
       }
-      if (b.tree >= 0) {
+      if (kTrees && b.tree >= 0) {
         TreeJointFrame(red.tree, b.tree, &ws->joint_frame[j]);
         continue;
       }
+      if (!kBlocks) continue;  // the model has no joint outside the trees
       JointFrame f = ComputeJointFrame(m, j, a, b);
       ws->joint_frame[j] = f;
       bool axial = m.joint_type[j] == kJointHinge || m.joint_type[j] == kJointSlide;
@@ -457,12 +471,12 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
       PrepareJointBlock(m, j, f, a, b, ws->joint_factor + j * kJointFactorSize, !together);
     }
     ws->locks_together =
-        together && PrepareLocksTogether(m, world, ws->joint_frame, ws->bodies, ws->lock_factor,
+        kBlocks && together && PrepareLocksTogether(m, world, ws->joint_frame, ws->bodies, ws->lock_factor,
                                           ws->lock_scratch + 2 * lock_rows);
     // the axis rows' effective masses and lock couplings through the locks change slowly with
     // the configuration: once per step, at the first substep whose locks factor (a stale value
     // only slows convergence; the locks are solved exactly in every pass)
-    if (ws->locks_together && !axes_through_locks) {
+    if (kBlocks && ws->locks_together && !axes_through_locks) {
       axes_through_locks = true;
       for (int j = 0; j < m.njoint; ++j) {
         int type = m.joint_type[j];
@@ -476,7 +490,7 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
             ws->lock_scratch, coupling);
       }
     }
-    if (together && !ws->locks_together) {  // singular: fall back to per-joint blocks
+    if (kBlocks && together && !ws->locks_together) {  // singular: fall back to per-joint blocks
       for (int j = 0; j < m.njoint; ++j) {
         if (m.joint_type[j] == kJointFree || JointIsReduced(m, j)) continue;
         PrepareJointBlock(m, j, ws->joint_frame[j], ws->bodies[m.joint_parent[j]],
@@ -487,29 +501,30 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
     for (int b = 1; b < m.nbody; ++b) {
       IntegrateVelocity(&ws->bodies[b], gravity, Vec3{0, 0, 0}, Vec3{0, 0, 0}, h);
     }
-    ReducedIntegrateVelocity(red, h);
-    if (!TreeRefreshDynamics(m, world, red.tree, gravity, sub > 0)) {
+    if (kSlides) ReducedIntegrateVelocity(red, h);
+    if (kTrees && !TreeRefreshDynamics(m, world, red.tree, gravity, sub > 0)) {
       s.status(world) |= kWorldNonFinite;
       return;
     }
-    TreeIntegrateVelocity(red.tree, h);
+    if (kTrees) TreeIntegrateVelocity(red.tree, h);
     ApplyGravityCompensation(m, world, ws, red, gravity, h);
-    ApplyExplicitActuators(m, s, world, ws, red, h);
+    ApplyExplicitActuators<kTrees>(m, s, world, ws, red, h);
     // warm start
     for (int j = 0; j < m.njoint; ++j) {
       if (m.joint_type[j] == kJointFree) continue;
       SolverBody* a = &ws->bodies[m.joint_parent[j]];
       SolverBody* b = &ws->bodies[m.joint_body[j]];
       const JointFrame& f = ws->joint_frame[j];
-      if (b->reduced >= 0 || b->tree >= 0) {
+      if ((kSlides && b->reduced >= 0) || (kTrees && b->tree >= 0)) {
         const Real* imp = s.joint_impulse(world, j);
         Real along = imp[kSlotLowerLimit] - imp[kSlotUpperLimit] + imp[kSlotDamping] +
                      imp[kSlotFrictionLoss];
         for (int i = m.joint_actuator[j]; i >= 0; i = m.actuator_next[i]) along += act_impulse[i];
-        if (b->reduced >= 0) ReducedJointImpulse(red, b->reduced, along);
-        else if (m.joint_type[j] != kJointWeld) TreeJointImpulse(red.tree, b->tree, along);
+        if (kSlides && b->reduced >= 0) ReducedJointImpulse(red, b->reduced, along);
+        else if (kTrees && m.joint_type[j] != kJointWeld) TreeJointImpulse(red.tree, b->tree, along);
         continue;
       }
+      if (!kBlocks) continue;  // the model has no joint outside the trees
       WarmStartJoint(m, j, f, s.joint_impulse(world, j), a, b);
       for (int i = m.joint_actuator[j]; i >= 0; i = m.actuator_next[i]) {
         RowApply(AxisRow(m, j, f), a, b, act_impulse[i]);
@@ -517,25 +532,25 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
     }
     for (int k = 0; k < nman; ++k) {
       const ContactManifold& mf = ws->manifolds[k];
-      WarmStartManifold(red, mf, ws->constraints, &ws->bodies[mf.body_a], &ws->bodies[mf.body_b]);
+      WarmStartManifold<kTrees>(red, mf, ws->constraints, &ws->bodies[mf.body_a], &ws->bodies[mf.body_b]);
     }
     // solve, integrate, relax
-    SolveAll(m, s, world, ws, red, nman, soft, true, h);
-    TreeCorrectBias(m, world, red.tree, gravity, h);
+    SolveAll<kFeatures>(m, s, world, ws, red, nman, soft, true, h);
+    if (kTrees) TreeCorrectBias(m, world, red.tree, gravity, h);
     SyncTreeVelocities(red);
     for (int b = 1; b < m.nbody; ++b) IntegratePosition(&ws->bodies[b], h);
-    TreeIntegratePosition(red.tree, h);
-    SolveAll(m, s, world, ws, red, nman, soft, false, h);
+    if (kTrees) TreeIntegratePosition(red.tree, h);
+    SolveAll<kFeatures>(m, s, world, ws, red, nman, soft, false, h);
   }
 
   // restitution once per step, against the approach speed at the step start
   Real threshold = m.restitution_threshold.At(world)[0];
   for (int c = 0; c < ncon; ++c) {
     ContactConstraint* cc = &ws->constraints[c];
-    ApplyRestitution(red, cc, &ws->bodies[cc->body_a], &ws->bodies[cc->body_b], threshold);
+    ApplyRestitution<kTrees>(red, cc, &ws->bodies[cc->body_a], &ws->bodies[cc->body_b], threshold);
   }
   SyncTreeVelocities(red);  // the relax pass and restitution moved q-dot
-  TreeFinishStep(m, red.tree);  // poses from q, velocities from q-dot
+  if (kTrees) TreeFinishStep(m, red.tree);  // poses from q, velocities from q-dot
 
   // store: contact forces (of the last substep), actuator forces, bodies
   Contact* out = s.contacts(world);
@@ -587,6 +602,7 @@ S2R_HD void ApplyDelayedAction(const ModelView& m, const StateView& s, int world
   }
 }
 
+template <unsigned kFeatures = kStepAll>
 S2R_HD void ControlStep(const ModelView& m, const StateView& s, int world, Workspace* ws,
                         const Real* action) {
   if (s.status(world) != kWorldOk) return;
@@ -606,7 +622,7 @@ S2R_HD void ControlStep(const ModelView& m, const StateView& s, int world, Works
     } else if (k == 0 || k == whole || k == whole + 1) {
       ApplyDelayedAction(m, s, world, older, k < whole ? Real(1) : k == whole ? fraction : Real(0));
     }
-    PhysicsStep(m, s, world, ws);
+    PhysicsStep<kFeatures>(m, s, world, ws);
   }
   s.control_step(world) = step + 1;
 }

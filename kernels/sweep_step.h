@@ -124,9 +124,10 @@ S2R_HD void SweepWorldAfter(const SweepStepArgs& a, const ModelView& m, const St
   }
 }
 
+template <unsigned kFeatures = kStepAll>
 S2R_HD void SweepWorldStep(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, Workspace* ws) {
   Real* act = SweepWorldBefore(a, m, s, w, ws);
-  ControlStep(m, s, w, ws, act);
+  ControlStep<kFeatures>(m, s, w, ws, act);
   SweepWorldAfter(a, m, s, w);
 }
 
