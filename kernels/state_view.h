@@ -56,6 +56,8 @@ enum JointSlot : int {
   X(ROWS, joint_impulse, Real, v.njoint, kJointImpulseSlots, "N s", 0,                            \
     "joint rows' warm start (JointSlot)")                                                          \
   X(BLOCK, actuator_impulse, Real, 1, v.nactuator, "N s", 0, "implicit actuator warm start")      \
+  X(BLOCK, equality_impulse, Real, 1, v.nequality, "N s or N m s", 0,                             \
+    "equality couplings' warm start (generalized impulse on joint1)")                             \
   X(BLOCK, actuator_force, Real, 1, v.nactuator, "N or N m", 0,                                   \
     "actuator force in the last substep")                                                         \
   X(BLOCK, contacts, Contact, 1, v.max_contacts, "", 0, "contacts after the last step")           \
@@ -70,6 +72,7 @@ struct StateView {
   int32_t nbody = 0;
   int32_t nactuator = 0;
   int32_t njoint = 0;
+  int32_t nequality = 0;
   int32_t max_contacts = 0;
   int32_t latency_capacity = 1;
 
@@ -108,6 +111,7 @@ S2R_HD StateView StateDims(const ModelView& m, int nworld) {
   v.nbody = m.nbody;
   v.nactuator = m.nactuator;
   v.njoint = m.njoint;
+  v.nequality = m.nequality;
   v.max_contacts = m.max_contacts;
   v.latency_capacity = m.latency_capacity;
   return v;
