@@ -56,8 +56,6 @@ enum JointSlot : int {
   X(ROWS, joint_impulse, Real, v.njoint, kJointImpulseSlots, "N s", 0,                            \
     "joint rows' warm start (JointSlot)")                                                          \
   X(BLOCK, actuator_impulse, Real, 1, v.nactuator, "N s", 0, "implicit actuator warm start")      \
-  X(BLOCK, equality_impulse, Real, 1, v.nequality, "N s or N m s", 0,                             \
-    "equality couplings' warm start (generalized impulse on joint1)")                             \
   X(BLOCK, actuator_force, Real, 1, v.nactuator, "N or N m", 0,                                   \
     "actuator force in the last substep")                                                         \
   X(BLOCK, contacts, Contact, 1, v.max_contacts, "", 0, "contacts after the last step")           \
@@ -65,7 +63,9 @@ enum JointSlot : int {
   X(SCALAR, contact_overflow, int64_t, 1, 1, "1", 0, "points dropped for lack of capacity, total")\
   X(SCALAR, status, int32_t, 1, 1, "1", 0, "WorldStatus bits")                                    \
   X(SCALAR, control_step, int64_t, 1, 1, "1", 0, "control steps taken since reset")               \
-  X(SCALAR, time, Real, 1, 1, "s", 0, "simulated time since reset")
+  X(SCALAR, time, Real, 1, 1, "s", 0, "simulated time since reset")                             \
+  X(BLOCK, equality_impulse, Real, 1, v.nequality, "N s or N m s", 0,                             \
+    "equality couplings' warm start (generalized impulse along the coupling row)")
 
 struct StateView {
   int32_t nworld = 0;
