@@ -188,9 +188,11 @@ TEST(MjcfInclude, MissingFilesAndCyclesNameTheChain) {
 }
 
 TEST(MjcfInclude, BuiltinScenesIncludeOnlyBuiltinFiles) {
-  // panda_pick includes franka_emika_panda/mjx_panda_s2r.xml, a built-in file
+  // panda_pick includes franka_emika_panda/mjx_panda.xml (Menagerie's, unchanged), a built-in file
   Model m = LoadScene("builtin:panda_pick");
   EXPECT_GE(m.BodyId("hand"), 0);
+  EXPECT_EQ(m.nequality(), 1);  // the finger coupling
+  EXPECT_EQ(m.nactuator(), 8);
   EXPECT_GE(m.BodyId("box_red"), 0);
   // a built-in scene cannot reach the file system
   std::string msg = ErrorOf([] {
