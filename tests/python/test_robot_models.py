@@ -356,3 +356,71 @@ def test_mjx_panda_unchanged_fingers_centre_a_box_like_mujoco(tmp_path):
     assert abs(box[0] - centre) < 2e-3
     assert abs(box[0] - box[1]) < 2e-3
     assert coupling < 1e-5
+
+
+TENDON_GRIPPER = """<mujoco>
+  <option timestep="0.002"/>
+  <worldbody>
+    <body name="palm" pos="0 0 0.5">
+      <geom type="box" size="0.05 0.02 0.02" mass="1" contype="0" conaffinity="0"/>
+      <body name="left" pos="0.01 0 -0.05">
+        <joint name="a" type="slide" axis="1 0 0" range="0 0.04" damping="2"/>
+        <geom type="box" size="0.005 0.01 0.03" mass="0.1" contype="0" conaffinity="0"/>
+      </body>
+      <body name="right" pos="-0.01 0 -0.05">
+        <joint name="b" type="slide" axis="-1 0 0" range="0 0.04" damping="2"/>
+        <geom type="box" size="0.005 0.01 0.03" mass="0.1" contype="0" conaffinity="0"/>
+      </body>
+    </body>
+  </worldbody>
+  <tendon>
+    <fixed name="split"><joint joint="a" coef="0.5"/><joint joint="b" coef="0.5"/></fixed>
+  </tendon>
+  <equality><joint joint1="a" joint2="b" solref="0.005 1"/></equality>
+  <actuator>
+    <position name="grip" tendon="split" kp="100" kv="5" ctrlrange="0 0.04" forcerange="-3 3"/>
+  </actuator>
+</mujoco>
+"""
+
+
+def test_tendon_servo_gripper_matches_mujoco(tmp_path):
+    """Menagerie panda.xml's gripper pattern on a fixed palm: a fixed tendon split = (a + b) / 2,
+    the equality a = b and one position servo on the tendon (force-limited at 3 N, so it saturates
+    at the start). Control 0.035 m for 0.5 s, then 0.01 m. Tolerance: both finger coordinates
+    within 0.5 mm of MuJoCo's at every 20 ms sample over 1 s (measured 0.25 mm), and |a - b| < 10 um
+    in s2r."""
+    scene = tmp_path / "gripper.xml"
+    scene.write_text(TENDON_GRIPPER)
+    hz, duration = 50.0, 1.0
+    n = round(duration * hz)
+    ctrl = lambda t: 0.035 if t < 0.5 else 0.01
+    actions = tmp_path / "actions.csv"
+    actions.write_text("time,grip\n" + "".join(f"{k / hz},{ctrl(k / hz)}\n" for k in range(n + 1)))
+    out = tmp_path / "traj.csv"
+    proc = subprocess.run([S2R_BIN, "rollout", str(scene), "--duration", str(duration), "--out", str(out),
+                           "--actions", str(actions)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    lines = out.read_text().splitlines()
+    col = {h: i for i, h in enumerate(lines[0].split(","))}
+    rows = np.array([[float(x) for x in line.split(",")] for line in lines[1:]])
+    # body origins: left at x = 0.01 + a, right at x = -0.01 - b
+    s2r_a = rows[:, col["left.px"]] - 0.01
+    s2r_b = -0.01 - rows[:, col["right.px"]]
+
+    mj = mujoco.MjModel.from_xml_string(TENDON_GRIPPER)
+    data = mujoco.MjData(mj)
+    substeps = round(1 / (hz * mj.opt.timestep))
+    ref = [(data.qpos[0], data.qpos[1])]
+    for k in range(1, n + 1):
+        data.ctrl[0] = ctrl((k - 1) / hz)
+        for _ in range(substeps):
+            mujoco.mj_step(mj, data)
+        ref.append((data.qpos[0], data.qpos[1]))
+    ref = np.array(ref)
+    err = max(np.abs(s2r_a - ref[:, 0]).max(), np.abs(s2r_b - ref[:, 1]).max())
+    print(f"tendon gripper: worst finger difference {err * 1e3:.3f} mm; s2r at 0.5 s {s2r_a[25]:.5f}, "
+          f"1 s {s2r_a[-1]:.5f} (MuJoCo {ref[25, 0]:.5f}, {ref[-1, 0]:.5f})")
+    assert abs(ref[25, 0] - 0.035) < 2e-3 and abs(ref[-1, 0] - 0.01) < 2e-3  # the servo moved them
+    assert err < 5e-4
+    assert np.abs(s2r_a - s2r_b).max() < 1e-5
