@@ -18,7 +18,8 @@
 //   type        element type: Real or int32_t
 //   entity      what the leading dimension counts: Body, Geom, Joint, Actuator, Site, Pair,
 //               Reduced (bodies of slide trees), Tree (bodies of articulated trees), HullVert (mesh
-//               hull vertices), or None (one set per model / world)
+//               hull vertices), Equality (<equality><joint> couplings), Tendon (fixed tendons),
+//               Wrap (the joint terms of fixed tendons), or None (one set per model / world)
 //   per         values per entity
 //   components  names of those values, space separated ("" when per is 1 or they have none);
 //               a component is addressed by name or index (`gravity.z`, `actuator_gear[a].0`)
@@ -84,6 +85,12 @@ namespace s2r {
   X(hull_vert, Real, HullVert, 3, Input,                                                          \
     "convex hull vertices of the mesh geoms, each in its geom frame, m")                          \
   X(site_quat, Real, Site, 4, Input, "site orientation in its body frame")                        \
+  X(equality_joint, int32_t, Equality, 2, Input,                                                  \
+    "joint1 and joint2 of an <equality><joint> (joint2 -1: joint1 held at polycoef a0)")           \
+  X(equality_active, int32_t, Equality, 1, Input, "1 if the coupling is enforced (MJCF active)")  \
+  X(tendon_wrap, int32_t, Tendon, 2, Input, "first wrap_joint row of a fixed tendon and its count")\
+  X(wrap_joint, int32_t, Wrap, 1, Input, "joint of each fixed-tendon term")                       \
+  X(wrap_coef, Real, Wrap, 1, Input, "coefficient of each term: tendon length = sum coef q")      \
   X(pair_geom, int32_t, Pair, 2, Derived,                                                         \
     "candidate collision pairs (geom indices, first < second) after contype/conaffinity, "        \
     "parent and exclude filtering")                                                               \
@@ -95,7 +102,10 @@ namespace s2r {
   X(tree_parent, int32_t, Tree, 1, Derived, "tree rank of the parent, -1 if it is fixed")         \
   X(joint_actuator, int32_t, Joint, 1, Derived,                                                   \
     "first position/velocity actuator on the joint, -1 if none (list through actuator_next)")     \
-  X(actuator_next, int32_t, Actuator, 1, Derived, "next actuator on the same joint, -1 at end")   \
+  X(tendon_actuator, int32_t, Tendon, 1, Derived,                                                 \
+    "first position/velocity actuator on the tendon, -1 if none (list through actuator_next)")    \
+  X(actuator_next, int32_t, Actuator, 1, Derived,                                                 \
+    "next actuator on the same joint or tendon, -1 at end")                                      \
   X(joint_pos_parent, Real, Joint, 3, Derived, "joint anchor in the parent body frame, m")        \
   X(joint_axis_parent, Real, Joint, 3, Derived, "unit joint axis in the parent body frame")       \
   X(joint_qrel0, Real, Joint, 4, Derived, "parent^-1 * child rotation at q = 0")
@@ -171,12 +181,18 @@ namespace s2r {
   X(max_linear_speed, Real, None, 1, "", "m/s", Positive, "s2r_max_linear_speed", (100),          \
     "a body faster than this freezes its world as runaway")                                      \
   X(body_gravcomp, Real, Body, 1, "", "1", NonNegative, "", (0),                                  \
-    "gravity compensation: a force -gravcomp m g at the COM (MJCF body gravcomp; 1 cancels gravity)")
+    "gravity compensation: a force -gravcomp m g at the COM (MJCF body gravcomp; 1 cancels gravity)") \
+  X(equality_polycoef, Real, Equality, 5, "a0 a1 a2 a3 a4", "m or rad", Finite, "", (0, 1, 0, 0, 0), \
+    "joint coupling q1 = a0 + a1 q2 + a2 q2^2 + a3 q2^3 + a4 q2^4 (MJCF polycoef)")              \
+  X(equality_solref, Real, Equality, 2, "timeconst dampratio", "s, 1", Positive, "", (0.02, 1),   \
+    "how fast a coupling error is corrected: a spring of frequency 1 / (2 pi timeconst dampratio) " \
+    "and damping ratio dampratio (MJCF solref)")
 
 // --- what the columns mean ----------------------------------------------------------------------
 
 enum class Entity : int32_t {
-  kNone, kBody, kGeom, kJoint, kActuator, kSite, kPair, kReduced, kHullVert, kTree
+  kNone, kBody, kGeom, kJoint, kActuator, kSite, kPair, kReduced, kHullVert, kTree, kEquality,
+  kTendon, kWrap
 };
 enum class FieldClass : int32_t { kOption, kTopology, kParam };
 enum class FieldType : int32_t { kReal, kInt32 };

@@ -51,6 +51,7 @@ enum ActuatorType : int32_t {
 enum TransmissionType : int32_t {
   kTransmissionJoint = 0,  // length = gear[0] * q
   kTransmissionSite = 1,   // wrench gear[0:3] force, gear[3:6] torque, in the site frame
+  kTransmissionTendon = 2, // length = gear[0] * (fixed tendon length sum coef q)
 };
 
 struct ModelView {
@@ -64,6 +65,9 @@ struct ModelView {
   int32_t nreduced = 0;   // bodies of slide trees stepped in reduced coordinates (solver_reduced.h)
   int32_t nhullvert = 0;  // mesh hull vertices of all mesh geoms (hull_vert rows)
   int32_t ntree = 0;      // bodies of hinge/slide trees in reduced coordinates (solver_tree.h)
+  int32_t nequality = 0;  // <equality><joint> couplings (solver_coupling.h)
+  int32_t ntendon = 0;    // fixed tendons
+  int32_t nwrap = 0;      // joint terms of all fixed tendons (wrap_joint rows)
 
   // --- scene-wide options (S2R_MODEL_OPTIONS) and what follows from them ---
 #define S2R_VIEW_OPTION(name, type, unit, bound, max, custom, defaults, description) \
@@ -98,6 +102,9 @@ S2R_HD int32_t EntityCount(const ModelView& m, Entity e) {
     case Entity::kReduced: return m.nreduced;
     case Entity::kHullVert: return m.nhullvert;
     case Entity::kTree: return m.ntree;
+    case Entity::kEquality: return m.nequality;
+    case Entity::kTendon: return m.ntendon;
+    case Entity::kWrap: return m.nwrap;
     default: return 1;
   }
 }

@@ -372,13 +372,17 @@ S2R_HD int AxisPrepSize(const ModelView& m) {
   return kActuatorPrepSize * m.nactuator + kJointPrepSize * m.njoint + 1;
 }
 
+// position and velocity actuators on a joint or a fixed tendon: implicit rows in joint space
 S2R_HD bool ActuatorIsImplicit(const ModelView& m, int i) {
-  return m.actuator_trntype[i] == kTransmissionJoint && m.actuator_type[i] != kActuatorMotor;
+  return (m.actuator_trntype[i] == kTransmissionJoint || m.actuator_trntype[i] == kTransmissionTendon) &&
+         m.actuator_type[i] != kActuatorMotor;
 }
 
 // Position / velocity actuator i on its joint is one implicit spring-damper row along the axis:
 // length = g q, force = kp (u - g q) - kv g qdot  =>  generalized force g * force, clamped to the
-// force range. `ctrl`: the world's controls for this step.
+// force range. On a fixed tendon q is the tendon length L = sum coef q_k and the row runs along
+// the tendon's joint-space direction (solver_coupling.h). `ctrl`: the world's controls for this
+// step.
 S2R_HD void PrepareAxisRows(const ModelView& m, int world, const Real* ctrl, Real h, Real* prep) {
   for (int i = 0; i < m.nactuator; ++i) {
     Real* p = prep + kActuatorPrepSize * i;
@@ -421,6 +425,30 @@ S2R_HD void PrepareAxisRows(const ModelView& m, int world, const Real* ctrl, Rea
 // and limits. q: joint coordinate; cdot: its velocity; w: the axis row's inverse effective mass.
 // They share one Jacobian, so after an impulse p the velocity is cdot + w p: each row updates
 // cdot analytically. Returns the total impulse for the caller to apply along the axis.
+// The implicit actuators of one list (a joint's or a tendon's, through actuator_next, from
+// `first`) on a row of coordinate q, velocity *cdot and inverse effective mass w: each a
+// spring-damper clamped to its force range. Updates *cdot; returns the total impulse.
+S2R_HD Real SolveActuatorRows(const ModelView& m, int first, Real q, Real* cdot, Real w,
+                              const Real* prep, Real* act_impulse) {
+  Real applied = Real(0);
+  for (int i = first; i >= 0; i = m.actuator_next[i]) {
+    const Real* p = prep + kActuatorPrepSize * i;
+    Real gamma = p[kActPrepGamma];
+    if (gamma <= Real(0)) continue;
+    // total = acc - (cdot + bias_rate q + offset + gamma acc) / (w + gamma), clamped; all but the
+    // cdot term is off the velocity chain
+    Real acc = act_impulse[i];
+    Real inv_den = Real(1) / (w + gamma);
+    Real base = acc - (p[kActPrepBiasRate] * q + p[kActPrepOffset] + gamma * acc) * inv_den;
+    Real total = Clamp(base - *cdot * inv_den, p[kActPrepLo], p[kActPrepHi]);
+    Real imp = total - acc;
+    act_impulse[i] = total;
+    applied += imp;
+    *cdot += w * imp;
+  }
+  return applied;
+}
+
 S2R_HD Real SolveAxisRows(const ModelView& m, int world, int j, Real q, Real cdot, Real w,
                           Real* impulse, Softness soft, bool use_bias, Real inv_h, Real qdot0,
                           bool armature_row, const Real* prep, Real* act_impulse) {
@@ -432,21 +460,7 @@ S2R_HD Real SolveAxisRows(const ModelView& m, int world, int j, Real q, Real cdo
   // pass only removes the bias velocity of the constraints (limits and locks).
   bool forces = use_bias;
   // actuators on this joint: implicit spring-dampers, clamped to their force range
-  for (int i = forces ? m.joint_actuator[j] : -1; i >= 0; i = m.actuator_next[i]) {
-    const Real* p = prep + kActuatorPrepSize * i;
-    Real gamma = p[kActPrepGamma];
-    if (gamma <= Real(0)) continue;
-    // total = acc - (cdot + bias_rate q + offset + gamma acc) / (w + gamma), clamped; all but the
-    // cdot term is off the velocity chain
-    Real acc = act_impulse[i];
-    Real inv_den = Real(1) / (w + gamma);
-    Real base = acc - (p[kActPrepBiasRate] * q + p[kActPrepOffset] + gamma * acc) * inv_den;
-    Real total = Clamp(base - cdot * inv_den, p[kActPrepLo], p[kActPrepHi]);
-    Real imp = total - acc;
-    act_impulse[i] = total;
-    applied += imp;
-    cdot += w * imp;
-  }
+  if (forces) applied += SolveActuatorRows(m, m.joint_actuator[j], q, &cdot, w, prep, act_impulse);
   // implicit rows driving cdot to `target` with compliance gamma (armature: the substep-start
   // velocity; damping: rest): d_lambda = (target - cdot - gamma acc) / (w + gamma), with the
   // cdot term last so only it is on the velocity chain

@@ -63,13 +63,16 @@ enum JointSlot : int {
   X(SCALAR, contact_overflow, int64_t, 1, 1, "1", 0, "points dropped for lack of capacity, total")\
   X(SCALAR, status, int32_t, 1, 1, "1", 0, "WorldStatus bits")                                    \
   X(SCALAR, control_step, int64_t, 1, 1, "1", 0, "control steps taken since reset")               \
-  X(SCALAR, time, Real, 1, 1, "s", 0, "simulated time since reset")
+  X(SCALAR, time, Real, 1, 1, "s", 0, "simulated time since reset")                             \
+  X(BLOCK, equality_impulse, Real, 1, v.nequality, "N s or N m s", 0,                             \
+    "equality couplings' warm start (generalized impulse along the coupling row)")
 
 struct StateView {
   int32_t nworld = 0;
   int32_t nbody = 0;
   int32_t nactuator = 0;
   int32_t njoint = 0;
+  int32_t nequality = 0;
   int32_t max_contacts = 0;
   int32_t latency_capacity = 1;
 
@@ -108,6 +111,7 @@ S2R_HD StateView StateDims(const ModelView& m, int nworld) {
   v.nbody = m.nbody;
   v.nactuator = m.nactuator;
   v.njoint = m.njoint;
+  v.nequality = m.nequality;
   v.max_contacts = m.max_contacts;
   v.latency_capacity = m.latency_capacity;
   return v;

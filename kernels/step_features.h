@@ -46,6 +46,8 @@ inline unsigned StepFeaturesOf(const ModelView& m) {
     else if (m.body_tree != nullptr && m.body_tree[b] >= 0) f |= kStepTrees;
     else f |= kStepJointBlocks;
   }
+  // equalities and tendons couple articulated trees' joints (solver_coupling.h)
+  if (m.nequality > 0 || m.ntendon > 0) f |= kStepTrees;
   for (int p = 0; p < m.npair; ++p) {
     for (int k = 0; k < 2; ++k) {
       if (m.geom_type[m.pair_geom[2 * p + k]] > kGeomBox) f |= kStepConvex;

@@ -11,6 +11,7 @@
 // A world whose status is non-zero is frozen: every stage returns at once.
 #pragma once
 
+#include "kernels/solver_coupling.h"
 #include "kernels/step_features.h"
 #include "kernels/workspace.h"
 
@@ -66,6 +67,7 @@ S2R_HD void ResetWorld(const ModelView& m, const StateView& s, int world) {
   for (int j = 0; j < m.njoint; ++j) {
     for (int k = 0; k < kJointImpulseSlots; ++k) s.joint_impulse(world, j)[k] = Real(0);
   }
+  for (int e = 0; e < m.nequality; ++e) s.equality_impulse(world)[e] = Real(0);
   for (int i = 0; i < m.nactuator; ++i) {
     s.ctrl(world)[i] = Real(0);
     s.actuator_impulse(world)[i] = Real(0);
@@ -158,6 +160,10 @@ S2R_HD void ApplyExplicitActuators(const ModelView& m, const StateView& s, int w
       if (b->reduced >= 0) ReducedJointImpulse(red, b->reduced, h * gear[0] * force);
       else if (kTrees && b->tree >= 0) TreeJointImpulse(red.tree, b->tree, h * gear[0] * force);
       else RowApply(AxisRow(m, j, ws->joint_frame[j]), a, b, h * gear[0] * force);
+      continue;
+    }
+    if (m.actuator_trntype[i] == kTransmissionTendon) {  // motor on a fixed tendon
+      if (kTrees) s.actuator_force(world)[i] = ApplyTendonMotor(m, world, red.tree, i, ctrl[i], h);
       continue;
     }
     // site transmission: wrench gear (force, torque) in the site frame, scaled by the force
@@ -307,6 +313,11 @@ S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspac
     SolveLocksTogether(m, world, ws->joint_frame, ws->bodies, s.joint_impulse(world, 0),
                        ws->lock_factor, ws->lock_scratch + 2 * rows, ws->lock_scratch, soft.joint,
                        use_bias, ws->joint_qdot0);
+  }
+  // tendon actuators and equalities, in the trees' joint space (solver_coupling.h)
+  if (kTrees && (m.nequality > 0 || m.ntendon > 0)) {
+    SolveCouplings(m, world, red.tree, s.equality_impulse(world), ws->axis_prep, act_impulse,
+                   use_bias, h);
   }
 }
 
@@ -529,6 +540,9 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
       for (int i = m.joint_actuator[j]; i >= 0; i = m.actuator_next[i]) {
         RowApply(AxisRow(m, j, f), a, b, act_impulse[i]);
       }
+    }
+    if (kTrees && (m.nequality > 0 || m.ntendon > 0)) {
+      WarmStartCouplings(m, world, red.tree, s.equality_impulse(world), act_impulse);
     }
     for (int k = 0; k < nman; ++k) {
       const ContactManifold& mf = ws->manifolds[k];

@@ -44,6 +44,9 @@ const char* EntityPlural(Entity e) {
     case Entity::kReduced: return "reduced bodies";
     case Entity::kHullVert: return "hull vertices";
     case Entity::kTree: return "tree bodies";
+    case Entity::kEquality: return "equalities";
+    case Entity::kTendon: return "tendons";
+    case Entity::kWrap: return "tendon terms";
     default: return "models";
   }
 }
@@ -99,6 +102,9 @@ const char* EntityName(Entity e) {
     case Entity::kReduced: return "reduced";
     case Entity::kHullVert: return "hull_vert";
     case Entity::kTree: return "tree";
+    case Entity::kEquality: return "equality";
+    case Entity::kTendon: return "tendon";
+    case Entity::kWrap: return "wrap";
     default: return "model";
   }
 }

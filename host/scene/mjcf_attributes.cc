@@ -113,16 +113,16 @@ const std::vector<AttrSpec>* SchemaFor(const std::string& tag) {
         Reals("mass", 1, 1), Reals("diaginertia", 3, 3), Reals("fullinertia", 6, 6)}},
       {"actuator", {}},
       {"position",
-       {Text("name"), Text("class"), Text("joint"), Text("site"), Reals("gear", 1, 6),
+       {Text("name"), Text("class"), Text("joint"), Text("site"), Text("tendon"), Reals("gear", 1, 6),
         Reals("kp", 1, 1), Reals("kv", 1, 1), Reals("ctrlrange", 2, 2),
         Keyword("ctrllimited", kLimitedKeywords), Reals("forcerange", 2, 2),
         Keyword("forcelimited", kLimitedKeywords), Visual("group")}},
       {"velocity",
-       {Text("name"), Text("class"), Text("joint"), Text("site"), Reals("gear", 1, 6),
+       {Text("name"), Text("class"), Text("joint"), Text("site"), Text("tendon"), Reals("gear", 1, 6),
         Reals("kv", 1, 1), Reals("ctrlrange", 2, 2), Keyword("ctrllimited", kLimitedKeywords),
         Reals("forcerange", 2, 2), Keyword("forcelimited", kLimitedKeywords), Visual("group")}},
       {"motor",
-       {Text("name"), Text("class"), Text("joint"), Text("site"), Reals("gear", 1, 6),
+       {Text("name"), Text("class"), Text("joint"), Text("site"), Text("tendon"), Reals("gear", 1, 6),
         Reals("ctrlrange", 2, 2), Keyword("ctrllimited", kLimitedKeywords),
         Reals("forcerange", 2, 2), Keyword("forcelimited", kLimitedKeywords), Visual("group")}},
       // <general>: mapped onto position / velocity / motor when its law is exactly one of them
@@ -139,6 +139,24 @@ const std::vector<AttrSpec>* SchemaFor(const std::string& tag) {
         Reals("lengthrange", 2, 2), Text("user"), Visual("group")}},
       {"contact", {}},
       {"exclude", {Text("name"), Text("body1"), Text("body2")}},
+      // <equality> defaults and <equality><joint> (ReadEquality, mjcf_load.cc)
+      {"equality",
+       {Keyword("active", "true false"), Reals("solref", 2, 2), Reals("solimp", 3, 5)}},
+      {"equality.section", {}},
+      {"equality.joint",
+       {Text("name"), Text("class"), Keyword("active", "true false"), Reals("solref", 2, 2),
+        Reals("solimp", 3, 5), Text("joint1"), Text("joint2"), Reals("polycoef", 1, 5)}},
+      // <tendon><fixed> and its <joint> terms (ReadTendon, mjcf_load.cc)
+      {"tendon", {}},
+      {"fixed",
+       {Text("name"), Text("class"), Keyword("limited", kLimitedKeywords), Reals("range", 2, 2),
+        Reals("solreflimit", 2, 2), Reals("solimplimit", 3, 5), Reals("solreffriction", 2, 2),
+        Reals("solimpfriction", 3, 5), Reals("frictionloss", 1, 1), Reals("margin", 1, 1),
+        Reals("springlength", 1, 2), Reals("stiffness", 1, 1), Reals("damping", 1, 1),
+        Reals("armature", 1, 1), Keyword("actuatorfrclimited", kLimitedKeywords),
+        Reals("actuatorfrcrange", 2, 2), Text("user"), Visual("rgba"), Visual("material"),
+        Visual("group"), Visual("width")}},
+      {"tendon.joint", {Text("joint"), Reals("coef", 1, 1)}},
       {"keyframe", {}},
       {"key",
        {Text("name"), Reals("time", 1, 1), Reals("qpos", 1, 100000), Reals("qvel", 1, 100000),
@@ -230,8 +248,9 @@ void CheckNoText(const SourceFile& file, pugi::xml_node n) {
   }
 }
 
-void CheckAttributes(const SourceFile& file, pugi::xml_node n, bool in_default) {
-  const std::vector<AttrSpec>* schema = SchemaFor(n.name());
+void CheckAttributes(const SourceFile& file, pugi::xml_node n, bool in_default,
+                     const char* schema_name) {
+  const std::vector<AttrSpec>* schema = SchemaFor(schema_name != nullptr ? schema_name : n.name());
   if (schema == nullptr) file.Fail(n, "unknown element (not in the s2r MJCF subset)");
   std::vector<std::string> seen;
   for (pugi::xml_attribute a : n.attributes()) {

@@ -68,7 +68,9 @@ double ToRadians(double v, AngleUnit unit);
 
 // Fails unless every attribute of `n` is in its element's schema, given once, with valid syntax
 // (and, `in_default`, allowed inside <default>). Fails for an element the subset does not know.
-void CheckAttributes(const SourceFile& file, pugi::xml_node n, bool in_default);
+// `schema`: the schema's name when it is not the tag (an <equality>'s <joint>: "equality.joint").
+void CheckAttributes(const SourceFile& file, pugi::xml_node n, bool in_default,
+                     const char* schema = nullptr);
 // Fails if `n` holds non-blank text.
 void CheckNoText(const SourceFile& file, pugi::xml_node n);
 

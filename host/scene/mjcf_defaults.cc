@@ -45,11 +45,12 @@ void DefaultClasses::ReadDefaults(pugi::xml_node n, int parent) {
       continue;  // visual only
     }
     if (tag != "geom" && tag != "joint" && tag != "site" && tag != "position" &&
-        tag != "velocity" && tag != "motor" && tag != "general" && tag != "mesh") {
+        tag != "velocity" && tag != "motor" && tag != "general" && tag != "mesh" &&
+        tag != "equality") {
       file_.Fail(c,
                  "element not allowed inside <default> (the s2r subset allows geom, joint, site, "
-                 "mesh, general, position, velocity, motor, nested default, and the ignored visual "
-                 "material, camera, light, texture)");
+                 "mesh, equality, general, position, velocity, motor, nested default, and the "
+                 "ignored visual material, camera, light, texture)");
     }
     CheckAttributes(file_, c, true);
     CheckNoText(file_, c);

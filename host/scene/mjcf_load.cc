@@ -46,6 +46,8 @@ class Loader {
   void ReadCompiler(pugi::xml_node n);
   void ReadOption(pugi::xml_node n);
   void ReadExclude(pugi::xml_node n);
+  void ReadEquality(pugi::xml_node section);
+  void ReadTendon(pugi::xml_node section);
   void ReadActuator(pugi::xml_node n);
   void ReadKeyframes(const std::vector<pugi::xml_node>& sections);
   void MapGeneral(pugi::xml_node n, const Layers& general_layers, ActuatorType* type, double* kp,
@@ -56,6 +58,8 @@ class Loader {
   bool gravity_disabled_ = false;  // <flag gravity="disable">
   Model& m_;  // s_.model
   IncludeReader include_reader_;
+  std::vector<pugi::xml_node> equality_nodes_, tendon_nodes_;  // by index, for Finalize's errors
+  std::map<std::string, int> tendon_ids_;
 };
 
 // --- compiler, option ----------------------------------------------------------------------------
@@ -259,6 +263,142 @@ void Loader::ReadExclude(pugi::xml_node n) {
   m_.exclude_body_pairs.emplace_back(ids[0], ids[1]);
 }
 
+// --- equality, tendon -----------------------------------------------------------------------------
+
+// <equality><joint joint1 joint2 polycoef solref solimp active name class/>: q1 = poly(q2)
+// (kernels/solver_coupling.h). connect, weld, tendon and flex equalities are rejected at their line.
+void Loader::ReadEquality(pugi::xml_node section) {
+  CheckAttributes(file_, section, false, "equality.section");
+  CheckNoText(file_, section);
+  for (pugi::xml_node c : section.children()) {
+    if (c.type() != pugi::node_element) continue;
+    std::string tag = c.name();
+    if (tag != "joint") {
+      file_.Fail(c, "<equality><" + tag + "> is not supported by s2r (the subset has joint "
+                    "equalities: joint1 = polycoef(joint2), on joints of reduced-coordinate trees)");
+    }
+    CheckAttributes(file_, c, false, "equality.joint");
+    CheckNoText(file_, c);
+    if (c.first_child()) file_.Fail(c.first_child(), "unexpected child element");
+    int cls = c.attribute("class") ? s_.defaults.ClassIndex(c, "class") : 0;
+    Layers layers = s_.defaults.LayersFor(c, cls, "equality");
+    int joints[2] = {-1, -1};
+    const char* attrs[2] = {"joint1", "joint2"};
+    for (int k = 0; k < 2; ++k) {
+      if (!c.attribute(attrs[k])) {
+        if (k == 0) file_.Fail(c, "missing required attribute 'joint1'");
+        continue;
+      }
+      std::string name = c.attribute(attrs[k]).value();
+      auto it = s_.joint_ids.find(name);
+      if (it == s_.joint_ids.end()) {
+        file_.Fail(c, std::string("attribute '") + attrs[k] + "' names unknown joint " + Quote(name));
+      }
+      int j = it->second;
+      if (m_.joint_type[j] != kJointHinge && m_.joint_type[j] != kJointSlide) {
+        file_.Fail(c, std::string("attribute '") + attrs[k] + "': joint " + Quote(name) +
+                          " is not a hinge or slide joint");
+      }
+      joints[k] = j;
+    }
+    if (joints[0] == joints[1]) file_.Fail(c, "joint1 and joint2 are the same joint");
+    int e = AddEqualityJoint(&m_, c.attribute("name").value(), joints[0], joints[1]);
+    equality_nodes_.push_back(c);
+    double polycoef[5] = {0, 1, 0, 0, 0};
+    if (c.attribute("polycoef")) LayeredReals(Layers{c}, "polycoef", polycoef);
+    for (int k = 0; k < 5; ++k) m_.equality_polycoef[5 * e + k] = static_cast<Real>(polycoef[k]);
+    double solref[2] = {0.02, 1};
+    LayeredReals(layers, "solref", solref);
+    if (!(solref[0] > 0 && solref[1] > 0)) {
+      file_.Fail(c, "attribute 'solref' = " + Num(solref[0]) + " " + Num(solref[1]) +
+                        ": s2r takes a time constant and damping ratio, both > 0 (not MuJoCo's "
+                        "negative stiffness/damping form)" + file_.Origin(Source(layers, "solref")));
+    }
+    for (int k = 0; k < 2; ++k) m_.equality_solref[2 * e + k] = static_cast<Real>(solref[k]);
+    m_.equality_active[e] = LayeredWord(layers, "active", "true") == "true" ? 1 : 0;
+    if (pugi::xml_node src = Source(layers, "solimp")) {
+      s_.Note(src, "equality.solimp",
+              "attribute 'solimp' is not used: an s2r equality is rigid at the velocity level and "
+              "corrects its position error at the rate solref gives (docs/physics.md)");
+    }
+  }
+}
+
+// <tendon><fixed name><joint joint coef/>...</fixed></tendon>: length = sum coef q, for actuator
+// transmissions. Limits, springs, damping, friction loss and armature on a tendon are rejected at
+// their line (s2r has no tendon rows but the actuators'); spatial tendons likewise.
+void Loader::ReadTendon(pugi::xml_node section) {
+  CheckAttributes(file_, section, false);
+  CheckNoText(file_, section);
+  for (pugi::xml_node c : section.children()) {
+    if (c.type() != pugi::node_element) continue;
+    std::string tag = c.name();
+    if (tag != "fixed") {
+      file_.Fail(c, "<tendon><" + tag + "> is not supported by s2r (the subset has fixed tendons: "
+                    "length = sum coef q, as actuator transmissions)");
+    }
+    CheckAttributes(file_, c, false);
+    CheckNoText(file_, c);
+    if (c.attribute("class")) s_.defaults.ClassIndex(c, "class");  // s2r has no tendon defaults
+    for (const char* a : {"stiffness", "damping", "frictionloss", "armature"}) {
+      if (c.attribute(a) && Real1(c, a) != 0) {
+        file_.Fail(c, std::string("attribute '") + a + "' = " + Num(Real1(c, a)) +
+                          ": s2r tendons are actuator transmissions only (no tendon " + a +
+                          "); remove it or set it to 0");
+      }
+    }
+    if (c.attribute("range")) {
+      std::vector<double> range = Reals(c, "range");
+      std::string limited = c.attribute("limited") ? Word(c, "limited") : "auto";
+      bool on = limited == "true" || (limited == "auto" && s_.compiler.autolimits &&
+                                      !(range[0] == 0 && range[1] == 0));
+      if (on) file_.Fail(c, "attribute 'range': s2r has no tendon limits; remove the range");
+    } else if (c.attribute("limited") && Word(c, "limited") == "true") {
+      file_.Fail(c, "attribute 'limited': s2r has no tendon limits");
+    }
+    if (c.attribute("actuatorfrcrange") || c.attribute("actuatorfrclimited")) {
+      file_.Fail(c, "attribute 'actuatorfrcrange': s2r does not clamp the total actuator force on a "
+                    "tendon; use the actuators' forcerange");
+    }
+    for (const char* a : {"margin", "springlength", "solreflimit", "solimplimit", "solreffriction",
+                          "solimpfriction"}) {
+      if (c.attribute(a)) {
+        s_.Note(c, std::string("tendon.") + a,
+                std::string("attribute '") + a + "' is not used (the tendon has no limit, spring "
+                                                 "or friction)");
+      }
+    }
+    std::vector<std::pair<int, Real>> terms;
+    for (pugi::xml_node t : c.children()) {
+      if (t.type() != pugi::node_element) continue;
+      if (std::string(t.name()) != "joint") {
+        file_.Fail(t, "element not allowed inside a fixed tendon (it has joint terms)");
+      }
+      CheckAttributes(file_, t, false, "tendon.joint");
+      CheckNoText(file_, t);
+      if (t.first_child()) file_.Fail(t.first_child(), "unexpected child element");
+      for (const char* a : {"joint", "coef"}) {
+        if (!t.attribute(a)) file_.Fail(t, std::string("missing required attribute '") + a + "'");
+      }
+      std::string name = t.attribute("joint").value();
+      auto it = s_.joint_ids.find(name);
+      if (it == s_.joint_ids.end()) file_.Fail(t, "attribute 'joint' names unknown joint " + Quote(name));
+      int j = it->second;
+      if (m_.joint_type[j] != kJointHinge && m_.joint_type[j] != kJointSlide) {
+        file_.Fail(t, "joint " + Quote(name) + " is not a hinge or slide joint");
+      }
+      for (const auto& prev : terms) {
+        if (prev.first == j) file_.Fail(t, "joint " + Quote(name) + " is already a term of this tendon");
+      }
+      terms.emplace_back(j, static_cast<Real>(Real1(t, "coef")));
+    }
+    if (terms.empty()) file_.Fail(c, "a fixed tendon needs at least one <joint> term");
+    int id = AddFixedTendon(&m_, c.attribute("name").value(), terms);
+    tendon_nodes_.push_back(c);
+    s_.Register(&tendon_ids_, c, "tendon", id);
+  }
+}
+
 // <general>: force = gain ctrl + b0 + b1 length + b2 velocity (dyntype none, gaintype fixed,
 // biastype none or affine). s2r has this law in three forms, and maps a <general> onto the one it
 // is exactly: a position servo (b0 = 0, b1 = -gain, b2 <= 0: kp = gain, kv = -b2), a velocity
@@ -326,16 +466,21 @@ void Loader::ReadActuator(pugi::xml_node n) {
     if (std::string(l.name()) == tag) gain_layers.push_back(l);
   }
 
-  if (n.attribute("tendon")) {
-    file_.Fail(n, "tendon transmissions are not supported by s2r (no <tendon>); drive a joint or "
-                  "a site");
+  bool has_joint = n.attribute("joint"), has_site = n.attribute("site"),
+       has_tendon = n.attribute("tendon");
+  if (int(has_joint) + int(has_site) + int(has_tendon) != 1) {
+    file_.Fail(n, "give exactly one of 'joint', 'tendon' and 'site'");
   }
-  bool has_joint = n.attribute("joint"), has_site = n.attribute("site");
-  if (has_joint == has_site) file_.Fail(n, "give exactly one of 'joint' and 'site'");
-  TransmissionType trn = has_joint ? kTransmissionJoint : kTransmissionSite;
-  std::string target = n.attribute(has_joint ? "joint" : "site").value();
+  TransmissionType trn = has_joint ? kTransmissionJoint : has_tendon ? kTransmissionTendon : kTransmissionSite;
+  std::string target = n.attribute(has_joint ? "joint" : has_tendon ? "tendon" : "site").value();
   int trnid = -1;
-  if (has_joint) {
+  if (has_tendon) {
+    auto it = tendon_ids_.find(target);
+    if (it == tendon_ids_.end()) {
+      file_.Fail(n, "attribute 'tendon' names unknown tendon " + Quote(target));
+    }
+    trnid = it->second;
+  } else if (has_joint) {
     auto it = s_.joint_ids.find(target);
     if (it == s_.joint_ids.end()) {
       file_.Fail(n, "attribute 'joint' names unknown joint " + Quote(target));
@@ -444,15 +589,9 @@ Model Loader::Load() {
       s_.Note(c, "sensor", "<sensor> is not simulated (s2r's observation model reads the state)");
       continue;
     }
-    if (tag == "equality") {
-      file_.Fail(c, "<equality> constraints are not supported by s2r; couple the joints another "
-                    "way (configs/robots/README.md: the trimmed Panda gripper)");
-    }
-    if (tag == "tendon") {
-      file_.Fail(c, "<tendon> is not supported by s2r (no tendon transmissions or tendon limits)");
-    }
     if (tag != "compiler" && tag != "asset" && tag != "option" && tag != "default" && tag != "worldbody" &&
-        tag != "contact" && tag != "actuator" && tag != "custom" && tag != "keyframe") {
+        tag != "contact" && tag != "equality" && tag != "tendon" && tag != "actuator" &&
+        tag != "custom" && tag != "keyframe") {
       file_.Fail(c, "element not supported by the s2r MJCF subset (see docs/mjcf_subset.md)");
     }
     sections[tag].push_back(c);
@@ -487,6 +626,8 @@ Model Loader::Load() {
       ReadExclude(c);
     }
   }
+  for (pugi::xml_node n : sections["equality"]) ReadEquality(n);
+  for (pugi::xml_node n : sections["tendon"]) ReadTendon(n);
   for (pugi::xml_node n : sections["actuator"]) {
     CheckAttributes(file_, n, false);
     CheckNoText(file_, n);
@@ -503,6 +644,14 @@ Model Loader::Load() {
     m_.Finalize();
   } catch (const LoadError&) {
     throw;
+  } catch (const ModelEntityError& e) {
+    // an equality's or a tendon's problem: at its element
+    const std::vector<pugi::xml_node>& nodes = e.entity == Entity::kEquality ? equality_nodes_ : tendon_nodes_;
+    if ((e.entity == Entity::kEquality || e.entity == Entity::kTendon) && e.index >= 0 &&
+        e.index < static_cast<int>(nodes.size())) {
+      file_.Fail(nodes[e.index], e.what());
+    }
+    throw LoadError(file_.name() + ": " + e.what());
   } catch (const std::exception& e) {
     throw LoadError(file_.name() + ": " + e.what());
   }

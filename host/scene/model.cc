@@ -49,6 +49,7 @@ int Model::GeomId(const std::string& name) const { return FindName(geom_name, na
 int Model::JointId(const std::string& name) const { return FindName(joint_name, name); }
 int Model::ActuatorId(const std::string& name) const { return FindName(actuator_name, name); }
 int Model::SiteId(const std::string& name) const { return FindName(site_name, name); }
+int Model::TendonId(const std::string& name) const { return FindName(tendon_name, name); }
 
 int Model::Count(Entity e) const {
   switch (e) {
@@ -61,6 +62,9 @@ int Model::Count(Entity e) const {
     case Entity::kReduced: return nreduced();
     case Entity::kHullVert: return nhullvert();
     case Entity::kTree: return ntree();
+    case Entity::kEquality: return nequality();
+    case Entity::kTendon: return ntendon();
+    case Entity::kWrap: return nwrap();
     default: return 1;
   }
 }
@@ -146,6 +150,8 @@ const std::vector<std::string>* Model::Names(Entity e) const {
     case Entity::kJoint: return &joint_name;
     case Entity::kActuator: return &actuator_name;
     case Entity::kSite: return &site_name;
+    case Entity::kEquality: return &equality_name;
+    case Entity::kTendon: return &tendon_name;
     default: return nullptr;
   }
 }
@@ -198,10 +204,42 @@ void Model::Finalize() {
            std::to_string(first) + " " + std::to_string(count) + ")");
     }
   }
+  // equalities and fixed tendons couple hinge and slide joints
+  auto axial = [&](int j) {
+    return j >= 0 && j < static_cast<int>(nj) &&
+           (joint_type[j] == kJointHinge || joint_type[j] == kJointSlide);
+  };
+  for (int e = 0; e < nequality(); ++e) {
+    int j1 = equality_joint[2 * e], j2 = equality_joint[2 * e + 1];
+    if (!axial(j1) || !(j2 == -1 || axial(j2)) || j1 == j2) {
+      throw ModelEntityError(Entity::kEquality, e, "equality " + std::to_string(e) + " '" + equality_name[e] +
+           "' must couple two different hinge or slide joints (joint2 may be absent)");
+    }
+  }
+  for (int t = 0; t < ntendon(); ++t) {
+    int first = tendon_wrap[2 * t], count = tendon_wrap[2 * t + 1];
+    if (first < 0 || count < 1 || first + count > nwrap()) {
+      throw ModelEntityError(Entity::kTendon, t, "tendon '" + tendon_name[t] + "' has no joint terms (tendon_wrap " +
+                             std::to_string(first) + " " + std::to_string(count) + ")");
+    }
+    for (int w = first; w < first + count; ++w) {
+      if (!axial(wrap_joint[w])) {
+        throw ModelEntityError(Entity::kTendon, t, "tendon '" + tendon_name[t] + "' names a joint that is not a hinge or slide");
+      }
+      for (int v = first; v < w; ++v) {
+        if (wrap_joint[v] == wrap_joint[w]) {
+          throw ModelEntityError(Entity::kTendon, t, "tendon '" + tendon_name[t] + "' names joint '" +
+                                                         joint_name[wrap_joint[w]] + "' twice");
+        }
+      }
+    }
+  }
   for (size_t i = 0; i < na; ++i) {
     int id = actuator_trnid[i];
-    int limit = actuator_trntype[i] == kTransmissionJoint ? static_cast<int>(nj) : static_cast<int>(ns);
-    if (id < 0 || id >= limit) Fail("actuator '" + actuator_name[i] + "' refers to a missing joint or site");
+    int limit = actuator_trntype[i] == kTransmissionJoint    ? static_cast<int>(nj)
+                : actuator_trntype[i] == kTransmissionTendon ? ntendon()
+                                                             : static_cast<int>(ns);
+    if (id < 0 || id >= limit) Fail("actuator '" + actuator_name[i] + "' refers to a missing joint, tendon or site");
     if (actuator_trntype[i] == kTransmissionJoint) {
       int jt = joint_type[id];
       if (jt != kJointHinge && jt != kJointSlide) {
@@ -282,14 +320,38 @@ void Model::Finalize() {
     }
   }
   FindSlideTrees();
+  // couplings act on the joint space of articulated trees (kernels/solver_coupling.h)
+  auto in_tree = [&](Entity kind, int index, const std::string& what, int j) {
+    if (j < 0 || body_tree[joint_body[j]] >= 0) return;
+    throw ModelEntityError(
+        kind, index,
+        what + ": joint '" + joint_name[j] + "' is stepped in maximal coordinates (s2r_reduce_trees = 0, more than " +
+            std::to_string(kMaxTreeDofs) + " tree joints, or a body that is not on a hinge, slide or weld hangs "
+            "from its tree); equality and tendon couplings act only on joints of reduced-coordinate trees");
+  };
+  for (int e = 0; e < nequality(); ++e) {
+    const std::string what = "equality '" + equality_name[e] + "'";
+    in_tree(Entity::kEquality, e, what, equality_joint[2 * e]);
+    in_tree(Entity::kEquality, e, what, equality_joint[2 * e + 1]);
+  }
+  for (int t = 0; t < ntendon(); ++t) {
+    for (int w = tendon_wrap[2 * t]; w < tendon_wrap[2 * t] + tendon_wrap[2 * t + 1]; ++w) {
+      in_tree(Entity::kTendon, t, "tendon '" + tendon_name[t] + "'", wrap_joint[w]);
+    }
+  }
 
-  // each joint's implicit (position, velocity) actuators, in index order
+  // each joint's and tendon's implicit (position, velocity) actuators, in index order
   joint_actuator.assign(nj, -1);
+  tendon_actuator.assign(ntendon(), -1);
   actuator_next.assign(actuator_type.size(), -1);
   for (int i = static_cast<int>(actuator_type.size()) - 1; i >= 0; --i) {
-    if (actuator_trntype[i] != kTransmissionJoint || actuator_type[i] == kActuatorMotor) continue;
-    actuator_next[i] = joint_actuator[actuator_trnid[i]];
-    joint_actuator[actuator_trnid[i]] = i;
+    if (actuator_type[i] == kActuatorMotor) continue;
+    std::vector<int32_t>* first = actuator_trntype[i] == kTransmissionJoint    ? &joint_actuator
+                                  : actuator_trntype[i] == kTransmissionTendon ? &tendon_actuator
+                                                                               : nullptr;
+    if (first == nullptr) continue;
+    actuator_next[i] = (*first)[actuator_trnid[i]];
+    (*first)[actuator_trnid[i]] = i;
   }
 }
 
@@ -320,13 +382,24 @@ void Model::FindSlideTrees() {
     member[b] = body_dynamic[b] && ((axial && (fixed_parent || member[p])) || welded);
     if (member[b]) root[b] = fixed_parent ? b : root[p];
   }
+  // trees whose joints an equality or a fixed tendon couples are stepped as articulated trees
+  // (solver_coupling.h acts on their joint space), slides only or not
+  std::vector<int> coupled(nb, 0);
+  auto mark = [&](int j) {
+    if (j >= 0 && member[joint_body[j]]) coupled[root[joint_body[j]]] = 1;
+  };
+  for (int e = 0; e < nequality(); ++e) {
+    mark(equality_joint[2 * e]);
+    mark(equality_joint[2 * e + 1]);
+  }
+  for (int w = 0; w < nwrap(); ++w) mark(wrap_joint[w]);
   std::vector<int> bad(nb, 0), size(nb, 0), hinge(nb, 0), weld(nb, 0);
   for (int b = 1; b < nb; ++b) {
     int p = body_parent[b];
     if (!member[b] && p > 0 && member[p]) bad[root[p]] = 1;  // something else hangs from the tree
     if (member[b]) {
       ++size[root[b]];
-      if (joint_type[body_joint[b]] == kJointHinge) hinge[root[b]] = 1;
+      if (joint_type[body_joint[b]] == kJointHinge || coupled[root[b]]) hinge[root[b]] = 1;
       if (joint_type[body_joint[b]] == kJointWeld) weld[root[b]] = 1;
     }
   }
@@ -371,6 +444,9 @@ ModelView Model::View() const {
   v.nreduced = nreduced();
   v.nhullvert = nhullvert();
   v.ntree = ntree();
+  v.nequality = nequality();
+  v.ntendon = ntendon();
+  v.nwrap = nwrap();
 #define S2R_VIEW_OPTION(name, ...) v.name = name;
   S2R_MODEL_OPTIONS(S2R_VIEW_OPTION)
 #undef S2R_VIEW_OPTION

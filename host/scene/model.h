@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +29,14 @@ std::vector<T> ModelDefaults(FieldId id) {
   return v;
 }
 
+// A Finalize error about one entity (an equality, a tendon): the MJCF loader turns it into an error
+// at that entity's element.
+struct ModelEntityError : std::runtime_error {
+  ModelEntityError(Entity e, int i, const std::string& what) : std::runtime_error(what), entity(e), index(i) {}
+  Entity entity;
+  int index;
+};
+
 struct Model {
   // --- scene-wide options (S2R_MODEL_OPTIONS), at their defaults ---
 #define S2R_MODEL_OPTION(name, type, unit, bound, max, custom, defaults, description) \
@@ -43,6 +52,8 @@ struct Model {
   std::vector<std::string> joint_name;
   std::vector<std::string> actuator_name;
   std::vector<std::string> site_name;
+  std::vector<std::string> equality_name;  // "" when unnamed
+  std::vector<std::string> tendon_name;
   std::vector<std::pair<int32_t, int32_t>> exclude_body_pairs;  // <contact><exclude>
 
   // --- topology (S2R_MODEL_TOPOLOGY): (entities x per) each; Finalize derives the Derived ones ---
@@ -85,6 +96,9 @@ struct Model {
   int nreduced() const { return static_cast<int>(reduced_body.size()); }
   int nhullvert() const { return static_cast<int>(hull_vert.size() / 3); }
   int ntree() const { return static_cast<int>(tree_body.size()); }
+  int nequality() const { return static_cast<int>(equality_active.size()); }
+  int ntendon() const { return static_cast<int>(tendon_wrap.size() / 2); }
+  int nwrap() const { return static_cast<int>(wrap_joint.size()); }
   // entities of a kind (kNone: 1), and their names (nullptr for kinds without names)
   int Count(Entity e) const;
   const std::vector<std::string>* Names(Entity e) const;
@@ -95,6 +109,7 @@ struct Model {
   int JointId(const std::string& name) const;
   int ActuatorId(const std::string& name) const;
   int SiteId(const std::string& name) const;
+  int TendonId(const std::string& name) const;
 
   // Checks every option and array against kernels/model_fields.h (sizes, finite numbers, bounds)
   // and the indices between them, then derives steps_per_control, latency_capacity and the
@@ -130,6 +145,12 @@ int AddActuator(Model* m, const std::string& name, ActuatorType type, Transmissi
                 int trnid);
 int AddSite(Model* m, const std::string& name, int body, const std::array<Real, 3>& pos,
             const std::array<Real, 4>& quat);
+// An <equality><joint> coupling joint1 = a0 + a1 joint2 + ... (joint2 -1: joint1 held at a0),
+// polycoef (0 1 0 0 0) and solref (0.02 1) as MJCF's defaults; active.
+int AddEqualityJoint(Model* m, const std::string& name, int joint1, int joint2);
+// A fixed tendon: length = sum of coef q over its (joint, coef) terms.
+int AddFixedTendon(Model* m, const std::string& name,
+                   const std::vector<std::pair<int, Real>>& terms);
 // Attaches a convex hull to a mesh geom: its vertices (geom frame, m) are appended to hull_vert,
 // geom_hull points at them and geom_size[0] becomes their bounding radius about the geom origin.
 void SetGeomHull(Model* m, int geom, const std::vector<std::array<Real, 3>>& vertices);

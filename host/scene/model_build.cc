@@ -152,6 +152,30 @@ int AddSite(Model* m, const std::string& name, int body, const std::array<Real, 
   return id;
 }
 
+int AddEqualityJoint(Model* m, const std::string& name, int joint1, int joint2) {
+  int id = m->nequality();
+  m->equality_name.push_back(name);
+  m->equality_joint.push_back(joint1);
+  m->equality_joint.push_back(joint2);
+  m->equality_active.push_back(1);
+  AppendDefaults(m, Entity::kEquality);
+  return id;
+}
+
+int AddFixedTendon(Model* m, const std::string& name,
+                   const std::vector<std::pair<int, Real>>& terms) {
+  int id = m->ntendon();
+  m->tendon_name.push_back(name);
+  m->tendon_wrap.push_back(m->nwrap());
+  m->tendon_wrap.push_back(static_cast<int32_t>(terms.size()));
+  for (const auto& t : terms) {
+    m->wrap_joint.push_back(t.first);
+    m->wrap_coef.push_back(t.second);
+  }
+  AppendDefaults(m, Entity::kTendon);
+  return id;
+}
+
 void SetBodyInertial(Model* m, int body, Real mass, const std::array<Real, 3>& inertia,
                      const std::array<Real, 3>& ipos, const std::array<Real, 4>& iquat) {
   m->body_mass[body] = mass;

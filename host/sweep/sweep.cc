@@ -35,6 +35,13 @@ std::vector<int> MovingBodies(const Model& m) {
 // ones, a force for motors (m / rad by the joint's type)
 std::string ActionUnit(const Model& m, int a) {
   bool slide = m.actuator_trntype[a] == kTransmissionJoint && m.joint_type[m.actuator_trnid[a]] == kJointSlide;
+  if (m.actuator_trntype[a] == kTransmissionTendon) {  // a fixed tendon of slides is a length, m
+    const int t = m.actuator_trnid[a];
+    slide = true;
+    for (int w = m.tendon_wrap[2 * t]; w < m.tendon_wrap[2 * t] + m.tendon_wrap[2 * t + 1]; ++w) {
+      slide = slide && m.joint_type[m.wrap_joint[w]] == kJointSlide;
+    }
+  }
   switch (m.actuator_type[a]) {
     case kActuatorPosition: return slide ? "m" : "rad";
     case kActuatorVelocity: return slide ? "m/s" : "rad/s";

@@ -107,7 +107,7 @@ TEST(Cli, MalformedSceneFailsWithFileAndLine) {
 }
 
 TEST(Cli, UnknownElementFailsNamingIt) {
-  std::string scene = Write("tendon.xml", "<mujoco>\n  <worldbody/>\n  <tendon/>\n</mujoco>\n");
+  std::string scene = Write("tendon.xml", "<mujoco>\n  <worldbody/>\n  <tendon><spatial/></tendon>\n</mujoco>\n");
   RunResult r = RunS2r("rollout " + scene + " --duration 0.1 --out " + TempPath("bad6.csv"));
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find(scene + ":3:"), std::string::npos) << r.output;

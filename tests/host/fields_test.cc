@@ -372,7 +372,7 @@ TEST(Fields, StateLayoutMatchesTheEngineState) {
   opt.threads = 1;
   Engine e(PickLift(), opt);
   std::vector<StateArrayInfo> layout = StateLayout(e.view());
-  ASSERT_EQ(layout.size(), 15u);
+  ASSERT_EQ(layout.size(), 16u);
   const HostState& s = e.state();
   auto per_world = [](const StateArrayInfo& a) {
     int64_t n = 1;

@@ -476,9 +476,9 @@ TEST(MjcfLoad, ActuatorErrors) {
   EXPECT_TRUE(FailsWith(head + "  <motor name='a' site='nope'/>\n</actuator></mujoco>", 6,
                         "<motor name='a'>", "unknown site 'nope'"));
   EXPECT_TRUE(FailsWith(head + "  <motor name='a' joint='j' site='s'/>\n</actuator></mujoco>", 6,
-                        "<motor name='a'>", "exactly one of 'joint' and 'site'"));
+                        "<motor name='a'>", "exactly one of 'joint', 'tendon' and 'site'"));
   EXPECT_TRUE(FailsWith(head + "  <motor name='a'/>\n</actuator></mujoco>", 6, "<motor name='a'>",
-                        "exactly one of 'joint' and 'site'"));
+                        "exactly one of 'joint', 'tendon' and 'site'"));
   EXPECT_TRUE(FailsWith(head + "  <motor name='a' joint='j' kp='3'/>\n</actuator></mujoco>", 6,
                         "<motor name='a'>", "unknown attribute 'kp'"));
   EXPECT_TRUE(FailsWith(head + "  <velocity name='a' joint='j' kp='3'/>\n</actuator></mujoco>", 6,
@@ -804,9 +804,9 @@ TEST(MjcfLoadErrors, MalformedXml) {
 TEST(MjcfLoadErrors, UnknownElement) {
   EXPECT_TRUE(FailsWith(R"(<mujoco>
   <worldbody/>
-  <tendon/>
+  <flexcomp/>
 </mujoco>)",
-                        3, "<tendon>", "not supported"));
+                        3, "<flexcomp>", "not supported"));
   EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
   <body name="b">
     <geom size="1"/>

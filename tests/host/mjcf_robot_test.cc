@@ -188,9 +188,11 @@ TEST(MjcfInclude, MissingFilesAndCyclesNameTheChain) {
 }
 
 TEST(MjcfInclude, BuiltinScenesIncludeOnlyBuiltinFiles) {
-  // panda_pick includes franka_emika_panda/mjx_panda_s2r.xml, a built-in file
+  // panda_pick includes franka_emika_panda/mjx_panda.xml (Menagerie's, unchanged), a built-in file
   Model m = LoadScene("builtin:panda_pick");
   EXPECT_GE(m.BodyId("hand"), 0);
+  EXPECT_EQ(m.nequality(), 1);  // the finger coupling
+  EXPECT_EQ(m.nactuator(), 8);
   EXPECT_GE(m.BodyId("box_red"), 0);
   // a built-in scene cannot reach the file system
   std::string msg = ErrorOf([] {
@@ -348,7 +350,9 @@ TEST(MjcfGeneral, OtherLawsAreRejectedAtTheirLine) {
   EXPECT_TRUE(FailsAt(head + "<general joint='j' gaintype='affine'/></actuator></mujoco>", 6,
                       "gaintype=\"affine\": s2r supports only gaintype=\"fixed\""));
   EXPECT_TRUE(FailsAt(head + "<general tendon='t'/></actuator></mujoco>", 6,
-                      "tendon transmissions are not supported"));
+                      "attribute 'tendon' names unknown tendon 't'"));
+  EXPECT_TRUE(FailsAt(head + "<general joint='j' tendon='t'/></actuator></mujoco>", 6,
+                      "give exactly one of 'joint', 'tendon' and 'site'"));
 }
 
 TEST(MjcfGeneral, SeveralActuatorKindsInOneDefaultClass) {
@@ -423,13 +427,114 @@ TEST(MjcfOption, MuJoCoSolverSettingsAreNotedAndFluidsRejected) {
   EXPECT_TRUE(FailsAt("<mujoco>\n<size nfoo='1'/>\n</mujoco>", 2, "unknown attribute 'nfoo'"));
 }
 
-TEST(MjcfSections, EqualityTendonAndPairAreRejectedAtTheirLine) {
-  EXPECT_TRUE(FailsAt("<mujoco>\n<equality><joint joint1='a' joint2='b'/></equality>\n</mujoco>", 2,
-                      "<equality> constraints are not supported by s2r"));
-  EXPECT_TRUE(FailsAt("<mujoco>\n<tendon><fixed name='t'/></tendon>\n</mujoco>", 2,
-                      "<tendon> is not supported by s2r"));
+TEST(MjcfSections, PairIsRejectedAtItsLine) {
   EXPECT_TRUE(FailsAt("<mujoco>\n<contact>\n<pair geom1='a' geom2='b'/></contact>\n</mujoco>", 3,
                       "<pair> is not supported by s2r"));
+}
+
+// --- equality and tendon (kernels/solver_coupling.h) ----------------------------------------------
+
+// two fingers on slides below a hinged palm (one articulated tree), then `tail` (equality, tendon,
+// actuator sections) from line 10 on
+std::string Gripper(const std::string& tail) {
+  return "<mujoco>\n<worldbody>\n<body name='palm'><joint name='wrist' axis='0 0 1'/>"
+         "<geom size='0.05' mass='1'/>\n"
+         "<body name='left'><joint name='a' type='slide' axis='0 1 0' range='0 0.04'/>"
+         "<geom type='box' size='0.01 0.01 0.02' mass='0.1'/></body>\n"
+         "<body name='right'><joint name='b' type='slide' axis='0 -1 0' range='0 0.04'/>"
+         "<geom type='box' size='0.01 0.01 0.02' mass='0.1'/></body>\n"
+         "</body>\n"
+         "<body name='free'><freejoint/><geom size='0.1'/></body>\n"
+         "<body name='loose'><joint name='c' type='slide'/><geom size='0.01'/></body>\n"
+         "</worldbody>\n" +
+         tail + "</mujoco>\n";
+}
+
+TEST(MjcfEquality, JointCouplingIsRead) {
+  Model m = Load(Gripper("<default><equality solref='0.01 0.5'/></default>\n"
+                         "<equality><joint name='couple' joint1='b' joint2='a' polycoef='0.001 2' "
+                         "solimp='0.9 0.95 0.001'/>\n<joint joint1='c' active='false'/></equality>\n"));
+  ASSERT_EQ(m.nequality(), 2);
+  EXPECT_EQ(m.equality_joint[0], m.JointId("b"));
+  EXPECT_EQ(m.equality_joint[1], m.JointId("a"));
+  EXPECT_EQ(m.equality_joint[3], -1);
+  // MuJoCo's partial polycoef: the given leading numbers over the default 0 1 0 0 0
+  const std::vector<Real> want = {Real(0.001), 2, 0, 0, 0};
+  for (int k = 0; k < 5; ++k) EXPECT_NEAR(m.equality_polycoef[k], want[k], 1e-7) << k;
+  EXPECT_NEAR(m.equality_polycoef[5 + 1], 1, 1e-7);  // the second: the default
+  EXPECT_NEAR(m.equality_solref[0], 0.01, 1e-7);      // from the default class
+  EXPECT_NEAR(m.equality_solref[1], 0.5, 1e-7);
+  EXPECT_EQ(m.equality_active[0], 1);
+  EXPECT_EQ(m.equality_active[1], 0);
+  EXPECT_TRUE(HasNote(m, "attribute 'solimp' is not used"));
+  // the coupled slide trees are stepped as articulated trees
+  EXPECT_GE(m.body_tree[m.BodyId("left")], 0);
+  EXPECT_GE(m.body_tree[m.BodyId("loose")], 0);
+}
+
+TEST(MjcfEquality, ErrorsNameFileLineAndKey) {
+  EXPECT_TRUE(FailsAt(Gripper("<equality>\n<joint joint1='a' joint2='nope'/></equality>\n"), 11,
+                      "attribute 'joint2' names unknown joint 'nope'"));
+  EXPECT_TRUE(FailsAt(Gripper("<equality>\n<joint joint2='a'/></equality>\n"), 11,
+                      "missing required attribute 'joint1'"));
+  EXPECT_TRUE(FailsAt(Gripper("<equality>\n<joint joint1='a' joint2='b' polycoef='0 1 0 0 0 0'/>"
+                              "</equality>\n"),
+                      11, "attribute 'polycoef' needs 1 to 5 numbers, got 6"));
+  EXPECT_TRUE(FailsAt(Gripper("<equality>\n<joint joint1='a' joint2='a'/></equality>\n"), 11,
+                      "joint1 and joint2 are the same joint"));
+  EXPECT_TRUE(FailsAt(Gripper("<equality>\n<joint joint1='a' joint2='b' solref='-100 -10'/>"
+                              "</equality>\n"),
+                      11, "both > 0"));
+  EXPECT_TRUE(FailsAt(Gripper("<equality>\n<connect body1='left' anchor='0 0 0'/></equality>\n"), 11,
+                      "<equality><connect> is not supported by s2r"));
+  EXPECT_TRUE(FailsAt(Gripper("<equality>\n<weld body1='left'/></equality>\n"), 11,
+                      "<equality><weld> is not supported by s2r"));
+  // a joint in maximal coordinates: the trees are turned off, or too big
+  EXPECT_TRUE(FailsAt(Gripper("<custom><numeric name='s2r_reduce_trees' data='0'/></custom>\n"
+                              "<equality>\n<joint joint1='a' joint2='b'/></equality>\n"),
+                      12, "joint 'a' is stepped in maximal coordinates"));
+}
+
+TEST(MjcfTendon, FixedTendonAndTendonActuatorsAreRead) {
+  Model m = Load(Gripper("<tendon><fixed name='split'><joint joint='a' coef='0.5'/>"
+                         "<joint joint='b' coef='0.5'/></fixed></tendon>\n"
+                         "<actuator><position name='grip' tendon='split' kp='100' kv='10'/>"
+                         "<motor name='push' tendon='split'/></actuator>\n"));
+  ASSERT_EQ(m.ntendon(), 1);
+  EXPECT_EQ(m.tendon_name[0], "split");
+  EXPECT_EQ(m.tendon_wrap, (std::vector<int32_t>{0, 2}));
+  EXPECT_EQ(m.wrap_joint, (std::vector<int32_t>{m.JointId("a"), m.JointId("b")}));
+  EXPECT_NEAR(m.wrap_coef[1], 0.5, 1e-7);
+  const int grip = m.ActuatorId("grip"), push = m.ActuatorId("push");
+  EXPECT_EQ(m.actuator_trntype[grip], kTransmissionTendon);
+  EXPECT_EQ(m.actuator_trnid[grip], 0);
+  EXPECT_EQ(m.tendon_actuator[0], grip);  // the servo is the tendon's implicit row
+  EXPECT_EQ(m.actuator_trntype[push], kTransmissionTendon);
+}
+
+TEST(MjcfTendon, ErrorsNameFileLineAndKey) {
+  EXPECT_TRUE(FailsAt(Gripper("<tendon>\n<spatial name='s'><site site='x'/></spatial></tendon>\n"), 11,
+                      "<tendon><spatial> is not supported by s2r"));
+  EXPECT_TRUE(FailsAt(Gripper("<tendon><fixed name='t'>\n<joint joint='zz' coef='1'/></fixed></tendon>\n"),
+                      11, "attribute 'joint' names unknown joint 'zz'"));
+  EXPECT_TRUE(FailsAt(Gripper("<tendon><fixed name='t'>\n<joint joint='a'/></fixed></tendon>\n"), 11,
+                      "missing required attribute 'coef'"));
+  EXPECT_TRUE(FailsAt(Gripper("<tendon>\n<fixed name='t' range='0 1'><joint joint='a' coef='1'/>"
+                              "</fixed></tendon>\n"),
+                      11, "s2r has no tendon limits"));
+  EXPECT_TRUE(FailsAt(Gripper("<tendon>\n<fixed name='t' stiffness='5'><joint joint='a' coef='1'/>"
+                              "</fixed></tendon>\n"),
+                      11, "attribute 'stiffness' = 5"));
+  EXPECT_TRUE(FailsAt(Gripper("<tendon>\n<fixed name='t'/></tendon>\n"), 11,
+                      "a fixed tendon needs at least one <joint> term"));
+  EXPECT_TRUE(FailsAt(Gripper("<tendon><fixed name='t'><joint joint='a' coef='1'/>\n"
+                              "<joint joint='a' coef='2'/></fixed></tendon>\n"),
+                      11, "joint 'a' is already a term of this tendon"));
+  EXPECT_TRUE(FailsAt(Gripper("<actuator>\n<position tendon='nope'/></actuator>\n"), 11,
+                      "attribute 'tendon' names unknown tendon 'nope'"));
+  EXPECT_TRUE(FailsAt(Gripper("<custom><numeric name='s2r_reduce_trees' data='0'/></custom>\n"
+                              "<tendon>\n<fixed name='t'><joint joint='a' coef='1'/></fixed></tendon>\n"),
+                      12, "joint 'a' is stepped in maximal coordinates"));
 }
 
 // --- geoms, joints, bodies -----------------------------------------------------------------------
@@ -603,12 +708,15 @@ TEST(MjcfBody, GravcompCancelsGravityOnEveryKindOfBody) {
 
 // --- Menagerie's MJX Panda -----------------------------------------------------------------------
 
-TEST(MjcfRobots, MenagerieMjxPandaNeedsOnlyTheGripperTrim) {
-  // the original fails at its <equality>, naming file and line
-  const std::string original = RobotPath("franka_emika_panda/mjx_panda.xml");
-  std::string msg = ErrorOf([&] { LoadMjcfFile(original); });
-  EXPECT_EQ(msg.rfind(original + ":255: <equality>: <equality> constraints are not supported", 0), 0u)
-      << msg;
+TEST(MjcfRobots, MenagerieMjxPandaLoadsUnchanged) {
+  // the original, with its <equality> and one gripper actuator, on a floor at "home"
+  Model u = LoadMjcfFile(RobotPath("franka_emika_panda/scene_mjx.xml"));
+  EXPECT_EQ(u.nactuator(), 8);
+  ASSERT_EQ(u.nequality(), 1);
+  EXPECT_EQ(u.equality_joint[0], u.JointId("finger_joint1"));
+  EXPECT_EQ(u.equality_joint[1], u.JointId("finger_joint2"));
+  EXPECT_NEAR(u.equality_solref[0], 0.005, 1e-7);
+  EXPECT_EQ(u.ntree(), 10);  // link1..7, the welded hand and both fingers
 
   Model m = LoadMjcfFile(RobotPath("franka_emika_panda/scene_s2r.xml"));
   EXPECT_EQ(m.nq(), 9);

@@ -237,3 +237,190 @@ def test_gravcomp_pendulum_matches_mujoco(tmp_path):
     err = np.abs(s2r_angle - ref).max()
     print(f"gravcomp pendulum: worst angle difference {err * 1e3:.2f} mrad")
     assert err < 5e-3
+
+
+# --- Menagerie's MJX Panda unchanged: the fingers coupled by its <equality> -----------------------
+
+MJX_HOME = [0, 0, 0, -1.57079, 0, 1.57079, -0.7853]
+
+GRASP_SCENE = """<mujoco model="panda grasp">
+  <include file="mjx_panda.xml"/>
+  <option timestep="0.002"/>
+  <worldbody>
+    <geom name="floor" size="0 0 0.05" type="plane" contype="1"/>
+    <geom name="pedestal" type="box" size="0.03 0.03 0.01" pos="0.5545 0 0.4459"/>
+    <body name="box" pos="0.5585 0 0.4809">
+      <freejoint name="box"/>
+      <geom name="box" type="box" size="0.015 0.015 0.025" mass="0.05" friction="1"/>
+    </body>
+  </worldbody>
+  <keyframe>
+    <key name="home" qpos="0 0 0 -1.57079 0 1.57079 -0.7853 0.04 0.04 0.5585 0 0.4809 1 0 0 0"
+      ctrl="0 0 0 -1.57079 0 1.57079 -0.7853 0.04"/>
+  </keyframe>
+</mujoco>
+"""
+
+
+def quat_to_mat(q):
+    w, x, y, z = q
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+def run_mjx_gripper(tmp_path, scene_text, gripper, duration=1.0, hz=50.0):
+    """The scene (including mjx_panda.xml) in s2r (`s2r rollout` with an action CSV: the arm held
+    at home, the gripper control gripper(t)) and in MuJoCo (meshes stripped). Returns per 20 ms
+    sample (s2r q1, q2, MuJoCo q1, q2), and both final box x (None without a box)."""
+    s2r_dir, mj_dir = tmp_path / "s2r", tmp_path / "mj"
+    s2r_dir.mkdir()
+    mj_dir.mkdir()
+    original = open(os.path.join(PANDA_DIR, "mjx_panda.xml")).read()
+    (s2r_dir / "mjx_panda.xml").write_text(original)  # s2r skips the mesh geoms unread
+    (mj_dir / "mjx_panda.xml").write_text(strip_meshes(original))
+    for d in (s2r_dir, mj_dir):
+        (d / "scene.xml").write_text(scene_text)
+    n = round(duration * hz)
+    actions = tmp_path / "actions.csv"
+    with open(actions, "w") as f:
+        f.write("time," + ",".join(f"actuator{i}" for i in range(1, 9)) + "\n")
+        for k in range(n + 1):
+            f.write(",".join(str(v) for v in [k / hz] + MJX_HOME + [gripper(k / hz)]) + "\n")
+    out = tmp_path / "traj.csv"
+    proc = subprocess.run([S2R_BIN, "rollout", str(s2r_dir / "scene.xml"), "--duration", str(duration),
+                           "--out", str(out), "--actions", str(actions)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    lines = out.read_text().splitlines()
+    col = {h: i for i, h in enumerate(lines[0].split(","))}
+    rows = np.array([[float(x) for x in line.split(",")] for line in lines[1:]])
+
+    def s2r_fingers(k):
+        # finger joint coordinates from the bodies: along the hand's y axis (the right finger's
+        # frame is turned half a turn about z)
+        vec = lambda body, f: np.array([rows[k, col[f"{body}.{f}{c}"]] for c in ("xyz" if f == "p" else "wxyz")])
+        y = quat_to_mat(vec("hand", "q"))[:, 1]
+        hand = vec("hand", "p")
+        return np.dot(vec("left_finger", "p") - hand, y), -np.dot(vec("right_finger", "p") - hand, y)
+
+    mj = mujoco.MjModel.from_xml_path(str(mj_dir / "scene.xml"))
+    data = mujoco.MjData(mj)
+    mujoco.mj_resetDataKeyframe(mj, data, mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_KEY, "home"))
+    mujoco.mj_forward(mj, data)
+    substeps = round(1 / (hz * mj.opt.timestep))
+    samples = []
+    for k in range(n + 1):
+        if k > 0:
+            data.ctrl[:] = MJX_HOME + [gripper((k - 1) / hz)]
+            for _ in range(substeps):
+                mujoco.mj_step(mj, data)
+        samples.append(s2r_fingers(k) + (data.qpos[7], data.qpos[8]))
+    box = (rows[-1, col["box.px"]], data.qpos[9]) if "box.px" in col else None
+    return np.array(samples), box
+
+
+def test_mjx_panda_unchanged_gripper_step_matches_mujoco(tmp_path):
+    """Menagerie's mjx_panda.xml as published: one servo on finger_joint1, finger_joint2 coupled by
+    the <equality>. Open (0.04 m) for 0.1 s, close (0) until 0.6 s, then half open (0.02 m); the
+    fingers move freely. Tolerances: both finger coordinates within 1 mm of MuJoCo's at every 20 ms
+    sample (measured 0.32 mm), and the coupling |q1 - q2| < 10 um in s2r (measured 0.1 um; MuJoCo's
+    soft equality: 0.04 mm)."""
+    scene = open(os.path.join(PANDA_DIR, "scene_mjx.xml")).read()
+    s, _ = run_mjx_gripper(tmp_path, scene, lambda t: 0.04 if t < 0.1 else (0.0 if t < 0.6 else 0.02))
+    err = np.abs(s[:, :2] - s[:, 2:]).max()
+    coupling = np.abs(s[:, 0] - s[:, 1]).max()
+    print(f"gripper step: worst finger difference {err * 1e3:.3f} mm, s2r |q1 - q2| {coupling * 1e6:.3f} um")
+    assert s[30, 0] < 0.001 and abs(s[-1, 0] - 0.02) < 5e-4  # it closed, then reopened halfway
+    assert err < 1e-3
+    assert coupling < 1e-5
+
+
+def test_mjx_panda_unchanged_fingers_centre_a_box_like_mujoco(tmp_path):
+    """The unchanged MJX Panda at home closes its coupled fingers (control 0 from 0.1 s) on a
+    30 mm box standing on a pedestal 4 mm off the hand's centre line. One finger reaches the box
+    first and, coupled to the other, pushes it to the centre, where both squeeze it (a box on two
+    independent servos would stay off-centre). Tolerances: finger coordinates within 2.5 mm of
+    MuJoCo's at every sample (measured 1.4 mm, while the box slides) and 1 mm at 1 s (0.55 mm:
+    s2r's contact stops the pads 0.5 mm earlier); the box within 2 mm of the centre line and of
+    MuJoCo's box (measured 0.4 mm and 0.5 mm); |q1 - q2| < 10 um in s2r while gripping."""
+    s, box = run_mjx_gripper(tmp_path, GRASP_SCENE, lambda t: 0.04 if t < 0.1 else 0.0)
+    err = np.abs(s[:, :2] - s[:, 2:]).max()
+    end = np.abs(s[-1, :2] - s[-1, 2:]).max()
+    coupling = np.abs(s[:, 0] - s[:, 1]).max()
+    centre = 0.5545  # the hand's centre line (x) at home
+    print(f"grasp: worst finger difference {err * 1e3:.3f} mm, at 1 s {end * 1e3:.3f} mm; box x s2r "
+          f"{box[0]:.4f} MuJoCo {box[1]:.4f} (centre {centre}); s2r |q1 - q2| {coupling * 1e6:.3f} um")
+    assert 0.013 < s[-1, 0] < 0.017  # squeezing the 30 mm box
+    assert err < 2.5e-3
+    assert end < 1e-3
+    assert abs(box[0] - centre) < 2e-3
+    assert abs(box[0] - box[1]) < 2e-3
+    assert coupling < 1e-5
+
+
+TENDON_GRIPPER = """<mujoco>
+  <option timestep="0.002"/>
+  <worldbody>
+    <body name="palm" pos="0 0 0.5">
+      <geom type="box" size="0.05 0.02 0.02" mass="1" contype="0" conaffinity="0"/>
+      <body name="left" pos="0.01 0 -0.05">
+        <joint name="a" type="slide" axis="1 0 0" range="0 0.04" damping="2"/>
+        <geom type="box" size="0.005 0.01 0.03" mass="0.1" contype="0" conaffinity="0"/>
+      </body>
+      <body name="right" pos="-0.01 0 -0.05">
+        <joint name="b" type="slide" axis="-1 0 0" range="0 0.04" damping="2"/>
+        <geom type="box" size="0.005 0.01 0.03" mass="0.1" contype="0" conaffinity="0"/>
+      </body>
+    </body>
+  </worldbody>
+  <tendon>
+    <fixed name="split"><joint joint="a" coef="0.5"/><joint joint="b" coef="0.5"/></fixed>
+  </tendon>
+  <equality><joint joint1="a" joint2="b" solref="0.005 1"/></equality>
+  <actuator>
+    <position name="grip" tendon="split" kp="100" kv="5" ctrlrange="0 0.04" forcerange="-3 3"/>
+  </actuator>
+</mujoco>
+"""
+
+
+def test_tendon_servo_gripper_matches_mujoco(tmp_path):
+    """Menagerie panda.xml's gripper pattern on a fixed palm: a fixed tendon split = (a + b) / 2,
+    the equality a = b and one position servo on the tendon (force-limited at 3 N, so it saturates
+    at the start). Control 0.035 m for 0.5 s, then 0.01 m. Tolerance: both finger coordinates
+    within 0.5 mm of MuJoCo's at every 20 ms sample over 1 s (measured 0.25 mm), and |a - b| < 10 um
+    in s2r."""
+    scene = tmp_path / "gripper.xml"
+    scene.write_text(TENDON_GRIPPER)
+    hz, duration = 50.0, 1.0
+    n = round(duration * hz)
+    ctrl = lambda t: 0.035 if t < 0.5 else 0.01
+    actions = tmp_path / "actions.csv"
+    actions.write_text("time,grip\n" + "".join(f"{k / hz},{ctrl(k / hz)}\n" for k in range(n + 1)))
+    out = tmp_path / "traj.csv"
+    proc = subprocess.run([S2R_BIN, "rollout", str(scene), "--duration", str(duration), "--out", str(out),
+                           "--actions", str(actions)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    lines = out.read_text().splitlines()
+    col = {h: i for i, h in enumerate(lines[0].split(","))}
+    rows = np.array([[float(x) for x in line.split(",")] for line in lines[1:]])
+    # body origins: left at x = 0.01 + a, right at x = -0.01 - b
+    s2r_a = rows[:, col["left.px"]] - 0.01
+    s2r_b = -0.01 - rows[:, col["right.px"]]
+
+    mj = mujoco.MjModel.from_xml_string(TENDON_GRIPPER)
+    data = mujoco.MjData(mj)
+    substeps = round(1 / (hz * mj.opt.timestep))
+    ref = [(data.qpos[0], data.qpos[1])]
+    for k in range(1, n + 1):
+        data.ctrl[0] = ctrl((k - 1) / hz)
+        for _ in range(substeps):
+            mujoco.mj_step(mj, data)
+        ref.append((data.qpos[0], data.qpos[1]))
+    ref = np.array(ref)
+    err = max(np.abs(s2r_a - ref[:, 0]).max(), np.abs(s2r_b - ref[:, 1]).max())
+    print(f"tendon gripper: worst finger difference {err * 1e3:.3f} mm; s2r at 0.5 s {s2r_a[25]:.5f}, "
+          f"1 s {s2r_a[-1]:.5f} (MuJoCo {ref[25, 0]:.5f}, {ref[-1, 0]:.5f})")
+    assert abs(ref[25, 0] - 0.035) < 2e-3 and abs(ref[-1, 0] - 0.01) < 2e-3  # the servo moved them
+    assert err < 5e-4
+    assert np.abs(s2r_a - s2r_b).max() < 1e-5

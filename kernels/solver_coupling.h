@@ -1,0 +1,170 @@
+// Couplings in joint space: MJCF <equality><joint> and fixed tendons, on articulated trees.
+//
+// Both are rows in the joint space of the reduced-coordinate trees (solver_tree.h): a row is a
+// sparse vector J over the tree ranks, its velocity J q-dot, its inverse effective mass
+// J M^-1 J^T, and an impulse p along it changes q-dot by M^-1 J^T p. Joints of different trees
+// may share a row: the trees' M^-1 is one block-diagonal matrix over all ranks.
+//
+//   equality   q1 = a0 + a1 q2 + a2 q2^2 + a3 q2^3 + a4 q2^4 (MuJoCo's joint equality; the joints'
+//              reference positions are 0 in s2r, which rejects a non-zero joint `ref`), or q1 = a0
+//              without joint2. C = q1 - poly(q2), J = e1 - poly'(q2) e2, linearized at the current
+//              q2. Bilateral and rigid at the velocity level (solved exactly, like the joint locks):
+//              the solve pass drives J q-dot to -bias_rate C, the relax pass to 0. The position
+//              error is corrected at the rate of a spring of natural frequency
+//              1 / (2 pi timeconst dampratio) and damping ratio dampratio (MJCF solref, the same
+//              frequency and damping MuJoCo's reference acceleration has for solimp's d -> 1),
+//              Box2D's soft-step bias rate (solver_soft.h), capped like every joint row at a
+//              quarter of the substep rate. MJCF solimp has no counterpart (s2r's rows are not
+//              regularized by an impedance) and is noted by the loader.
+//   tendon     length L = sum coef_k q_k: a position / velocity actuator on the tendon is the same
+//              implicit spring-damper as on a joint (SolveActuatorRows) with q -> L, q-dot -> L-dot
+//              and w = J M^-1 J^T; a motor applies J^T (gear ctrl). Either way each joint gets
+//              coef_k times the tendon force, as MuJoCo's fixed-tendon transmission.
+// Equality impulses are warm-started from the last step (the state's equality_impulse, a
+// generalized impulse along J); tendon actuators use the actuators' own warm start.
+#pragma once
+
+#include "kernels/solver_joint.h"
+#include "kernels/solver_soft.h"
+#include "kernels/solver_tree.h"
+
+namespace s2r {
+
+// A sparse row over the tree ranks: J = sum_i coef_i e_rank_i (ranks distinct).
+struct JointSpaceRow {
+  int32_t n = 0;
+  int32_t rank[kMaxTreeDofs];
+  Real coef[kMaxTreeDofs];
+};
+
+// J x for a per-rank vector x (q or q-dot)
+S2R_HD Real JointRowDot(const JointSpaceRow& r, const Real* x) {
+  Real v = Real(0);
+  for (int i = 0; i < r.n; ++i) v += r.coef[i] * x[r.rank[i]];
+  return v;
+}
+
+// J M^-1 J^T
+S2R_HD Real JointRowInvMass(const TreeSet& t, const JointSpaceRow& r) {
+  Real w = Real(0);
+  for (int i = 0; i < r.n; ++i) {
+    for (int k = 0; k < r.n; ++k) w += r.coef[i] * r.coef[k] * t.minv[r.rank[i] * t.count + r.rank[k]];
+  }
+  return w;
+}
+
+// q-dot += M^-1 J^T p
+S2R_HD void JointRowImpulse(const TreeSet& t, const JointSpaceRow& r, Real p) {
+  if (p == Real(0)) return;
+  for (int i = 0; i < r.n; ++i) TreeJointImpulse(t, r.rank[i], p * r.coef[i]);
+}
+
+// the tree rank of joint j (the model guarantees coupled joints are tree joints)
+S2R_HDI int JointTreeRank(const ModelView& m, int j) { return m.body_tree[m.joint_body[j]]; }
+
+// fixed tendon `tendon`'s row: J = sum coef_k e_k over its joint terms
+S2R_HD void TendonRow(const ModelView& m, int tendon, JointSpaceRow* r) {
+  const int first = m.tendon_wrap[2 * tendon], count = m.tendon_wrap[2 * tendon + 1];
+  r->n = count;
+  for (int i = 0; i < count; ++i) {
+    r->rank[i] = JointTreeRank(m, m.wrap_joint[first + i]);
+    r->coef[i] = m.wrap_coef[first + i];
+  }
+}
+
+// equality e's row at the current q and its violation C = q1 - poly(q2)
+S2R_HD void EqualityRow(const ModelView& m, int world, const TreeSet& t, int e, JointSpaceRow* r,
+                        Real* c) {
+  const Real* a = m.equality_polycoef.At(world) + 5 * e;
+  const int j1 = m.equality_joint[2 * e], j2 = m.equality_joint[2 * e + 1];
+  r->n = 1;
+  r->rank[0] = JointTreeRank(m, j1);
+  r->coef[0] = Real(1);
+  Real poly = a[0];
+  if (j2 >= 0) {
+    const int k2 = JointTreeRank(m, j2);
+    const Real x = t.q[k2];
+    poly = a[0] + x * (a[1] + x * (a[2] + x * (a[3] + x * a[4])));
+    const Real slope = a[1] + x * (Real(2) * a[2] + x * (Real(3) * a[3] + x * Real(4) * a[4]));
+    r->n = 2;
+    r->rank[1] = k2;
+    r->coef[1] = -slope;
+  }
+  *c = t.q[r->rank[0]] - poly;
+}
+
+// the position-error correction rate of equality e (MJCF solref, see the top of the file)
+S2R_HD Real EqualityBiasRate(const ModelView& m, int world, int e, Real h) {
+  const Real* solref = m.equality_solref.At(world) + 2 * e;
+  const Real timeconst = solref[0], dampratio = solref[1];
+  Real hertz = Real(1) / (Real(2) * kPi * timeconst * dampratio);
+  return MakeSoft(Min(hertz, Real(0.25) / h), dampratio, h).bias_rate;
+}
+
+// Substep start: the equalities' accumulated impulses along their current rows, and the tendon
+// actuators' along their tendons (joint actuators are warm-started with their joint's rows).
+S2R_HD void WarmStartCouplings(const ModelView& m, int world, const TreeSet& t,
+                               const Real* eq_impulse, const Real* act_impulse) {
+  JointSpaceRow r;
+  for (int e = 0; e < m.nequality; ++e) {
+    if (!m.equality_active[e] || eq_impulse[e] == Real(0)) continue;
+    Real c;
+    EqualityRow(m, world, t, e, &r, &c);
+    JointRowImpulse(t, r, eq_impulse[e]);
+  }
+  for (int tn = 0; tn < m.ntendon; ++tn) {
+    Real along = Real(0);
+    for (int i = m.tendon_actuator[tn]; i >= 0; i = m.actuator_next[i]) along += act_impulse[i];
+    if (along == Real(0)) continue;
+    TendonRow(m, tn, &r);
+    JointRowImpulse(t, r, along);
+  }
+}
+
+// Motors on fixed tendons: the generalized impulse J^T (h gear force), force = ctrl clamped to
+// the force range; returns the force (N or N m per unit tendon length) for actuator_force.
+S2R_HD Real ApplyTendonMotor(const ModelView& m, int world, const TreeSet& t, int i, Real ctrl,
+                             Real h) {
+  Real force = ctrl;
+  if (m.actuator_forcelimited[i]) {
+    const Real* fr = m.actuator_forcerange.At(world) + 2 * i;
+    force = Clamp(force, fr[0], fr[1]);
+  }
+  JointSpaceRow r;
+  TendonRow(m, m.actuator_trnid[i], &r);
+  JointRowImpulse(t, r, h * m.actuator_gear.At(world)[6 * i] * force);
+  return force;
+}
+
+// One pass over the tendon actuators (solve pass only: they are forces, as on joints) and the
+// equalities (both passes: bias in the solve pass, none in the relax pass). Equalities come last,
+// so each pass ends with the couplings holding at the velocity level.
+S2R_HD void SolveCouplings(const ModelView& m, int world, const TreeSet& t, Real* eq_impulse,
+                           const Real* axis_prep, Real* act_impulse, bool use_bias, Real h) {
+  JointSpaceRow r;
+  if (use_bias) {
+    for (int tn = 0; tn < m.ntendon; ++tn) {
+      if (m.tendon_actuator[tn] < 0) continue;
+      TendonRow(m, tn, &r);
+      Real w = JointRowInvMass(t, r);
+      if (!(w > Real(0))) continue;
+      Real length_dot = JointRowDot(r, t.qdot);
+      Real applied = SolveActuatorRows(m, m.tendon_actuator[tn], JointRowDot(r, t.q), &length_dot, w,
+                                       axis_prep, act_impulse);
+      JointRowImpulse(t, r, applied);
+    }
+  }
+  for (int e = 0; e < m.nequality; ++e) {
+    if (!m.equality_active[e]) continue;
+    Real c;
+    EqualityRow(m, world, t, e, &r, &c);
+    Real w = JointRowInvMass(t, r);
+    if (!(w > Real(0))) continue;
+    Real bias = use_bias ? EqualityBiasRate(m, world, e, h) * c : Real(0);
+    Real d = -(JointRowDot(r, t.qdot) + bias) / w;
+    eq_impulse[e] += d;
+    JointRowImpulse(t, r, d);
+  }
+}
+
+}  // namespace s2r
