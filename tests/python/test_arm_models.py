@@ -449,7 +449,7 @@ def test_robosuite_lift_hold_like_mujoco(tmp_path):
           f"(s2r); hand travel {travel(ref[0], hand) * 1e3:.3f} mm; finger moved "
           f"{closing(ref[0]) * 1e3:.2f} mm (MuJoCo) {closing(s2r[0]) * 1e3:.2f} mm (s2r)")
     assert travel(ref[0], hand) < 2e-3 and travel(s2r[0], hand) < 2e-3  # the arm held
-    assert abs(closing(ref[0])) > 5e-3  # the fingers moved
+    assert abs(closing(ref[0])) > 3e-3  # the fingers moved (4 mm: damping 100 N s/m, kp 1000)
     assert dp.max() < 1e-3, f"body origin off MuJoCo by {dp.max() * 1e3:.2f} mm"
     assert dq.max() < 2e-3, f"body frame off MuJoCo by {dq.max() * 1e3:.2f} mrad"
     assert travel(ref[0], cube) < 1e-3 and travel(s2r[0], cube) < 1e-3
