@@ -2,14 +2,16 @@
 
 Each scene is loaded by the venv's MuJoCo and by s2r (`s2r inspect --fields --json`, `s2r rollout`)
 and compared: sizes, masses, inertias, joint ranges and parameters, actuator gains and ranges, the
-starting keyframe; then trajectories from the keyframe "home" at the file's 2 ms step and s2r's
-default 50 Hz control (MuJoCo holds each control for 10 steps):
+starting keyframe; then trajectories from the keyframe "home" with s2r at the file's 2 ms step
+and its default 50 Hz control, MuJoCo holding each control for 20 ms at the file's step (the
+Gen3: 0.2 ms, see ARMS):
 
   * a servo hold (the key's ctrl held) for 0.5 s;
   * a servo step: every arm joint's target moved by +0.3 rad at t = 0, held for 1 s;
   * zero control for 1 s (Menagerie's arms): the position servos pull every joint towards 0, a
     large motion with saturated actuators -- the free swing these servo-driven arms allow;
-  * robosuite's scene: the gravity-torque hold of its keyframe with the fingers closing.
+  * robosuite's scene: the gravity-torque hold of its keyframe with the fingers closing;
+  * an unlimited hinge whose servo winds it one and a half turns (joint_q, docs/physics.md).
 
 Joint angles are recovered from body frames (the rotation of a body relative to its parent about
 the joint axis), so both engines are measured the same way; test_hinge_angles_from_frames checks
