@@ -96,7 +96,11 @@ def scripted_actions(model, hz, nworld, steps):
 
 
 def initial_qpos(model):
-    """qpos0 with the joints the scene's s2r_qpos0:<joint> numerics set (s2r's initial pose)."""
+    """s2r's initial pose: the keyframe "home" when the scene has one (docs/mjcf_subset.md,
+    <keyframe>), else qpos0 with the joints the scene's s2r_qpos0:<joint> numerics set."""
+    home = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, "home")
+    if home >= 0:
+        return model.key_qpos[home].copy()
     qpos = model.qpos0.copy()
     for i in range(model.nnumeric):
         name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_NUMERIC, i)

@@ -14,13 +14,22 @@
 # plus the gantry scenes (box_push, pick_lift) with this s2r and, when OLD_S2R names one, an older
 # binary, to show they did not get slower.
 # Writes bench/results/MACHINE/arm_bench.jsonl and arm_bench.md.
+#
+#   bench/run_arm_bench.sh MACHINE arms     (the published arms)
+#
+# Rows for Menagerie's UR5e (configs/robots/universal_robots_ur5e/scene.xml) and the s2r Panda
+# scene (configs/robots/franka_emika_panda/scene_s2r.xml), each at 64 and 256 worlds, 1 thread:
+# s2r at the files' 0.002 s step and MuJoCo at the same 0.002 s, the same env-steps, both from the
+# keyframe "home" (MuJoCo loads a copy without the mesh geoms: all are visual in these two files,
+# and their mesh files are not shipped). Writes bench/results/MACHINE/arms_bench.jsonl and .md.
 # Environment: S2R_BIN (default build/s2r), OLD_S2R (optional), PYTHON (default .venv/bin/python),
-# REPEATS (default 5), WORLDS (default 256).
+# REPEATS (default 5), WORLDS (default 256; the arms suite runs 64 and 256).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 MACHINE="${1:-dev-2core}"
+SUITE="${2:-arm7}"
 S2R_BIN="${S2R_BIN:-build/s2r}"
 PYTHON="${PYTHON:-.venv/bin/python}"
 REPEATS="${REPEATS:-5}"
@@ -53,6 +62,24 @@ mj_row() {  # label scene steps timestep
   "$PYTHON" bench/mujoco_bench.py --scene "$2" --worlds "$WORLDS" --control-steps "$3" --threads 1 \
     --repeats "$REPEATS" --timestep "$4" --json | tag "$1" >> "$TMP"
 }
+
+if [[ "$SUITE" == arms ]]; then
+  # MuJoCo's copies: the scenes without their (visual-only) mesh geoms and mesh assets
+  "$PYTHON" bench/arms_bench.py strip "$WORK"
+  for w in 64 256; do
+    WORLDS=$w
+    echo "== UR5e and Panda, $WORLDS worlds, 1 thread" >&2
+    s2r_row "s2r ur5e $w" "$S2R" configs/robots/universal_robots_ur5e/scene.xml 50
+    mj_row "mujoco ur5e $w" "$WORK/universal_robots_ur5e/scene.xml" 50 0.002
+    s2r_row "s2r panda $w" "$S2R" configs/robots/franka_emika_panda/scene_s2r.xml 50
+    mj_row "mujoco panda $w" "$WORK/franka_emika_panda/scene_s2r.xml" 50 0.002
+  done
+  LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)"
+  cat "$TMP" > "$OUT_DIR/arms_bench.jsonl"
+  "$PYTHON" bench/arms_bench.py report "$OUT_DIR/arms_bench.jsonl" "$OUT_DIR/arms_bench.md" \
+    "$MACHINE" "$LOAD_BEFORE" "$LOAD_AFTER"
+  exit 0
+fi
 
 echo "== arm7, $WORLDS worlds, 1 thread" >&2
 s2r_row "s2r reduced (0.01 s)" "$S2R" "$ARM" 100

@@ -52,4 +52,11 @@ S2R_HD T Max(T a, T b) { return a > b ? a : b; }
 template <typename T>
 S2R_HD T Clamp(T x, T lo, T hi) { return x < lo ? lo : (x > hi ? hi : x); }
 
+// The angle equal to `angle` modulo 2 pi that lies within pi of `near` (an angle read from an
+// orientation, put on the turn of a continuous reference).
+S2R_HD Real UnwrapNear(Real angle, Real near) {
+  const Real two_pi = Real(2) * kPi;
+  return angle + two_pi * Floor((near - angle) / two_pi + Real(0.5));
+}
+
 }  // namespace s2r

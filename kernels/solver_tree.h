@@ -57,6 +57,7 @@ struct TreeSet {
   Real* axis = nullptr;             // (R, 3) joint axis, world, step start
   Real* anchor = nullptr;           // (R, 3) joint anchor (the child's), world, step start, m
   Real* com0 = nullptr;             // (R, 3) body COM, world, step start, m
+  const Real* q_prev = nullptr;     // (njoint) joint positions at the last step's end (joint_q)
   Real* axis_now = nullptr;         // (R, 3) joint axis, world, last forward kinematics
   Real* anchor_now = nullptr;       // (R, 3) joint anchor, world, last forward kinematics, m
   Real* inv_mass = nullptr;         // (R) 1 / body mass, 1/kg
@@ -410,6 +411,9 @@ S2R_HD bool PrepareTree(const ModelView& m, int world, const TreeSet& t, Vec3 gr
         const Real two_pi = Real(6.283185307179586);
         while (q - mid > Real(0.5) * two_pi) q -= two_pi;
         while (mid - q > Real(0.5) * two_pi) q += two_pi;
+      } else if (t.q_prev != nullptr) {
+        // an unlimited hinge keeps its turns: the angle nearest the last step's
+        q = UnwrapNear(q, t.q_prev[j]);
       }
       t.q[k] = q;
       t.qdot[k] = Dot(sb.w - sp.w, axis);

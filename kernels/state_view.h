@@ -55,6 +55,8 @@ enum JointSlot : int {
   X(BLOCK, ctrl, Real, 1, v.nactuator, "ctrl", 0, "action in effect this control step")           \
   X(ROWS, joint_impulse, Real, v.njoint, kJointImpulseSlots, "N s", 0,                            \
     "joint rows' warm start (JointSlot)")                                                          \
+  X(BLOCK, joint_q, Real, 1, v.njoint, "rad or m", 0,                                             \
+    "joint position at the last step's end, unwrapped: an unlimited hinge keeps its turns")       \
   X(BLOCK, actuator_impulse, Real, 1, v.nactuator, "N s", 0, "implicit actuator warm start")      \
   X(BLOCK, actuator_force, Real, 1, v.nactuator, "N or N m", 0,                                   \
     "actuator force in the last substep")                                                         \

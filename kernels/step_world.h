@@ -66,6 +66,8 @@ S2R_HD void ResetWorld(const ModelView& m, const StateView& s, int world) {
   }
   for (int j = 0; j < m.njoint; ++j) {
     for (int k = 0; k < kJointImpulseSlots; ++k) s.joint_impulse(world, j)[k] = Real(0);
+    int type = m.joint_type[j];
+    s.joint_q(world)[j] = type == kJointHinge || type == kJointSlide ? m.joint_qpos0.At(world)[j] : Real(0);
   }
   for (int e = 0; e < m.nequality; ++e) s.equality_impulse(world)[e] = Real(0);
   for (int i = 0; i < m.nactuator; ++i) {
@@ -237,6 +239,16 @@ struct StepSoftness {
 // joint locks last (they are solved exactly, so each pass ends with the joints holding). The
 // solve pass runs in the substep-start configuration (frames from the substep start); the relax
 // pass, after positions moved, recomputes the joint frames.
+// A maximal-coordinate joint's frame, its hinge angle put on the turn of joint_q when the hinge
+// is unlimited (the angle read from the bodies is only known modulo 2 pi; joint_q, the last step's
+// end, is within a step's motion of it). A limited hinge keeps the angle as read.
+S2R_HD JointFrame JointFrameNear(const ModelView& m, const StateView& s, int world, int j,
+                                 const SolverBody& a, const SolverBody& b) {
+  JointFrame f = ComputeJointFrame(m, j, a, b);
+  if (m.joint_type[j] == kJointHinge && !m.joint_limited[j]) f.q = UnwrapNear(f.q, s.joint_q(world)[j]);
+  return f;
+}
+
 template <unsigned kFeatures = kStepAll>
 S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspace* ws,
                      const ReducedSet& red, int nman, const StepSoftness& soft, bool use_bias,
@@ -271,7 +283,8 @@ S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspac
       // 2 s, 5 mm now) -- and iterating that solve made fast undamped chains diverge.
       for (int j = 0; j < m.njoint; ++j) {
         if (m.joint_type[j] == kJointFree || JointIsReduced(m, j)) continue;
-        ws->joint_frame[j] = ComputeJointFrame(m, j, ws->bodies[m.joint_parent[j]], ws->bodies[m.joint_body[j]]);
+        ws->joint_frame[j] =
+            JointFrameNear(m, s, world, j, ws->bodies[m.joint_parent[j]], ws->bodies[m.joint_body[j]]);
       }
       if (!PrepareLocksTogether(m, world, ws->joint_frame, ws->bodies, ws->lock_factor,
                                 ws->lock_scratch + 2 * rows)) {
@@ -297,7 +310,7 @@ S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspac
       continue;
     }
     if (!kBlocks) continue;  // the model has no joint outside the trees
-    if (!use_bias && !ws->locks_together) ws->joint_frame[j] = ComputeJointFrame(m, j, *a, *b);
+    if (!use_bias && !ws->locks_together) ws->joint_frame[j] = JointFrameNear(m, s, world, j, *a, *b);
     Real applied = SolveJoint(m, world, j, ws->joint_frame[j], s.joint_impulse(world, j), a, b,
                               soft.joint, use_bias, inv_h, ws->joint_qdot0[j],
                               ws->joint_factor + j * kJointFactorSize, ws->axis_prep, act_impulse,
@@ -334,6 +347,27 @@ S2R_HD void CheckHealth(const ModelView& m, const StateView& s, int world, Works
   s.status(world) |= status;
 }
 
+// Each joint's position at the step's end into joint_q: a tree joint's integrated q (continuous
+// through the step), another hinge's angle read from its bodies and unwrapped to within pi of the
+// last step's (a joint turns far less than pi per step), a slide's offset. So joint_q follows an
+// unlimited hinge through any number of turns, and the next step's tree reads its angle near it.
+template <bool kTrees = true>
+S2R_HD void StoreJointPositions(const ModelView& m, const StateView& s, int world, Workspace* ws,
+                                const TreeSet& tree) {
+  Real* q = s.joint_q(world);
+  for (int j = 0; j < m.njoint; ++j) {
+    int type = m.joint_type[j];
+    if (type != kJointHinge && type != kJointSlide) continue;
+    int b = m.joint_body[j];
+    if (kTrees && ws->bodies[b].tree >= 0) {
+      q[j] = tree.q[ws->bodies[b].tree];
+      continue;
+    }
+    JointFrame f = ComputeJointFrame(m, j, ws->bodies[m.joint_parent[j]], ws->bodies[b]);
+    q[j] = type == kJointHinge ? UnwrapNear(f.q, q[j]) : f.q;
+  }
+}
+
 template <unsigned kFeatures = kStepAll>
 S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Workspace* ws) {
   constexpr bool kBlocks = (kFeatures & kStepJointBlocks) != 0;
@@ -347,7 +381,10 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
   Vec3 gravity = LoadVec3(m.gravity.At(world));
   ReducedSet red;
   if (kSlides) red = MakeReducedSet(m, ws->bodies, ws->reduced, ws->reduced_valid);
-  if (kTrees) red.tree = MakeTreeSet(m, ws->bodies, ws->tree);
+  if (kTrees) {
+    red.tree = MakeTreeSet(m, ws->bodies, ws->tree);
+    red.tree.q_prev = s.joint_q(world);
+  }
   if (kSlides && !PrepareReduced(m, world, red, gravity)) {  // a slide tree without mass along an axis
     s.status(world) |= kWorldNonFinite;
     return;
@@ -475,7 +512,7 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
         continue;
       }
       if (!kBlocks) continue;  // the model has no joint outside the trees
-      JointFrame f = ComputeJointFrame(m, j, a, b);
+      JointFrame f = JointFrameNear(m, s, world, j, a, b);
       ws->joint_frame[j] = f;
       bool axial = m.joint_type[j] == kJointHinge || m.joint_type[j] == kJointSlide;
       ws->joint_qdot0[j] = axial ? RowVelocity(AxisRow(m, j, f), a, b) : Real(0);
@@ -589,6 +626,7 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
   for (int b = 1; b < m.nbody; ++b) {
     if (m.body_dynamic[b]) StoreSolverBody(ws->bodies[b], s, world, b);
   }
+  StoreJointPositions<kTrees>(m, s, world, ws, red.tree);
   s.time(world) += m.timestep;
 }
 

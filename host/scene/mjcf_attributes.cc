@@ -40,7 +40,8 @@ const std::vector<AttrSpec>* SchemaFor(const std::string& tag) {
        {Keyword("autolimits", "true false"), Keyword("angle", "degree radian"),
         // file locations: meshdir and assetdir for mesh files; textures are visual
         Text("meshdir"), Text("texturedir"), Text("assetdir"), Keyword("strippath", "true false"),
-        Keyword("discardvisual", "true false"), Keyword("usethread", "true false")}},
+        Keyword("discardvisual", "true false"), Keyword("usethread", "true false"),
+        Reals("inertiagrouprange", 2, 2)}},
       // <option>: see ReadOption (mjcf_load.cc) for what each attribute does in s2r
       {"option",
        {Reals("timestep", 1, 1), Reals("gravity", 3, 3), Reals("impratio", 1, 1),
@@ -92,7 +93,7 @@ const std::vector<AttrSpec>* SchemaFor(const std::string& tag) {
         Reals("solmix", 1, 1), Reals("margin", 1, 1), Reals("gap", 1, 1), Text("mesh"),
         Keyword("fluidshape", "none ellipsoid"), Reals("fluidcoef", 5, 5), Text("user"),
         Keyword("shellinertia", "true false"), Visual("rgba"), Visual("material"),
-        Visual("group")}},
+        Int("group")}},
       {"joint",
        {Text("name"), Text("class"), Keyword("type", "free ball hinge slide"), Reals("pos", 3, 3),
         Reals("axis", 3, 3), Reals("range", 2, 2), Keyword("limited", kLimitedKeywords),

@@ -56,6 +56,8 @@ class BodyReader {
   void ReadGeom(pugi::xml_node n, int body, bool body_static, bool mass_given, int childclass,
                 std::vector<GeomMassSpec>* mass_specs, double* body_mass,
                 const Frame& offset = Frame());
+  // whether a geom's group lies in <compiler inertiagrouprange> (only those give their body mass)
+  bool InInertiaGroup(const Layers& layers) const;
   // whether a geom of a jointless body without <inertial> would give it mass
   bool GeomHasMass(pugi::xml_node n, int childclass) const;
   void MergeIntoParent(pugi::xml_node n, int parent, const Frame& world, int childclass,
@@ -263,11 +265,20 @@ bool BodyReader::GeomHasMass(pugi::xml_node n, int childclass) const {
   int cls = n.attribute("class") ? defaults_.ClassIndex(n, "class") : childclass;
   Layers layers = defaults_.LayersFor(n, cls);
   if (LayeredWord(layers, "type", "sphere") == "plane") return false;
+  if (!InInertiaGroup(layers)) return false;
   for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
     if (it->attribute("mass")) return Real1(*it, "mass") != 0;
     if (it->attribute("density")) return Real1(*it, "density") != 0;
   }
   return true;  // the default density
+}
+
+bool BodyReader::InInertiaGroup(const Layers& layers) const {
+  long group = 0;  // MuJoCo's default geom group
+  if (pugi::xml_node src = Source(layers, "group")) {
+    group = std::strtol(src.attribute("group").value(), nullptr, 10);
+  }
+  return s_.compiler.inertia_group_lo <= group && group <= s_.compiler.inertia_group_hi;
 }
 
 void BodyReader::MergeIntoParent(pugi::xml_node n, int parent, const Frame& world, int childclass,
@@ -567,6 +578,8 @@ void BodyReader::ReadGeom(pugi::xml_node n, int body, bool body_static, bool mas
     }
     break;
   }
+  // a geom outside <compiler inertiagrouprange> gives its body no mass (MuJoCo's rule)
+  if (!InInertiaGroup(layers)) mass = 0;
 
   // a mesh geom's frame is its mesh's inertial frame, and its shape the mesh's convex hull
   const MeshHull* mesh = type == kGeomMesh ? &MeshOfGeom(&s_, n, layers) : nullptr;
@@ -643,6 +656,15 @@ void BodyReader::ReadInertial(pugi::xml_node n, int body) {
   bool diag = n.attribute("diaginertia"), full = n.attribute("fullinertia");
   if (diag == full) file_.Fail(n, "give exactly one of 'diaginertia' and 'fullinertia'");
   double mass = Real1(n, "mass");
+  // a static body's mass is never used: MuJoCo's massless placeholder (mass 0, inertia 0) is
+  // accepted there, with a note; a moving body needs mass
+  const bool body_static = m_.body_dynamic[body] == 0;
+  if (body_static && mass == 0) {
+    if (diag && Real3(n, "diaginertia").norm() == 0) {
+      s_.Note(n, "inertial.massless", "massless <inertial> of a static body: not used");
+      return;
+    }
+  }
   if (!(mass > 0)) file_.Fail(n, "attribute 'mass' must be > 0, got " + Num(mass));
   Vec3d pos = Real3(n, "pos");
   Quatd rot = Orientation(Layers{n});

@@ -13,6 +13,7 @@
 // the sections, <compiler>, <option>, <contact>, <actuator> and the public entry points.
 #include "host/scene/mjcf_load.h"
 
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <pugixml.hpp>
@@ -75,6 +76,21 @@ void Loader::ReadCompiler(pugi::xml_node n) {
   // s2r builds; meshdir and assetdir locate mesh files (mjcf_mesh.cc)
   if (n.attribute("meshdir")) s_.compiler.meshdir = n.attribute("meshdir").value();
   if (n.attribute("assetdir")) s_.compiler.assetdir = n.attribute("assetdir").value();
+  // inertiagrouprange: which geom groups give their body mass (read in mjcf_body.cc)
+  if (n.attribute("inertiagrouprange")) {
+    std::vector<double> r = Reals(n, "inertiagrouprange");
+    for (double v : r) {
+      if (v != std::floor(v) || v < 0) {
+        file_.Fail(n, "attribute 'inertiagrouprange' must be two integers >= 0, got " + Num(v));
+      }
+    }
+    if (r[0] > r[1]) {
+      file_.Fail(n, "attribute 'inertiagrouprange' must have lo <= hi, got " + Num(r[0]) + " " +
+                        Num(r[1]));
+    }
+    s_.compiler.inertia_group_lo = static_cast<int>(r[0]);
+    s_.compiler.inertia_group_hi = static_cast<int>(r[1]);
+  }
 }
 
 // What s2r does with an <option> attribute or <flag> that differs from MuJoCo's default.

@@ -25,6 +25,9 @@ struct CompilerSettings {
   AngleUnit angle = AngleUnit::kDegree;
   bool autolimits = true;
   std::string meshdir, assetdir;  // where mesh files are looked up (mjcf_mesh.h)
+  // inertiagrouprange: only geoms whose group lies in [lo, hi] give their body mass (MuJoCo's
+  // default 0 5, and its geom group default 0)
+  int inertia_group_lo = 0, inertia_group_hi = 5;
 };
 
 // An <asset><mesh>: where its file is and how to hull it (mjcf_mesh.cc); read on first use.

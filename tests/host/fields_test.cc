@@ -386,10 +386,13 @@ TEST(Fields, StateLayoutMatchesTheEngineState) {
   // max_latency_steps + 1 rows, and one older action for a part-period delay (latency_timesteps)
   EXPECT_EQ(layout[4].shape, (std::vector<int64_t>{5, e.model().nactuator()}));
   EXPECT_EQ(static_cast<int64_t>(s.ctrl_queue.size()), 5 * per_world(layout[4]));
-  EXPECT_EQ(layout[9].name, "contacts");
-  EXPECT_EQ(static_cast<int64_t>(s.contacts.size()), 5 * per_world(layout[9]));
-  EXPECT_EQ(layout[14].name, "time");
-  EXPECT_TRUE(layout[14].shape.empty());
+  EXPECT_EQ(layout[7].name, "joint_q");
+  EXPECT_EQ(layout[7].shape, (std::vector<int64_t>{e.model().njoint()}));
+  EXPECT_EQ(static_cast<int64_t>(s.joint_q.size()), 5 * per_world(layout[7]));
+  EXPECT_EQ(layout[10].name, "contacts");
+  EXPECT_EQ(static_cast<int64_t>(s.contacts.size()), 5 * per_world(layout[10]));
+  EXPECT_EQ(layout[15].name, "time");
+  EXPECT_TRUE(layout[15].shape.empty());
   int hashed = 0;
   for (const StateArrayInfo& a : layout) hashed += a.hashed ? 1 : 0;
   EXPECT_EQ(hashed, 4) << "body pose and velocity";

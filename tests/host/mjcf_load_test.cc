@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <fstream>
 #include <string>
@@ -309,6 +310,57 @@ TEST(MjcfLoad, MassFromDensityExplicitMassAndInertial) {
   EXPECT_NEAR(fm[0], 1, 1e-5);
   EXPECT_NEAR(fm[1], 3, 1e-5);
   EXPECT_NEAR(fm[2], 3, 1e-5);
+}
+
+// <compiler inertiagrouprange>: only geoms whose group (own or from a default class) lies in the
+// range give their body mass (MuJoCo's rule; robosuite's scenes say "0 0" and give their visual
+// geoms group 1); a static body may carry MuJoCo's massless placeholder <inertial>.
+TEST(MjcfLoad, InertiaGroupRangeAndMasslessStaticInertial) {
+  const char* kTwoGroups = R"(<mujoco>%s
+<default><default class="visual"><geom group="1"/></default></default>
+<worldbody>
+  <body name="base"><inertial pos="0 0 0" mass="0" diaginertia="0 0 0"/>
+    <geom type="box" size="0.1 0.1 0.1"/></body>
+  <body name="cube"><freejoint/>
+    <geom type="box" size="0.1 0.1 0.1" mass="2"/>
+    <geom type="box" size="0.1 0.1 0.1" pos="1 0 0" mass="5" class="visual"/>
+    <geom type="box" size="0.1 0.1 0.1" pos="-1 0 0" mass="3" group="7"/>
+  </body>
+</worldbody></mujoco>)";
+  char xml[1024];
+  std::snprintf(xml, sizeof(xml), kTwoGroups, R"(<compiler inertiagrouprange="0 0"/>)");
+  Model only0 = Load(xml);
+  int cube = only0.BodyId("cube");
+  EXPECT_NEAR(only0.body_mass[cube], 2, 1e-6);
+  ExpectVec(only0.body_ipos, cube, 3, {0, 0, 0});
+  EXPECT_EQ(only0.ngeom(), 4);  // the groups left out still collide
+  bool noted = false;
+  for (const std::string& note : only0.load_notes) {
+    noted = noted || note.find("massless <inertial> of a static body") != std::string::npos;
+  }
+  EXPECT_TRUE(noted);
+  // MuJoCo's default range 0 5: groups 0 and 1 count, 7 does not
+  std::snprintf(xml, sizeof(xml), kTwoGroups, "");
+  Model all = Load(xml);
+  EXPECT_NEAR(all.body_mass[all.BodyId("cube")], 7, 1e-6);
+  ExpectVec(all.body_ipos, all.BodyId("cube"), 3, {5.0 / 7.0, 0, 0});
+
+  EXPECT_TRUE(FailsWith(R"(<mujoco>
+<compiler inertiagrouprange="2 1"/></mujoco>)",
+                        2, "<compiler>", "lo <= hi"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco>
+<compiler inertiagrouprange="0 1.5"/></mujoco>)",
+                        2, "<compiler>", "two integers >= 0, got 1.5"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <geom name="g" size="0.1" group="x"/></worldbody></mujoco>)",
+                        2, "<geom name='g'>", "group"));
+  // a moving body still needs mass
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body name="b"><freejoint/>
+    <inertial pos="0 0 0" mass="0" diaginertia="0 0 0"/>
+  </body>
+</worldbody></mujoco>)",
+                        3, "<inertial>", "attribute 'mass' must be > 0, got 0"));
 }
 
 TEST(MjcfLoad, StaticWeldAndDynamicBodies) {

@@ -98,6 +98,39 @@ TEST(SolverTree, PendulumStartsWithTheClosedFormAcceleration) {
   EXPECT_NEAR(w, expected, 1e-3 * std::abs(expected)) << "after one 1 ms step";
 }
 
+// A servo on an unlimited hinge, its target 3 pi from the start: the world keeps the hinge's
+// turn (joint_q), so the link winds one and a half turns and stops, in the tree and in maximal
+// coordinates. Reading the angle modulo 2 pi instead, the servo would see an error of at least
+// pi forever (the link spinning on), or wind the wrong way near pi.
+TEST(SolverTree, UnlimitedHingeServoWindsTurns) {
+  for (bool reduced : {true, false}) {
+    Model m = WithTrees(LoadText(Scene(R"(
+  <worldbody>
+    <body name="arm" pos="0 0 1">
+      <joint name="h" axis="0 0 1" damping="0.05"/>
+      <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.02" mass="1"/>
+    </body>
+  </worldbody>
+  <actuator><position name="servo" joint="h" kp="2" kv="0.4"/></actuator>)")), reduced);
+    ASSERT_EQ(m.ntree(), reduced ? 1 : 0);
+    EngineOptions opt;
+    Engine e(m, opt);
+    const Real target = Real(3 * M_PI);
+    double turned = 0, last = 0;
+    for (int k = 0; k < 150; ++k) {  // 3 s at 50 Hz
+      e.Step(&target);
+      e.Download();
+      const Real* q = e.state().body_quat.data() + 4 * m.BodyId("arm");
+      double angle = 2 * std::atan2(double(q[3]), double(q[0]));  // about z, modulo 2 pi
+      turned += std::remainder(angle - last, 2 * M_PI);
+      last = angle;
+    }
+    const double joint_q = e.state().joint_q[m.JointId("h")];
+    EXPECT_NEAR(joint_q, 3 * M_PI, 0.02) << (reduced ? "tree" : "maximal");
+    EXPECT_NEAR(turned, joint_q, 1e-3) << "joint_q follows the body through the turns";
+  }
+}
+
 // The six-joint chain of hinge_chain.xml (tilted axes, armature, damping) in both paths for
 // 0.5 s: the maximal path (lock rows, checked against MuJoCo in test_mujoco_parity.py) and the
 // tree agree within 5 mm at every link (observed 1.2 mm); a missing Coriolis or parallel-axis
