@@ -372,7 +372,7 @@ TEST(Fields, StateLayoutMatchesTheEngineState) {
   opt.threads = 1;
   Engine e(PickLift(), opt);
   std::vector<StateArrayInfo> layout = StateLayout(e.view());
-  ASSERT_EQ(layout.size(), 16u);
+  ASSERT_EQ(layout.size(), 17u);
   const HostState& s = e.state();
   auto per_world = [](const StateArrayInfo& a) {
     int64_t n = 1;
@@ -393,6 +393,8 @@ TEST(Fields, StateLayoutMatchesTheEngineState) {
   EXPECT_EQ(static_cast<int64_t>(s.contacts.size()), 5 * per_world(layout[10]));
   EXPECT_EQ(layout[15].name, "time");
   EXPECT_TRUE(layout[15].shape.empty());
+  EXPECT_EQ(layout[16].name, "equality_impulse");
+  EXPECT_EQ(layout[16].shape, (std::vector<int64_t>{e.model().nequality()}));
   int hashed = 0;
   for (const StateArrayInfo& a : layout) hashed += a.hashed ? 1 : 0;
   EXPECT_EQ(hashed, 4) << "body pose and velocity";

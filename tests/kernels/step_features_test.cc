@@ -124,6 +124,11 @@ TEST(StepFeatures, ArmVariantStepsLikeTheGeneralStep) {
   Model arm = LoadScene(TestScene("arm7.xml"));
   ASSERT_EQ(VariantOf(arm), 1);
   ExpectVariantMatchesGeneralStep(arm, 2, 40);
+  // Menagerie's MJX Panda as published: fingers coupled by a joint equality, boxes on a table
+  Model panda = LoadScene("builtin:panda_pick");
+  ASSERT_GT(panda.nequality(), 0);
+  ASSERT_EQ(VariantOf(panda), 1);
+  ExpectVariantMatchesGeneralStep(panda, 2, 20);
 }
 
 TEST(StepFeatures, GeneralVariantStillStepsMaximalJointsAndConvexShapes) {
