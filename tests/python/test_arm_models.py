@@ -23,7 +23,6 @@ kinova_gen3/make_hulls.py); the UR5e's mesh geoms are all visual and its mesh fi
 shipped, so MuJoCo loads a copy without them (test_ur5e_stripped_copy_drops_only_visual_meshes).
 robosuite_panda/lift_panda.xml is written by robosuite_panda/make_scene.py.
 """
-import json
 import os
 import re
 import subprocess
@@ -33,27 +32,17 @@ import pytest
 mujoco = pytest.importorskip("mujoco")
 np = pytest.importorskip("numpy")
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ROBOTS = os.path.join(REPO, "configs", "robots")
+from robot_util import (ABS_TOL, HAVE_S2R, REL_TOL, ROBOTS, S2R_BIN, SKIP_REASON,  # noqa: E402,F401
+                        s2r_fields, strip_meshes)
+
 UR5E = os.path.join(ROBOTS, "universal_robots_ur5e", "scene.xml")
 GEN3 = os.path.join(ROBOTS, "kinova_gen3", "scene.xml")
 LIFT = os.path.join(ROBOTS, "robosuite_panda", "lift_panda.xml")
-S2R_BIN = os.environ.get("S2R_BIN", os.path.join(REPO, "build", "s2r"))
 
-if not (os.path.isfile(S2R_BIN) and os.access(S2R_BIN, os.X_OK)):
-    pytest.skip(f"s2r binary not found at {S2R_BIN} (build it, or set S2R_BIN)",
-                allow_module_level=True)
+if not HAVE_S2R:
+    pytest.skip(SKIP_REASON, allow_module_level=True)
 
-# float32 storage in s2r (Real) against MuJoCo's float64
-REL_TOL = 1e-6
-ABS_TOL = 1e-6
 CONTROL_HZ = 50.0
-
-
-def strip_visual_meshes(text):
-    """The model without <mesh> assets and mesh geoms (geoms with a 'mesh' attribute)."""
-    text = re.sub(r"\n\s*<mesh [^>]*/>", "", text)
-    return re.sub(r"\n\s*<geom [^>]*mesh=\"[^\"]*\"[^>]*/>", "", text)
 
 
 @pytest.fixture()
@@ -61,20 +50,12 @@ def ur5e_for_mujoco(tmp_path):
     folder = os.path.dirname(UR5E)
     for name in ("scene.xml", "ur5e.xml"):
         with open(os.path.join(folder, name)) as f:
-            (tmp_path / name).write_text(strip_visual_meshes(f.read()))
+            (tmp_path / name).write_text(strip_meshes(f.read()))
     return str(tmp_path / "scene.xml")
 
 
 def scene_for_mujoco(scene, ur5e_copy):
     return ur5e_copy if scene == UR5E else scene
-
-
-def s2r_fields(scene):
-    proc = subprocess.run([S2R_BIN, "inspect", "--fields", "--json", scene],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    report = json.loads(proc.stdout)
-    return report, {p["address"]: p["nominal"] for p in report["parameters"]}
 
 
 def s2r_rollout(scene, duration, tmp_path, actions=None, keyframe="home"):
@@ -220,7 +201,7 @@ def test_ur5e_stripped_copy_drops_only_visual_meshes():
     visual = re.findall(r"<geom [^>]*/>", text)
     meshes = [g for g in visual if "mesh=" in g]
     assert meshes and all('class="visual"' in g for g in meshes)  # every mesh geom is visual
-    stripped = strip_visual_meshes(text)
+    stripped = strip_meshes(text)
     assert "mesh=" not in stripped and "<mesh " not in stripped
     assert len(re.findall(r"<geom ", stripped)) == len(visual) - len(meshes) == 12
 

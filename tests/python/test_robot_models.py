@@ -12,7 +12,6 @@ with an explicit <inertial>, so it changes nothing in the dynamics (s2r skips th
 host/scene/mjcf_visual.h); the MuJoCo side loads a copy with the <mesh> assets and mesh geoms
 removed. test_stripped_copy_drops_only_mesh_geoms checks that nothing else is removed.
 """
-import json
 import os
 import re
 import subprocess
@@ -22,25 +21,14 @@ import pytest
 mujoco = pytest.importorskip("mujoco")
 np = pytest.importorskip("numpy")
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ROBOTS = os.path.join(REPO, "configs", "robots")
+from robot_util import (ABS_TOL, HAVE_S2R, REL_TOL, ROBOTS, S2R_BIN, SKIP_REASON,  # noqa: E402,F401
+                        s2r_fields, strip_meshes)
+
 PANDA_DIR = os.path.join(ROBOTS, "franka_emika_panda")
 SCENE = os.path.join(PANDA_DIR, "scene_s2r.xml")
-S2R_BIN = os.environ.get("S2R_BIN", os.path.join(REPO, "build", "s2r"))
 
-if not (os.path.isfile(S2R_BIN) and os.access(S2R_BIN, os.X_OK)):
-    pytest.skip(f"s2r binary not found at {S2R_BIN} (build it, or set S2R_BIN)",
-                allow_module_level=True)
-
-# float32 storage in s2r (Real) against MuJoCo's float64: relative 1e-6 on masses and gains
-REL_TOL = 1e-6
-ABS_TOL = 1e-6
-
-
-def strip_meshes(text):
-    """The model without <mesh> assets and mesh geoms (geoms with a 'mesh' attribute)."""
-    text = re.sub(r"\n\s*<mesh [^>]*/>", "", text)
-    return re.sub(r"\n\s*<geom [^>]*mesh=\"[^\"]*\"[^>]*/>", "", text)
+if not HAVE_S2R:
+    pytest.skip(SKIP_REASON, allow_module_level=True)
 
 
 @pytest.fixture()
@@ -50,14 +38,6 @@ def mujoco_scene(tmp_path):
         with open(os.path.join(PANDA_DIR, name)) as f:
             (tmp_path / name).write_text(strip_meshes(f.read()))
     return str(tmp_path / "scene_s2r.xml")
-
-
-def s2r_fields(scene):
-    proc = subprocess.run([S2R_BIN, "inspect", "--fields", "--json", scene],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    report = json.loads(proc.stdout)
-    return report, {p["address"]: p["nominal"] for p in report["parameters"]}
 
 
 def test_stripped_copy_drops_only_mesh_geoms():
