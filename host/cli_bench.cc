@@ -19,6 +19,7 @@
 #include "host/cli.h"
 #include "host/engine.h"
 #include "host/scene/scene_source.h"
+#include "kernels/step_features.h"
 #include "kernels/workspace.h"
 
 namespace s2r {
@@ -113,6 +114,8 @@ void RunBench(const BenchArgs& args) {
   j["control_steps"] = args.control_steps;
   j["repeats"] = args.repeats;
   j["substeps"] = m.substeps;
+  // the compiled step this scene runs (kernels/step_features.h)
+  j["step_variant"] = StepVariantName(StepVariantFor(StepFeaturesOf(engine.view())));
   j["physics_steps_per_control"] = m.steps_per_control;
   j["dt"] = m.timestep;
   j["control_hz"] = m.control_hz;

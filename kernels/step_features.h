@@ -56,6 +56,17 @@ inline unsigned StepFeaturesOf(const ModelView& m) {
   return f;
 }
 
+// A variant's name, as bench/cuda_kernels.py writes its kernels' template argument
+// (ControlStepKernel<slide_trees>) and `s2r bench --json` reports it ("step_variant").
+inline const char* StepVariantName(int variant) {
+  static_assert(kStepVariantCount == 3, "name the new variant");
+  switch (variant) {
+    case 0: return "slide_trees";
+    case 1: return "slide_trees+trees";
+    default: return "all";
+  }
+}
+
 // Index into kStepVariants of the smallest variant holding `features`.
 inline int StepVariantFor(unsigned features) {
   for (int v = 0; v < kStepVariantCount; ++v) {

@@ -57,6 +57,8 @@ TEST(Cli, BenchPrintsOneJsonObjectWithTheRequiredKeys) {
     EXPECT_NE(r.output.find(key), std::string::npos) << key << " missing from " << r.output;
   }
   EXPECT_EQ(r.output.front(), '{');
+  // stack5 (free boxes, a gantry's slide tree) runs the smallest compiled step
+  EXPECT_NE(r.output.find("\"step_variant\":\"slide_trees\""), std::string::npos) << r.output;
 }
 
 TEST(Cli, ActionsWithMissingColumnFailWithoutOutput) {
