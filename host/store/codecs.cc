@@ -11,6 +11,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <type_traits>
 
 #include "host/store/crc32c.h"
 #include "host/store/nd_box.h"
@@ -318,6 +319,60 @@ void ShardDecode(const CodecConfig& c, DataType type, const std::vector<int64_t>
   } while (NextIndex(&idx, cps));
 }
 
+
+// The transpose codec: `out` (shape: in_shape permuted by `order`) gets out[i] = in[j] with
+// j[order[d]] = i[d]; `inverse` runs it backwards (out has in_shape, in is the permuted array).
+// Walks the permuted array in C order with the source strides permuted alongside.
+void Permute(const uint8_t* in, const std::vector<int64_t>& in_shape, const std::vector<int64_t>& order, size_t elem,
+             bool inverse, uint8_t* out) {
+  const size_t rank = in_shape.size();
+  std::vector<int64_t> stride(rank, 1);  // C-order strides of the unpermuted array, in elements
+  for (size_t d = rank; d-- > 1;) stride[d - 1] = stride[d] * in_shape[d];
+  std::vector<int64_t> shape(rank), step(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    shape[d] = in_shape[size_t(order[d])];
+    step[d] = stride[size_t(order[d])];
+  }
+  const int64_t count = Product(in_shape);
+  if (count == 0) return;
+  const int64_t inner = shape[rank - 1], inner_step = step[rank - 1];
+  std::vector<int64_t> idx(rank, 0);
+  int64_t permuted = 0, plain = 0;  // element offsets in the permuted and the plain array
+  auto rows = [&](auto elem_bytes) {
+    const size_t e = elem_bytes == 0 ? elem : size_t(elem_bytes);
+    for (int64_t k = 0; k < inner; ++k) {
+      const size_t a = size_t(permuted + k) * e, b = size_t(plain + k * inner_step) * e;
+      if (inverse) std::memcpy(out + b, in + a, e);
+      else std::memcpy(out + a, in + b, e);
+    }
+  };
+  while (permuted < count) {
+    if (elem == 4) rows(std::integral_constant<int, 4>());  // a fixed-size copy the compiler inlines
+    else if (elem == 8) rows(std::integral_constant<int, 8>());
+    else rows(std::integral_constant<int, 0>());
+    permuted += inner;
+    // the next row: advance the outer indices of the permuted array
+    for (size_t d = rank - 1; d-- > 0;) {
+      plain += step[d];
+      if (++idx[d] < shape[d]) break;
+      plain -= step[d] * shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+// The shape a transpose codec makes of `shape`.
+std::vector<int64_t> Permuted(const std::vector<int64_t>& shape, const std::vector<int64_t>& order,
+                              const std::string& path) {
+  if (order.size() != shape.size()) {
+    throw StoreError(path, "transpose order has " + std::to_string(order.size()) + " dimensions, the chunk " +
+                               std::to_string(shape.size()));
+  }
+  std::vector<int64_t> out(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) out[d] = shape[size_t(order[d])];
+  return out;
+}
+
 }  // namespace
 
 size_t ShardIndexSize(const CodecConfig& sharding, const std::vector<int64_t>& shard_shape) {
@@ -421,6 +476,13 @@ std::vector<uint8_t> DecodeBytesToBytes(const CodecConfig& codec, const std::vec
 std::vector<uint8_t> EncodeChunk(const std::vector<CodecConfig>& codecs, DataType type,
                                  const std::vector<int64_t>& chunk_shape, const FillValue& fill, const uint8_t* data,
                                  const std::string& path) {
+  if (!codecs.empty() && codecs[0].kind == CodecKind::kTranspose) {  // array->array: permute, then the rest
+    const std::vector<int64_t> shape = Permuted(chunk_shape, codecs[0].order, path);
+    Bytes permuted(size_t(Product(chunk_shape)) * DataTypeSize(type));
+    Permute(data, chunk_shape, codecs[0].order, DataTypeSize(type), /*inverse=*/false, permuted.data());
+    const std::vector<CodecConfig> rest(codecs.begin() + 1, codecs.end());
+    return EncodeChunk(rest, type, shape, fill, permuted.data(), path);
+  }
   if (codecs.empty() || !codecs[0].IsArrayToBytes()) throw StoreError(path, "codec chain has no array->bytes codec");
   const size_t elem = DataTypeSize(type);
   const int64_t count = Product(chunk_shape);
@@ -464,6 +526,14 @@ std::vector<uint8_t> EncodeChunk(const std::vector<CodecConfig>& codecs, DataTyp
 
 void DecodeChunk(const std::vector<CodecConfig>& codecs, DataType type, const std::vector<int64_t>& chunk_shape,
                  const FillValue& fill, const uint8_t* encoded, size_t n, uint8_t* out, const std::string& path) {
+  if (!codecs.empty() && codecs[0].kind == CodecKind::kTranspose) {  // the rest, then permute back
+    const std::vector<int64_t> shape = Permuted(chunk_shape, codecs[0].order, path);
+    Bytes permuted(size_t(Product(chunk_shape)) * DataTypeSize(type));
+    const std::vector<CodecConfig> rest(codecs.begin() + 1, codecs.end());
+    DecodeChunk(rest, type, shape, fill, encoded, n, permuted.data(), path);
+    Permute(permuted.data(), chunk_shape, codecs[0].order, DataTypeSize(type), /*inverse=*/true, out);
+    return;
+  }
   if (codecs.empty() || !codecs[0].IsArrayToBytes()) throw StoreError(path, "codec chain has no array->bytes codec");
   const size_t elem = DataTypeSize(type);
   const int64_t count = Product(chunk_shape);

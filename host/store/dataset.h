@@ -83,6 +83,9 @@ struct StorageSpec {
   std::string compressor = "blosc-lz4";  // "blosc-lz4", "blosc-zstd", "zstd", "gzip", "none"
   int level = 5;                 // compression level of the chosen compressor
   bool checksum = true;          // crc32c on every inner chunk
+  // Step arrays with several columns store each inner chunk column by column (Zarr's transpose
+  // codec, the step axis last): constant and smooth columns then compress well, and faster.
+  bool transpose = true;
 };
 
 struct DatasetSpec {

@@ -208,7 +208,8 @@ json DatasetSpec::ToJson() const {
                   {"chunk_episodes", storage.chunk_episodes},
                   {"compressor", storage.compressor},
                   {"level", storage.level},
-                  {"checksum", storage.checksum}};
+                  {"checksum", storage.checksum},
+                  {"transpose", storage.transpose}};
   return j;
 }
 
@@ -290,6 +291,8 @@ DatasetSpec DatasetSpec::FromJson(const json& s, const std::string& path) {
   spec.storage.compressor = r.Str(st, "compressor", "storage");
   spec.storage.level = int(r.Int(st, "level", "storage"));
   spec.storage.checksum = r.Bool(st, "checksum", "storage");
+  // stores written before the key existed are row-major
+  spec.storage.transpose = st.contains("transpose") ? r.Bool(st, "transpose", "storage") : false;
   try {
     spec.Validate();
   } catch (const std::invalid_argument& e) {

@@ -167,8 +167,17 @@ struct Job {
   CommitJob commit;
 };
 
-std::vector<CodecConfig> InnerCodecs(const StorageSpec& s, DataType type) {
-  std::vector<CodecConfig> c = {BytesCodec()};
+// The codecs of a stored (inner) chunk with `rank` dimensions, the step or episode axis first.
+// With storage.transpose a chunk of rank > 1 is stored column by column (the first axis last).
+std::vector<CodecConfig> InnerCodecs(const StorageSpec& s, DataType type, size_t rank) {
+  std::vector<CodecConfig> c;
+  if (s.transpose && rank > 1) {
+    std::vector<int64_t> order;
+    for (size_t d = 1; d < rank; ++d) order.push_back(int64_t(d));
+    order.push_back(0);
+    c.push_back(TransposeCodec(order));
+  }
+  c.push_back(BytesCodec());
   const int typesize = int(DataTypeSize(type));
   if (s.compressor == "blosc-lz4") c.push_back(BloscCodec("lz4", s.level, typesize > 1 ? "shuffle" : "noshuffle", typesize));
   if (s.compressor == "blosc-zstd") c.push_back(BloscCodec("zstd", s.level, typesize > 1 ? "shuffle" : "noshuffle", typesize));
@@ -265,7 +274,7 @@ struct DatasetWriter::Impl {
     m.chunk_shape[0] = spec.storage.shard_steps;
     std::vector<int64_t> inner = m.shape;
     inner[0] = spec.storage.chunk_steps;
-    m.codecs = {ShardingCodec(inner, InnerCodecs(spec.storage, type))};
+    m.codecs = {ShardingCodec(inner, InnerCodecs(spec.storage, type, inner.size()))};
     std::vector<std::optional<std::string>> dims = {std::string("step")};
     for (size_t d = 0; d < row_shape.size(); ++d) {
       dims.push_back(row_shape.size() == 1 ? std::string("component") : "component_" + std::to_string(d));
@@ -279,7 +288,7 @@ struct DatasetWriter::Impl {
     m.shape = {0};
     m.data_type = type;
     m.chunk_shape = {spec.storage.chunk_episodes};
-    m.codecs = InnerCodecs(spec.storage, type);
+    m.codecs = InnerCodecs(spec.storage, type, 1);
     m.dimension_names = std::vector<std::optional<std::string>>{std::string("episode")};
     return m;
   }

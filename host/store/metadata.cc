@@ -82,7 +82,25 @@ CodecConfig ParseCodec(const json& entry, const std::string& path, const std::st
   }
   const std::string cfg = key + ".configuration.";
   CodecConfig c;
-  if (name == "bytes") {
+  if (name == "transpose") {
+    c.kind = CodecKind::kTranspose;
+    RejectUnknownKeys(config, {"order"}, path, cfg);
+    const json& order = Require(config, "order", path, cfg);
+    if (!order.is_array() || order.empty()) {
+      Fail(path, cfg + "order", "must be a non-empty array of dimension indices, not " + order.dump());
+    }
+    for (const json& e : order) {
+      if (!e.is_number_integer()) Fail(path, cfg + "order", "must be an array of dimension indices, not " + order.dump());
+      c.order.push_back(e.get<int64_t>());
+    }
+    std::vector<bool> seen(c.order.size(), false);
+    for (int64_t d : c.order) {
+      if (d < 0 || d >= int64_t(c.order.size()) || seen[size_t(d)]) {
+        Fail(path, cfg + "order", order.dump() + " is not a permutation of 0.." + std::to_string(c.order.size() - 1));
+      }
+      seen[size_t(d)] = true;
+    }
+  } else if (name == "bytes") {
     c.kind = CodecKind::kBytes;
     RejectUnknownKeys(config, {"endian"}, path, cfg);
     if (config.contains("endian")) {
@@ -148,7 +166,7 @@ CodecConfig ParseCodec(const json& entry, const std::string& path, const std::st
     }
   } else {
     Fail(path, key + ".name",
-         "unsupported codec \"" + name + "\" (s2r reads bytes, blosc, zstd, gzip, crc32c, sharding_indexed)");
+         "unsupported codec \"" + name + "\" (s2r reads transpose, bytes, blosc, zstd, gzip, crc32c, sharding_indexed)");
   }
   return c;
 }
@@ -157,6 +175,9 @@ json CodecToJson(const CodecConfig& c, DataType type) {
   json out;
   out["name"] = c.Name();
   switch (c.kind) {
+    case CodecKind::kTranspose:
+      out["configuration"] = {{"order", c.order}};
+      break;
     case CodecKind::kBytes:
       if (DataTypeSize(type) > 1) out["configuration"] = {{"endian", c.big_endian ? "big" : "little"}};
       break;
@@ -186,11 +207,36 @@ json CodecToJson(const CodecConfig& c, DataType type) {
   return out;
 }
 
+// Order: array->array codecs (transpose), one array->bytes codec, then bytes->bytes.
+void CheckCodecOrder(const std::vector<CodecConfig>& codecs, const std::string& path, const std::string& key) {
+  size_t first = 0;
+  while (first < codecs.size() && codecs[first].kind == CodecKind::kTranspose) ++first;
+  if (first == codecs.size()) Fail(path, key, "must contain an array->bytes codec (bytes or sharding_indexed)");
+  if (!codecs[first].IsArrayToBytes()) {
+    Fail(path, key + "[" + std::to_string(first) + "]",
+         "\"" + codecs[first].Name() + "\" comes where the array->bytes codec (bytes or sharding_indexed) must be");
+  }
+  if (first > 0 && codecs[first].kind == CodecKind::kShardingIndexed) {
+    Fail(path, key + "[0]",
+         "s2r supports transpose before bytes (inside a shard or in an unsharded array), not before sharding_indexed");
+  }
+  for (size_t i = first + 1; i < codecs.size(); ++i) {
+    if (codecs[i].IsArrayToBytes()) {
+      Fail(path, key + "[" + std::to_string(i) + "]", "\"" + codecs[i].Name() + "\" must be the only array->bytes codec");
+    }
+  }
+}
+
 // Checks one codec chain for an array (or inner chunk) of `chunk_shape`.
 void ValidateCodecs(const std::vector<CodecConfig>& codecs, const std::vector<int64_t>& chunk_shape,
                     const std::string& path, const std::string& key) {
   for (size_t i = 0; i < codecs.size(); ++i) {
     const CodecConfig& c = codecs[i];
+    if (c.kind == CodecKind::kTranspose && c.order.size() != chunk_shape.size()) {
+      Fail(path, key + "[" + std::to_string(i) + "].configuration.order",
+           "permutes " + std::to_string(c.order.size()) + " dimensions, the chunk has " +
+               std::to_string(chunk_shape.size()));
+    }
     if (c.kind != CodecKind::kShardingIndexed) continue;
     const std::string k = key + "[" + std::to_string(i) + "].configuration.chunk_shape";
     if (c.chunk_shape.size() != chunk_shape.size()) {
@@ -205,7 +251,9 @@ void ValidateCodecs(const std::vector<CodecConfig>& codecs, const std::vector<in
                  json(chunk_shape).dump());
       }
     }
-    ValidateCodecs(c.codecs, c.chunk_shape, path, key + "[" + std::to_string(i) + "].configuration.codecs");
+    const std::string inner_key = key + "[" + std::to_string(i) + "].configuration.codecs";
+    CheckCodecOrder(c.codecs, path, inner_key);
+    ValidateCodecs(c.codecs, c.chunk_shape, path, inner_key);
   }
 }
 
@@ -213,6 +261,8 @@ void ValidateCodecs(const std::vector<CodecConfig>& codecs, const std::vector<in
 
 std::string CodecConfig::Name() const {
   switch (kind) {
+    case CodecKind::kTranspose:
+      return "transpose";
     case CodecKind::kBytes:
       return "bytes";
     case CodecKind::kShardingIndexed:
@@ -227,6 +277,13 @@ std::string CodecConfig::Name() const {
       return "crc32c";
   }
   return "?";
+}
+
+CodecConfig TransposeCodec(std::vector<int64_t> order) {
+  CodecConfig c;
+  c.kind = CodecKind::kTranspose;
+  c.order = std::move(order);
+  return c;
 }
 
 CodecConfig BytesCodec(bool big_endian) {
@@ -292,18 +349,7 @@ std::vector<CodecConfig> ParseCodecList(const json& list, const std::string& pat
   for (size_t i = 0; i < list.size(); ++i) {
     out.push_back(ParseCodec(list[i], path, key + "[" + std::to_string(i) + "]"));
   }
-  // Order: one array->bytes codec first (s2r has no array->array codecs), then bytes->bytes.
-  if (out.empty()) Fail(path, key, "must contain an array->bytes codec (bytes or sharding_indexed)");
-  if (!out[0].IsArrayToBytes()) {
-    Fail(path, key,
-         "the first codec must be bytes or sharding_indexed (s2r supports no array->array codecs), got \"" +
-             out[0].Name() + "\"");
-  }
-  for (size_t i = 1; i < out.size(); ++i) {
-    if (out[i].IsArrayToBytes()) {
-      Fail(path, key + "[" + std::to_string(i) + "]", "\"" + out[i].Name() + "\" must be the only array->bytes codec");
-    }
-  }
+  CheckCodecOrder(out, path, key);
   return out;
 }
 
@@ -375,10 +421,7 @@ void ArrayMetadata::Validate(const std::string& path) {
              std::to_string(DataTypeSize(data_type)));
   }
   if (codecs.empty()) codecs.push_back(BytesCodec());
-  if (!codecs[0].IsArrayToBytes()) Fail(path, "codecs", "the first codec must be bytes or sharding_indexed");
-  for (size_t i = 1; i < codecs.size(); ++i) {
-    if (codecs[i].IsArrayToBytes()) Fail(path, "codecs", "only one array->bytes codec is allowed");
-  }
+  CheckCodecOrder(codecs, path, "codecs");
   ValidateCodecs(codecs, chunk_shape, path, "codecs");
   if (dimension_names && dimension_names->size() != shape.size()) {
     Fail(path, "dimension_names",

@@ -1,8 +1,8 @@
 // Zarr v3 metadata documents (zarr.json) for arrays and groups: the typed form s2r works with,
 // parsing that rejects anything it cannot honour (naming the file and key), and the canonical JSON
 // it writes. Supported: the core data types without float16/complex/raw, the regular chunk grid,
-// the default chunk key encoding, and the codecs bytes, blosc, zstd, gzip, crc32c and
-// sharding_indexed.
+// the default chunk key encoding, and the codecs transpose (leading a chain that does not shard),
+// bytes, blosc, zstd, gzip, crc32c and sharding_indexed.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,7 @@
 namespace s2r {
 
 enum class CodecKind {
+  kTranspose,        // array -> array
   kBytes,            // array -> bytes
   kShardingIndexed,  // array -> bytes
   kBlosc,            // bytes -> bytes
@@ -27,6 +28,10 @@ enum class CodecKind {
 // One entry of a `codecs` list, parsed. Only the fields of its kind are meaningful.
 struct CodecConfig {
   CodecKind kind = CodecKind::kBytes;
+
+  // transpose: a permutation of the chunk's dimensions; dimension i of the encoded array is
+  // dimension order[i] of the decoded one.
+  std::vector<int64_t> order;
 
   // bytes: element byte order on disk (ignored for 1-byte types; then omitted when written).
   bool big_endian = false;
@@ -53,6 +58,7 @@ struct CodecConfig {
 };
 
 // Builders for the codecs s2r writes.
+CodecConfig TransposeCodec(std::vector<int64_t> order);
 CodecConfig BytesCodec(bool big_endian = false);
 CodecConfig BloscCodec(const std::string& cname, int clevel, const std::string& shuffle, int typesize,
                        int64_t blocksize = 0);
@@ -75,7 +81,7 @@ struct ArrayMetadata {
   // Element count of one stored chunk (shard) and the number of chunks along each dimension.
   int64_t ChunkElements() const;
   std::vector<int64_t> GridShape() const;
-  // Whether the array->bytes codec is sharding_indexed.
+  // Whether the array->bytes codec is sharding_indexed (a chain with transposes does not shard).
   bool IsSharded() const { return !codecs.empty() && codecs[0].kind == CodecKind::kShardingIndexed; }
   // The store key of the chunk at grid index `idx`: "c/1/0" ("c" for 0-d arrays).
   std::string ChunkKey(const std::vector<int64_t>& idx) const;

@@ -33,7 +33,7 @@ nlohmann::json ToJson(const YAML::Node& n) {
 StorageSpec ParseStorage(const ConfigNode& n) {
   StorageSpec s;
   if (!n.defined()) return s;
-  n.CheckKeys({"chunk_steps", "shard_steps", "chunk_episodes", "compressor", "level", "checksum"});
+  n.CheckKeys({"chunk_steps", "shard_steps", "chunk_episodes", "compressor", "level", "checksum", "transpose"});
   if (n.Has("chunk_steps")) s.chunk_steps = n["chunk_steps"].Integer(1, int64_t(1) << 24);
   if (n.Has("shard_steps")) s.shard_steps = n["shard_steps"].Integer(1, int64_t(1) << 30);
   if (s.shard_steps % s.chunk_steps != 0) {
@@ -43,6 +43,7 @@ StorageSpec ParseStorage(const ConfigNode& n) {
   if (n.Has("compressor")) s.compressor = n["compressor"].Keyword({"blosc-lz4", "blosc-zstd", "zstd", "gzip", "none"});
   if (n.Has("level")) s.level = static_cast<int>(n["level"].Integer(0, 22));
   s.checksum = n["checksum"].Bool(true);
+  s.transpose = n["transpose"].Bool(true);
   return s;
 }
 

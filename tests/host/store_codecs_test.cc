@@ -121,6 +121,46 @@ TEST(StoreCodecs, NestedShardingAndCompressedShards) {
   EXPECT_EQ(back, data);
 }
 
+TEST(StoreCodecs, TransposeStoresTheChunkPermuted) {
+  // A 2x3x4 uint16 chunk, order [1, 2, 0]: the encoded array is 3x4x2, element (j, k, i) = in (i, j, k).
+  std::vector<uint16_t> data(24);
+  for (int i = 0; i < 24; ++i) data[i] = uint16_t(100 + i);
+  const std::vector<CodecConfig> chain = {TransposeCodec({1, 2, 0}), BytesCodec()};
+  std::vector<uint8_t> enc = EncodeChunk(chain, DataType::kUint16, {2, 3, 4}, FillValueOf<uint16_t>(0),
+                                         reinterpret_cast<const uint8_t*>(data.data()), "mem");
+  ASSERT_EQ(enc.size(), 48u);
+  std::vector<uint16_t> stored(24);
+  std::memcpy(stored.data(), enc.data(), 48);
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      for (int k = 0; k < 4; ++k) EXPECT_EQ(stored[(j * 4 + k) * 2 + i], data[(i * 3 + j) * 4 + k]);
+    }
+  }
+  std::vector<uint16_t> back(24);
+  DecodeChunk(chain, DataType::kUint16, {2, 3, 4}, FillValueOf<uint16_t>(0), enc.data(), enc.size(),
+              reinterpret_cast<uint8_t*>(back.data()), "mem");
+  EXPECT_EQ(back, data);
+}
+
+TEST(StoreCodecs, TransposeInsideShardsRoundTrips) {
+  // The dataset writer's step-array layout: inner chunks [rows, 3, 13] stored column by column,
+  // blosc-shuffled and checksummed, in a shard of two of them; every permutation of a rank-3 chunk.
+  const FillValue fill = FillValueOf(0.0f);
+  std::vector<float> data(8 * 3 * 13);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = (i % 13 < 4) ? 1.0f : float(i) * 0.25f;
+  const std::vector<std::vector<int64_t>> orders = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+  for (const auto& order : orders) {
+    CodecConfig sharding =
+        ShardingCodec({4, 3, 13}, {TransposeCodec(order), BytesCodec(), BloscCodec("lz4", 5, "shuffle", 4), Crc32cCodec()});
+    std::vector<uint8_t> enc = EncodeChunk({sharding}, DataType::kFloat32, {8, 3, 13}, fill,
+                                           reinterpret_cast<const uint8_t*>(data.data()), "mem");
+    std::vector<float> back(data.size());
+    DecodeChunk({sharding}, DataType::kFloat32, {8, 3, 13}, fill, enc.data(), enc.size(),
+                reinterpret_cast<uint8_t*>(back.data()), "mem");
+    EXPECT_EQ(back, data) << "order " << order[0] << order[1] << order[2];
+  }
+}
+
 TEST(StoreCodecs, BloscCompressorsAvailable) {
   for (const char* name : {"lz4", "lz4hc", "blosclz", "zstd", "zlib"}) EXPECT_TRUE(BloscHasCompressor(name)) << name;
   EXPECT_FALSE(BloscHasCompressor("nosuch"));

@@ -70,6 +70,10 @@ void WriteFixture(const std::string& root) {
                 MakeArrayMetadata(DataType::kFloat64, {6, 5}, {4, 4}, {BytesCodec(/*big_endian=*/true), Crc32cCodec()},
                      FillValueOf(-std::numeric_limits<double>::infinity())))
       .WriteAll(Make<double>({6, 5}, [](int64_t k) { return double(k) / 7.0 - 2.5; }));
+  g.CreateArray("f32_transpose_zstd",
+                MakeArrayMetadata(DataType::kFloat32, {6, 7, 5}, {4, 4, 5}, {TransposeCodec({2, 0, 1}), BytesCodec(), ZstdCodec(2)},
+                     FillValueOf(0.0f)))
+      .WriteAll(Make<float>({6, 7, 5}, [](int64_t k) { return float(k % 5) - float(k) * 0.125f; }));
   g.CreateArray("scalar_i32", MakeArrayMetadata(DataType::kInt32, {}, {}, {BytesCodec()}, FillValueOf<int32_t>(0)))
       .WriteAll(std::vector<int32_t>{42});
 
@@ -103,6 +107,17 @@ void WriteFixture(const std::string& root) {
       .WriteAll(Make<int64_t>(
           {50}, [](int64_t k) { return -k * 123456789; },
           [](const std::vector<int64_t>& i) { return i[0] >= 20 && i[0] < 25; }, 0));
+
+  // the dataset writer's step-array layout: [steps, bodies, 13] inner chunks stored column by column
+  sharded
+      .CreateArray("f32_transpose_blosc_lz4",
+                   MakeArrayMetadata(DataType::kFloat32, {25, 3, 13}, {10, 3, 13},
+                        {ShardingCodec({5, 3, 13}, {TransposeCodec({1, 2, 0}), BytesCodec(), BloscCodec("lz4", 5, "shuffle", 4),
+                                                   Crc32cCodec()})},
+                        FillValueOf(nan32)))
+      .WriteAll(Make<float>(
+          {25, 3, 13}, [](int64_t k) { return k % 13 < 4 ? 1.0f : float(k) * 0.25f; },
+          [](const std::vector<int64_t>& i) { return i[0] >= 10 && i[0] < 15; }, nan32));
 
   // One small array per remaining integer type.
   ZarrGroup misc = g.CreateGroup("misc");

@@ -169,8 +169,8 @@ TEST(StoreMetadata, RejectionsNameTheKey) {
   EXPECT_NE(ParseError(with("/data_type", "float16")).find("unsupported data type \"float16\""), std::string::npos);
   EXPECT_NE(ParseError(with("/data_type", "complex64")).find("data_type"), std::string::npos);
   EXPECT_NE(ParseError(with("/zarr_format", 2)).find("zarr_format"), std::string::npos);
-  EXPECT_NE(ParseError(with("/codecs/1/name", "transpose")).find("unsupported codec \"transpose\""), std::string::npos);
-  EXPECT_NE(ParseError(with("/codecs/1/name", "transpose")).find("codecs[1].name"), std::string::npos);
+  EXPECT_NE(ParseError(with("/codecs/1/name", "bitround")).find("unsupported codec \"bitround\""), std::string::npos);
+  EXPECT_NE(ParseError(with("/codecs/1/name", "bitround")).find("codecs[1].name"), std::string::npos);
   EXPECT_NE(ParseError(with("/codecs/1/configuration/level", "high")).find("codecs[1].configuration.level"),
             std::string::npos);
   EXPECT_NE(ParseError(with("/codecs", json::array())).find("array->bytes"), std::string::npos);
@@ -207,7 +207,30 @@ TEST(StoreMetadata, ShardingAndBloscRules) {
   EXPECT_NE(ParseError(doc).find("index_location"), std::string::npos);
   doc = Simple();
   doc["codecs"] = json::parse(R"([{"name": "zstd"}, {"name": "bytes"}])");
-  EXPECT_NE(ParseError(doc).find("first codec"), std::string::npos);
+  EXPECT_NE(ParseError(doc).find("codecs[0]\": \"zstd\" comes where the array->bytes codec"), std::string::npos);
+}
+
+TEST(StoreMetadata, TransposeRules) {
+  json doc = Simple();
+  doc["codecs"] = json::parse(R"([{"name": "transpose", "configuration": {"order": [1, 0]}}, {"name": "bytes"}])");
+  ArrayMetadata m = ParseArrayMetadata(doc, "x");
+  ASSERT_EQ(m.codecs.size(), 2u);
+  EXPECT_EQ(m.codecs[0].kind, CodecKind::kTranspose);
+  EXPECT_EQ(m.codecs[0].order, (std::vector<int64_t>{1, 0}));
+  EXPECT_FALSE(m.IsSharded());
+  // written back as the spec spells it
+  EXPECT_EQ(ArrayMetadataToJson(m)["codecs"][0], json::parse(R"({"name": "transpose", "configuration": {"order": [1, 0]}})"));
+  doc["codecs"][0]["configuration"]["order"] = {1, 1};
+  EXPECT_NE(ParseError(doc).find("codecs[0].configuration.order\": [1,1] is not a permutation"), std::string::npos);
+  doc["codecs"][0]["configuration"]["order"] = "F";
+  EXPECT_NE(ParseError(doc).find("codecs[0].configuration.order"), std::string::npos);
+  doc["codecs"][0]["configuration"]["order"] = {2, 0, 1};  // a 2-d chunk
+  EXPECT_NE(ParseError(doc).find("permutes 3 dimensions, the chunk has 2"), std::string::npos);
+  doc["codecs"] = json::parse(R"([{"name": "transpose", "configuration": {"order": [1, 0]}}])");
+  EXPECT_NE(ParseError(doc).find("array->bytes"), std::string::npos);
+  doc = ZarrPythonSharded();
+  doc["codecs"].insert(doc["codecs"].begin(), json::parse(R"({"name": "transpose", "configuration": {"order": [0]}})"));
+  EXPECT_NE(ParseError(doc).find("not before sharding_indexed"), std::string::npos);
 }
 
 TEST(StoreMetadata, Groups) {

@@ -25,7 +25,7 @@ ts = pytest.importorskip("tensorstore", exc_type=ImportError)
 if int(zarr.__version__.split(".")[0]) < 3:
     pytest.skip(f"zarr {zarr.__version__} is not zarr-python 3", allow_module_level=True)
 from zarr.codecs import (BloscCodec, BytesCodec, Crc32cCodec, GzipCodec,  # noqa: E402
-                         ShardingCodec, ZstdCodec)
+                         ShardingCodec, TransposeCodec, ZstdCodec)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 S2R_BIN = os.environ.get("S2R_BIN", os.path.join(REPO, "build", "s2r"))
@@ -73,10 +73,14 @@ FIXTURE = {
     "u8_blosc_zstd_bitshuffle": (made(np.uint8, (7, 9, 11), lambda k: (k * 7) % 256), 0),
     "bool_gzip": (made(np.bool_, (33,), lambda k: k % 3 == 0), False),
     "f64_crc32c_bigendian": (made(np.float64, (6, 5), lambda k: k / 7.0 - 2.5), -np.inf),
+    "f32_transpose_zstd": (made(F32, (6, 7, 5), lambda k: (k % 5).astype(F32) - k.astype(F32) * F32(0.125)), 0.0),
     "scalar_i32": (np.array(42, dtype=np.int32), 0),
     "sharded/f32_blosc_lz4": (made(F32, (20, 35), lambda k: k.astype(F32) * F32(0.5),
                                    lambda i, j: (i < 5) & (j < 8), np.nan), np.nan),
     "sharded/u16_gzip_crc32c": (made(np.uint16, (9, 9), lambda k: (k * 37) % 1000), 7),
+    "sharded/f32_transpose_blosc_lz4": (made(F32, (25, 3, 13),
+                                             lambda k: np.where(k % 13 < 4, F32(1.0), k.astype(F32) * F32(0.25)),
+                                             lambda i, j, l: (i >= 10) & (i < 15), np.nan), np.nan),
     "sharded/bool_zstd": (made(np.bool_, (40,), lambda k: k % 5 == 1), False),
     "sharded/i64_blosc_zstd_bitshuffle": (made(np.int64, (50,), lambda k: -k * 123456789,
                                                lambda i: (i >= 20) & (i < 25), 0), 0),
@@ -180,6 +184,10 @@ PYTHON_CASES = {
     "sharded_gzip_crc32c_u8": ("uint8", (9, 10, 11), (3, 5, 2), (3, 10, 4),
                                {"compressors": [GzipCodec(level=3), Crc32cCodec()]}, 9),
     "sharded_bool": ("bool", (50,), (5,), (25,), {}, False),
+    "transpose_f32": ("float32", (9, 4, 6), (4, 4, 3), None,
+                      {"filters": [TransposeCodec(order=(2, 0, 1))], "compressors": [ZstdCodec(level=3)]}, 0.0),
+    "sharded_transpose_i16": ("int16", (12, 5), (3, 5), (6, 5),
+                              {"filters": [TransposeCodec(order=(1, 0))], "compressors": [blosc("lz4", "shuffle", 2)]}, 0),
     "sharded_index_start_i32": ("int32", (10, 12), (5, 6), None,
                                 {"serializer": ShardingCodec(chunk_shape=(5, 3), codecs=[
                                     BytesCodec(), ZstdCodec(level=1)], index_location="start"),
