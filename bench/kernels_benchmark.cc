@@ -4,6 +4,7 @@
 #include "host/engine.h"
 #include "host/scene/scene_source.h"
 #include "kernels/collide.h"
+#include "kernels/observation.h"
 
 #include <vector>
 
@@ -91,6 +92,29 @@ void BM_ControlStep(benchmark::State& state, const char* scene) {
 BENCHMARK_CAPTURE(BM_ControlStep, box_push, "builtin:box_push");
 BENCHMARK_CAPTURE(BM_ControlStep, stack5, "builtin:stack5");
 BENCHMARK_CAPTURE(BM_ControlStep, pick_lift, "builtin:pick_lift");
+
+// One control step's observation with every distortion on (configs/sweeps/push.yaml's model).
+void BM_Observe(benchmark::State& state) {
+  ObservationModel om;
+  om.position_noise_std = Real(0.002);
+  om.orientation_noise_std = Real(0.01);
+  om.position_bias_std = Real(0.003);
+  om.camera_rotation_std = Real(0.01);
+  om.camera_translation_std = Real(0.005);
+  om.dropout = Real(0.02);
+  om.latency_steps = 1;
+  ObservationState os{};
+  ObservationReset(om, 7, 3, &os);
+  Real truth[kObsSize] = {Real(0.3), Real(0.1), Real(0.05), 1, 0, 0, 0, Real(0.2), Real(0.1), Real(0.05)};
+  Real out[kObsSize];
+  for (auto _ : state) {
+    if (os.steps > 1000000) os.steps = 0;
+    Observe(om, 7, 3, truth, &os, out);
+    benchmark::DoNotOptimize(out);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_Observe);
 
 }  // namespace
 }  // namespace s2r

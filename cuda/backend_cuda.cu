@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <type_traits>
 #include <string>
@@ -407,10 +409,19 @@ class CudaSweepBuffers : public SweepBuffers {
     S2R_CUDA_CHECK(cudaStreamSynchronize(st));  // the staging is reused by the next call
   }
 
-  void Step() override {
+  void Step(const std::function<void()>& overlap) override {
     backend_->LaunchSweepStep(d_args_.get<SweepStepArgs>());
     d_ended_.Download(ended_, size_t(backend_->nworld()) * sizeof(int32_t), backend_->stream());
+    std::exception_ptr error;  // the step completes (and is waited for) before a host error leaves
+    if (overlap) {
+      try {
+        overlap();
+      } catch (...) {
+        error = std::current_exception();
+      }
+    }
     S2R_CUDA_CHECK(cudaStreamSynchronize(backend_->stream()));
+    if (error) std::rethrow_exception(error);
   }
 
   void Fetch(const int32_t* worlds, int count, std::vector<FetchedEpisode>* out) override {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -31,7 +32,11 @@ class SweepBuffers {
   // the host mirror: the shape, host pointers to worlds, task_params and ended (no rows)
   const SweepStepArgs& host() const { return host_; }
   virtual void Begin(const int32_t* worlds, int count) = 0;
-  virtual void Step() = 0;
+  // One control step of every world. `overlap` (optional) is host work that touches none of the
+  // sweep's buffers (writing finished episodes out): it runs while the step computes -- on the
+  // CPU the calling thread does it before joining the parallel pass, on CUDA while the kernel
+  // runs -- instead of between steps, when the other cores (or the device) would wait.
+  virtual void Step(const std::function<void()>& overlap = {}) = 0;
   // the listed worlds' finished episodes; valid until the next call of any method
   virtual void Fetch(const int32_t* worlds, int count, std::vector<FetchedEpisode>* out) = 0;
   // time the steps spent in the physics (ControlStep) alone, averaged over the threads that

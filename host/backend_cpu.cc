@@ -123,7 +123,7 @@ class CpuBackend : public Backend {
   // one control step of a sweep: every world's SweepWorldStep in one parallel pass; the time in
   // ControlStep is summed per thread (two clock reads per world and step, about 1 % of a
   // box-push step), so the sweep can say what it adds to the physics of its own trajectories
-  void SweepStep(const SweepStepArgs& args) {
+  void SweepStep(const SweepStepArgs& args, const std::function<void()>& overlap) {
     WithStepVariant(variant_, [&](auto features) {
       pool_.ParallelFor(nworld_, [&](int begin, int end, int t) {
         Workspace* ws = &scratch_[t].ws;
@@ -138,7 +138,7 @@ class CpuBackend : public Backend {
           SweepWorldAfter(args, model_, state_, w);
         }
         scratch_[t].physics += physics;
-      });
+      }, overlap);
     });
   }
   // thread-seconds in ControlStep during sweep steps, over the threads
@@ -214,7 +214,7 @@ class CpuSweepBuffers : public SweepBuffers {
     host_.ended = ended_.data();
   }
   void Begin(const int32_t*, int) override {}
-  void Step() override { backend_->SweepStep(host_); }
+  void Step(const std::function<void()>& overlap) override { backend_->SweepStep(host_, overlap); }
   double PhysicsSeconds() const override { return backend_->SweepPhysicsSeconds(); }
   void Fetch(const int32_t* worlds, int count, std::vector<FetchedEpisode>* out) override {
     out->clear();

@@ -1,6 +1,7 @@
 #include "host/thread_pool.h"
 
 #include <chrono>
+#include <exception>
 
 namespace s2r {
 
@@ -49,9 +50,20 @@ void ThreadPool::RunChunks(const std::function<void(int, int, int)>& fn, int n, 
   }
 }
 
-void ThreadPool::ParallelFor(int n, const std::function<void(int, int, int)>& fn) {
+void ThreadPool::ParallelFor(int n, const std::function<void(int, int, int)>& fn, const std::function<void()>& side) {
+  std::exception_ptr side_error;
+  auto run_side = [&] {
+    if (!side) return;
+    try {
+      side();
+    } catch (...) {
+      side_error = std::current_exception();
+    }
+  };
   if (threads_ == 1 || n <= 1) {
+    run_side();
     fn(0, n, 0);
+    if (side_error) std::rethrow_exception(side_error);
     return;
   }
   {
@@ -69,13 +81,17 @@ void ThreadPool::ParallelFor(int n, const std::function<void(int, int, int)>& fn
     generation_.fetch_add(1, std::memory_order_release);
   }
   start_cv_.notify_all();
+  run_side();
   RunChunks(fn, n, 0);
   if (!Spin([this] { return pending_.load(std::memory_order_acquire) == 0; })) {
     std::unique_lock<std::mutex> lock(mutex_);
     done_cv_.wait(lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
   }
-  std::lock_guard<std::mutex> lock(mutex_);
-  job_ = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    job_ = nullptr;
+  }
+  if (side_error) std::rethrow_exception(side_error);
 }
 
 void ThreadPool::Worker(int index) {

@@ -23,8 +23,11 @@ class ThreadPool {
 
   int size() const { return threads_; }
   // fn(begin, end, thread_index) over contiguous chunks, several per thread; returns when all
-  // chunks are done
-  void ParallelFor(int n, const std::function<void(int, int, int)>& fn);
+  // chunks are done. `side` (optional) is other work of the caller that may run alongside: the
+  // calling thread runs it first and then joins the chunks, which the other threads have been
+  // taking meanwhile, so it costs the pass no barrier. If `side` throws, the chunks still all run,
+  // and then the exception is rethrown.
+  void ParallelFor(int n, const std::function<void(int, int, int)>& fn, const std::function<void()>& side = {});
 
  private:
   void Worker(int index);

@@ -32,6 +32,7 @@ struct ObservationModel {
 // one world's observation state for its current episode
 struct ObservationState {
   Real episode[kObsEpisodeParams];   // the per-episode draws, in the order above
+  Real camera[4];                    // the camera rotation error as a quaternion (from episode[6..8])
   Real history[kMaxObsLatency + 1][kObsSize];  // distorted observations, a ring by step
   Real last[kObsSize];               // the last delivered observation
   int32_t steps;                     // observations made this episode
@@ -51,19 +52,20 @@ S2R_HD double NormalDraw(uint64_t seed, uint64_t episode, uint32_t stream, uint3
   return NormalQuantileApprox(UniformDraw(seed, episode, stream, index, k));
 }
 
+// A small rotation from a rotation vector (its direction the axis, its length the angle).
+S2R_HD Quat SmallRotation(Vec3 v) {
+  Real angle = Length(v);
+  return angle > Real(1e-12) ? QuatFromAxisAngle((Real(1) / angle) * v, angle) : QuatIdentity();
+}
+
 S2R_HD void ObservationReset(const ObservationModel& om, uint64_t seed, uint64_t episode, ObservationState* os) {
   const uint32_t stream = ObservationEpisodeStream();
   const Real stds[4] = {om.position_bias_std, om.position_bias_std, om.camera_rotation_std, om.camera_translation_std};
   for (int i = 0; i < kObsEpisodeParams; ++i) {
     os->episode[i] = stds[i / 3] * Real(NormalDraw(seed, episode, stream, uint32_t(i / 2), i % 2));
   }
+  StoreQuat(os->camera, SmallRotation(Vec3{os->episode[6], os->episode[7], os->episode[8]}));
   os->steps = 0;
-}
-
-// A small rotation from a rotation vector (its direction the axis, its length the angle).
-S2R_HD Quat SmallRotation(Vec3 v) {
-  Real angle = Length(v);
-  return angle > Real(1e-12) ? QuatFromAxisAngle((Real(1) / angle) * v, angle) : QuatIdentity();
 }
 
 // What the policy sees this control step, from the true values `truth` (kObsSize).
@@ -72,20 +74,20 @@ S2R_HD void Observe(const ObservationModel& om, uint64_t seed, uint64_t episode,
   const uint32_t stream = ObservationStepStream();
   const uint32_t step = uint32_t(os->steps);
   // the camera error and the per-episode biases
-  const Quat cam = SmallRotation(Vec3{os->episode[6], os->episode[7], os->episode[8]});
+  const Quat cam = LoadQuat(os->camera);
   const Vec3 cam_t{os->episode[9], os->episode[10], os->episode[11]};
   Vec3 object = Rotate(cam, LoadVec3(truth)) + cam_t + Vec3{os->episode[0], os->episode[1], os->episode[2]};
   Quat rot = cam * LoadQuat(truth + 3);
   Vec3 effector = Rotate(cam, LoadVec3(truth + 7)) + cam_t + Vec3{os->episode[3], os->episode[4], os->episode[5]};
-  // this step's noise: 9 normals and the dropout's uniform (five Philox calls, each two uniforms)
-  double n[10];
-  for (int i = 0; i < 5; ++i) {
-    U32x4 bits = RandomBits(seed, episode, stream, step * 5u + uint32_t(i));
-    n[2 * i] = UniformOpen01(bits.v[0], bits.v[1]);
-    n[2 * i + 1] = UniformOpen01(bits.v[2], bits.v[3]);
+  // this step's noise: 9 normals and the dropout's uniform, 32-bit draws (three Philox calls, each
+  // four uniforms)
+  double n[12];
+  for (int i = 0; i < 3; ++i) {
+    U32x4 bits = RandomBits(seed, episode, stream, step * 3u + uint32_t(i));
+    for (int k = 0; k < 4; ++k) n[4 * i + k] = UniformOpen01From32(bits.v[k]);
   }
   const double dropout_u = n[9];
-  for (int i = 0; i < 9; ++i) n[i] = NormalQuantileApprox(n[i]);
+  NormalQuantilesApprox(n, 9);
   const Real sp = om.position_noise_std, so = om.orientation_noise_std;
   object += Vec3{sp * Real(n[0]), sp * Real(n[1]), sp * Real(n[2])};
   effector += Vec3{sp * Real(n[3]), sp * Real(n[4]), sp * Real(n[5])};

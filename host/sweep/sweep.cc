@@ -287,9 +287,11 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
     buffers->Begin(worlds.data(), static_cast<int>(worlds.size()));
   };
   // finished episodes go out in slot order
+  std::vector<EpisodeRecord> spare;  // written records, their buffers reused for the next ones
   auto write_ready = [&]() {
     for (auto it = finished.find(next_write); it != finished.end(); it = finished.find(next_write)) {
       emit(it->second);
+      spare.push_back(std::move(it->second));
       finished.erase(it);
       ++next_write;
     }
@@ -298,9 +300,13 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
   start_episodes();
   std::vector<int32_t> ended;
   std::vector<FetchedEpisode> fetched;
-  while (next_write < planned) {
+  // Episodes that finished at a step are copied out after it, and written during the next one
+  // (`write_ready` only touches the records and the store, never the sweep's buffers): the
+  // writing overlaps the stepping instead of keeping the other threads waiting.
+  int64_t done = first_slot;  // episodes finished (this run's start at the first slot)
+  while (done < planned) {
     const auto step_start = Clock::now();
-    buffers->Step();
+    buffers->Step(write_ready);
     summary.step_seconds += std::chrono::duration<double>(Clock::now() - step_start).count();
     world_steps += nworld;
     // finished episodes leave their world
@@ -313,13 +319,17 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
       const int w = ended[i];
       const SweepWorld& r = *fetched[i].world;
       EpisodeRecord f;
+      if (!spare.empty()) {
+        f = std::move(spare.back());
+        spare.pop_back();
+      }
       f.episode = r.episode;
       f.length = r.task.steps;
       f.task = r.task;
-      f.params = std::move(runs[w].params);
+      f.params.swap(runs[w].params);  // the world's next episode refills the other buffer
       f.params.insert(f.params.end(), r.observation.episode, r.observation.episode + kObsEpisodeParams);
-      f.metrics = {double(r.task.phase), double(r.task.margin), double(r.task.min_margin), double(r.task.max_slip),
-                   double(r.task.near_miss)};
+      f.metrics.assign({double(r.task.phase), double(r.task.margin), double(r.task.min_margin), double(r.task.max_slip),
+                   double(r.task.near_miss)});
       for (size_t k = 0; k < c.events.size(); ++k) {
         const EventDraw& d = r.events[k];
         f.metrics.insert(f.metrics.end(), {double(d.fired), double(d.time), double(d.magnitude), double(d.direction)});
@@ -330,8 +340,8 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
       f.action.assign(fetched[i].action, fetched[i].action + len * na);
       finished.emplace(runs[w].slot, std::move(f));
       runs[w].slot = -1;
+      ++done;
     }
-    write_ready();
     start_episodes();
     if (o.progress && Clock::now() - last_progress > std::chrono::seconds(1)) {
       last_progress = Clock::now();
@@ -341,6 +351,7 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
       o.progress(summary);
     }
   }
+  write_ready();  // the last step's episodes
   summary.seconds = std::chrono::duration<double>(Clock::now() - start_time).count();
   summary.env_steps_per_s = world_steps / std::max(summary.seconds, 1e-9);
   summary.physics_seconds = buffers->PhysicsSeconds();
