@@ -1,6 +1,9 @@
 // CPU backend: the kernels' world functions over a static partition of the worlds.
 #include <algorithm>
 #include <chrono>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 #include <memory>
 #include <new>
 #include <vector>
@@ -105,6 +108,20 @@ class CpuBackend : public Backend {
     int64_t bytes = std::min<int64_t>(int64_t{sizeof(Contact)} * model_.max_contacts, int64_t{8 * kCacheLine});
     for (int64_t off = 0; off < bytes; off += int64_t{kCacheLine}) __builtin_prefetch(p + off);
   }
+  // The lines a sweep step of world w reads first, before its physics touches anything: its
+  // SweepWorld (episode flags, task and observation state) and the recorded bodies' pose and
+  // velocity. Fetched while the world before steps; each was a cache miss at the top of
+  // SweepWorldBefore otherwise.
+  void PrefetchSweepWorld(const SweepStepArgs& a, int w) const {
+    const char* p = reinterpret_cast<const char*>(a.worlds + w);
+    for (size_t off = 0; off < sizeof(SweepWorld); off += size_t{kCacheLine}) __builtin_prefetch(p + off);
+    if (a.nbody > 0) {
+      const int b = a.body[0];
+      const Real* arrays[] = {state_.body_pos(w, b), state_.body_quat(w, b), state_.body_linvel(w, b),
+                              state_.body_angvel(w, b)};
+      for (const Real* q : arrays) __builtin_prefetch(q);
+    }
+  }
   void Download(const StateView&) override {}
   // the host state is the backend's state; an upload means it was edited (the trees' fixed
   // parents may have moved)
@@ -121,31 +138,41 @@ class CpuBackend : public Backend {
   std::unique_ptr<SweepBuffers> MakeSweepBuffers(const SweepStepArgs& shape) override;
 
   // one control step of a sweep: every world's SweepWorldStep in one parallel pass; the time in
-  // ControlStep is summed per thread (two clock reads per world and step, about 1 % of a
-  // box-push step), so the sweep can say what it adds to the physics of its own trajectories
+  // ControlStep is summed per thread (two reads of the time-stamp counter per world and step,
+  // a few nanoseconds; a clock_gettime pair cost about 1 % of a box-push step), so the sweep can
+  // say what it adds to the physics of its own trajectories
   void SweepStep(const SweepStepArgs& args, const std::function<void()>& overlap) {
+    if (sweep_steps_++ == 0) tick_start_ = {Ticks(), std::chrono::steady_clock::now()};
     WithStepVariant(variant_, [&](auto features) {
       pool_.ParallelFor(nworld_, [&](int begin, int end, int t) {
         Workspace* ws = &scratch_[t].ws;
-        std::chrono::steady_clock::duration physics{0};
+        uint64_t physics = 0;
         for (int w = begin; w < end; ++w) {
-          if (w + 1 < end) PrefetchContacts(w + 1);
+          if (w + 1 < end) {
+            PrefetchContacts(w + 1);
+            PrefetchSweepWorld(args, w + 1);
+          }
           BindWorldBlock(ws, w);
           Real* act = SweepWorldBefore(args, model_, state_, w, ws);
-          const auto t0 = std::chrono::steady_clock::now();
+          const uint64_t t0 = Ticks();
           ControlStep<features.value>(model_, state_, w, ws, act);
-          physics += std::chrono::steady_clock::now() - t0;
+          physics += Ticks() - t0;
           SweepWorldAfter(args, model_, state_, w);
         }
         scratch_[t].physics += physics;
       }, overlap);
     });
   }
-  // thread-seconds in ControlStep during sweep steps, over the threads
+  // thread-seconds in ControlStep during sweep steps, over the threads (the ticks converted at
+  // the rate they ran since the first sweep step)
   double SweepPhysicsSeconds() const {
-    std::chrono::steady_clock::duration sum{0};
+    if (sweep_steps_ == 0) return 0;
+    uint64_t sum = 0;
     for (const ThreadWorkspace& t : scratch_) sum += t.physics;
-    return std::chrono::duration<double>(sum).count() / static_cast<double>(scratch_.size());
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - tick_start_.time).count();
+    const double ticks = double(Ticks() - tick_start_.ticks);
+    if (!(seconds > 0) || !(ticks > 0)) return 0;
+    return double(sum) * (seconds / ticks) / static_cast<double>(scratch_.size());
   }
   int nworld() const { return nworld_; }
 
@@ -185,8 +212,24 @@ class CpuBackend : public Backend {
   // the world arrays' pointers are written for every world
   struct alignas(kCacheLine) ThreadWorkspace {
     Workspace ws;
-    std::chrono::steady_clock::duration physics{0};  // in ControlStep during sweep steps
+    uint64_t physics = 0;  // Ticks() in ControlStep during sweep steps
   };
+  // a cheap monotonic counter: the time-stamp counter on x86 (constant-rate on the CPUs s2r
+  // targets), steady-clock nanoseconds elsewhere
+  static uint64_t Ticks() {
+#if defined(__x86_64__)
+    return __rdtsc();
+#else
+    return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::steady_clock::now().time_since_epoch()).count());
+#endif
+  }
+  struct TickStart {
+    uint64_t ticks = 0;
+    std::chrono::steady_clock::time_point time;
+  };
+  TickStart tick_start_;
+  int64_t sweep_steps_ = 0;
   std::vector<ThreadWorkspace> scratch_;
 };
 
