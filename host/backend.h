@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "kernels/model_view.h"
@@ -19,6 +20,28 @@ namespace s2r {
 // worlds finished an episode in it; Fetch hands over those worlds' episode state and rows. On the
 // CPU backend the mirror is the memory the step runs on, and Begin and Fetch copy nothing; the CUDA
 // backend copies only the starting worlds' entries in and the finished episodes out.
+// A vector whose resize leaves new elements uninitialized: a sweep's row buffers grow back to the
+// horizon for every episode, and zero-filling them would cost as much as a copy.
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <typename U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) {}
+  template <typename U>
+  void construct(U* p) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using RowVector = std::vector<Real, UninitializedAllocator<Real>>;
+
 struct FetchedEpisode {
   const SweepWorld* world;  // the episode's end state (task labels, observation draws, events)
   const Real* state;        // (length, nbody * kBodyStateSize), length = world->task.steps
@@ -39,6 +62,11 @@ class SweepBuffers {
   virtual void Step(const std::function<void()>& overlap = {}) = 0;
   // the listed worlds' finished episodes; valid until the next call of any method
   virtual void Fetch(const int32_t* worlds, int count, std::vector<FetchedEpisode>* out) = 0;
+  // Hands world w's finished rows over without copying, where the backend can (the CPU's rows
+  // are per-world buffers): swaps them with the given vectors, whose storage the world then
+  // writes its next episode into, and returns true; Fetch's row pointers for w are stale after
+  // it. false: nothing done, copy the rows from Fetch.
+  virtual bool TakeRows(int /*w*/, RowVector* /*state*/, RowVector* /*obs*/, RowVector* /*action*/) { return false; }
   // time the steps spent in the physics (ControlStep) alone, averaged over the threads that
   // stepped; -1 where the backend cannot tell (CUDA: one kernel does it all)
   virtual double PhysicsSeconds() const { return -1; }

@@ -233,27 +233,26 @@ class CpuBackend : public Backend {
   std::vector<ThreadWorkspace> scratch_;
 };
 
-// The sweep's buffers in host memory: the mirror is what the step runs on.
+// The sweep's buffers in host memory: the mirror is what the step runs on. Each world records into
+// row buffers of its own, which TakeRows swaps out to the finished episode.
 class CpuSweepBuffers : public SweepBuffers {
  public:
   CpuSweepBuffers(CpuBackend* backend, const SweepStepArgs& shape) : backend_(backend) {
     host_ = shape;
     const size_t nw = static_cast<size_t>(backend->nworld());
-    const size_t rows = nw * static_cast<size_t>(shape.horizon);
     worlds_.assign(nw, SweepWorld{});
     for (SweepWorld& w : worlds_) w.episode = -1;
     task_params_.assign(nw * kTaskMaxParams, Real(0));
     actions_.assign(nw * static_cast<size_t>(shape.action_stride), Real(0));
-    state_rows_.resize(rows * static_cast<size_t>(shape.state_row()));
-    obs_rows_.resize(rows * kObsSize);
-    action_rows_.resize(rows * static_cast<size_t>(shape.nactuator));
+    rows_.resize(nw);
+    pointers_.resize(nw);
+    for (size_t w = 0; w < nw; ++w) Fit(static_cast<int>(w));
     ended_.assign(nw, 0);
     host_.worlds = worlds_.data();
     host_.task_params = task_params_.data();
     host_.actions = actions_.data();
-    host_.state_rows = state_rows_.data();
-    host_.obs_rows = obs_rows_.data();
-    host_.action_rows = action_rows_.data();
+    host_.state_rows = host_.obs_rows = host_.action_rows = nullptr;
+    host_.world_rows = pointers_.data();
     host_.ended = ended_.data();
   }
   void Begin(const int32_t*, int) override {}
@@ -262,16 +261,39 @@ class CpuSweepBuffers : public SweepBuffers {
   void Fetch(const int32_t* worlds, int count, std::vector<FetchedEpisode>* out) override {
     out->clear();
     for (int i = 0; i < count; ++i) {
-      const int64_t row = int64_t{worlds[i]} * host_.horizon;
-      out->push_back({&worlds_[worlds[i]], host_.state_rows + row * host_.state_row(), host_.obs_rows + row * kObsSize,
-                      host_.action_rows + row * host_.nactuator});
+      const SweepRows& r = pointers_[static_cast<size_t>(worlds[i])];
+      out->push_back({&worlds_[worlds[i]], r.state, r.obs, r.action});
     }
+  }
+  bool TakeRows(int w, RowVector* state, RowVector* obs, RowVector* action) override {
+    Rows& r = rows_[static_cast<size_t>(w)];
+    r.state.swap(*state);
+    r.obs.swap(*obs);
+    r.action.swap(*action);
+    Fit(w);
+    return true;
   }
 
  private:
+  struct Rows {
+    RowVector state, obs, action;
+  };
+  // world w's buffers hold a whole horizon (they may come back shorter from an episode record;
+  // growing within their capacity neither allocates nor writes)
+  void Fit(int w) {
+    Rows& r = rows_[static_cast<size_t>(w)];
+    const size_t h = static_cast<size_t>(host_.horizon);
+    r.state.resize(std::max<size_t>(h * static_cast<size_t>(host_.state_row()), 1));
+    r.obs.resize(h * kObsSize);
+    r.action.resize(std::max<size_t>(h * static_cast<size_t>(host_.nactuator), 1));
+    pointers_[static_cast<size_t>(w)] = {r.state.data(), r.obs.data(), r.action.data()};
+  }
+
   CpuBackend* backend_;
   LineVector<SweepWorld> worlds_;
-  LineVector<Real> task_params_, actions_, state_rows_, obs_rows_, action_rows_;
+  LineVector<Real> task_params_, actions_;
+  std::vector<Rows> rows_;
+  std::vector<SweepRows> pointers_;
   LineVector<int32_t> ended_;
 };
 

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "host/cli.h"
@@ -28,8 +29,10 @@ struct ReplayArgs {
 };
 
 // largest |a - b| over two equal-length arrays, and whether they are bitwise equal
-template <typename T>
-double MaxDiff(const std::vector<T>& a, const std::vector<T>& b, bool* identical) {
+template <typename A, typename B>
+double MaxDiff(const A& a, const B& b, bool* identical) {
+  using T = typename A::value_type;
+  static_assert(std::is_same_v<T, typename B::value_type>, "same element type");
   double d = 0;
   *identical = a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
   if (a.size() != b.size()) return HUGE_VAL;
@@ -91,7 +94,7 @@ void RunReplay(const ReplayArgs& a) {
   std::printf("episode %lld (row %lld): stored %lld steps, replayed %lld\n", (long long)a.episode, (long long)row,
               (long long)length, (long long)e.length);
   if (length == e.length) {
-    const std::pair<const char*, const std::vector<Real>*> features[] = {
+    const std::pair<const char*, const RowVector*> features[] = {
         {"state", &e.state}, {"obs", &e.obs}, {"action", &e.action}};
     for (const auto& f : features) {
       bool same = false;

@@ -35,6 +35,14 @@ struct SweepWorld {
   EventDraw events[kMaxEvents];
 };
 
+// One world's rows for its current episode: (horizon, nbody * kBodyStateSize), (horizon, kObsSize),
+// (horizon, nactuator).
+struct SweepRows {
+  Real* state;
+  Real* obs;
+  Real* action;
+};
+
 // Everything the per-world step reads besides the model and the state. The pointers are in the
 // stepping backend's memory (host or device).
 struct SweepStepArgs {
@@ -55,9 +63,23 @@ struct SweepStepArgs {
   Real* state_rows = nullptr;     // (nworld, horizon, nbody * kBodyStateSize)
   Real* obs_rows = nullptr;       // (nworld, horizon, kObsSize)
   Real* action_rows = nullptr;    // (nworld, horizon, nactuator)
+  // (nworld) or null: where each world's episode writes its rows, when not in the arrays above.
+  // The CPU backend gives every world buffers of its own and hands them to the finished episode
+  // (the host swaps in fresh ones): the rows are never copied on their way to the store.
+  const SweepRows* world_rows = nullptr;
   int32_t* ended = nullptr;       // (nworld): 1 when the world's episode ended in the last step
 
   S2R_HD int state_row() const { return nbody * kBodyStateSize; }
+  // world w's rows at control step `step` of its episode
+  S2R_HD SweepRows RowsAt(int w, int32_t step) const {
+    if (world_rows) {
+      const SweepRows& r = world_rows[w];
+      return {r.state + int64_t(step) * state_row(), r.obs + int64_t(step) * kObsSize,
+              r.action + int64_t(step) * nactuator};
+    }
+    const int64_t row = int64_t(w) * horizon + step;
+    return {state_rows + row * state_row(), obs_rows + row * kObsSize, action_rows + row * nactuator};
+  }
 };
 
 // The episode's start, after the host reset the world and gave it its parameters: the task's and
@@ -94,8 +116,8 @@ S2R_HD Real* SweepWorldBefore(const SweepStepArgs& a, const ModelView& m, const 
   if (state_edited) *ws->reduced_valid = 0u;  // a tree's fixed parent may have moved
   TaskAct(a.task, m, s, w, params, &r.task, act);
   // the rows before the step: row index = control steps evaluated so far (< horizon while active)
-  const int64_t row = static_cast<int64_t>(w) * a.horizon + r.task.steps;
-  Real* state = a.state_rows + row * a.state_row();
+  const SweepRows rows = a.RowsAt(w, r.task.steps);
+  Real* state = rows.state;
   for (int i = 0; i < a.nbody; ++i) {
     const int b = a.body[i];
     Real* out = state + i * kBodyStateSize;
@@ -108,8 +130,8 @@ S2R_HD Real* SweepWorldBefore(const SweepStepArgs& a, const ModelView& m, const 
   StoreVec3(truth, LoadVec3(s.body_pos(w, a.task.object_body)));
   StoreQuat(truth + 3, LoadQuat(s.body_quat(w, a.task.object_body)));
   StoreVec3(truth + 7, LoadVec3(s.body_pos(w, a.task.effector_body)));
-  Observe(a.observation, a.seed, static_cast<uint64_t>(r.episode), truth, &r.observation, a.obs_rows + row * kObsSize);
-  Real* action_row = a.action_rows + row * a.nactuator;
+  Observe(a.observation, a.seed, static_cast<uint64_t>(r.episode), truth, &r.observation, rows.obs);
+  Real* action_row = rows.action;
   for (int i = 0; i < a.nactuator; ++i) action_row[i] = act[i];
   return act;
 }

@@ -335,9 +335,15 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
         f.metrics.insert(f.metrics.end(), {double(d.fired), double(d.time), double(d.magnitude), double(d.direction)});
       }
       const size_t len = static_cast<size_t>(f.length);
-      f.state.assign(fetched[i].state, fetched[i].state + len * h.state_row());
-      f.obs.assign(fetched[i].obs, fetched[i].obs + len * kObsSize);
-      f.action.assign(fetched[i].action, fetched[i].action + len * na);
+      if (buffers->TakeRows(w, &f.state, &f.obs, &f.action)) {  // the world's own buffers, no copy
+        f.state.resize(len * h.state_row());
+        f.obs.resize(len * kObsSize);
+        f.action.resize(len * na);
+      } else {
+        f.state.assign(fetched[i].state, fetched[i].state + len * h.state_row());
+        f.obs.assign(fetched[i].obs, fetched[i].obs + len * kObsSize);
+        f.action.assign(fetched[i].action, fetched[i].action + len * na);
+      }
       finished.emplace(runs[w].slot, std::move(f));
       runs[w].slot = -1;
       ++done;

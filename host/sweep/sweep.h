@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "host/backend.h"
 #include "host/engine.h"
 #include "host/sweep/sweep_config.h"
 #include "kernels/task.h"
@@ -63,7 +64,7 @@ struct EpisodeRecord {
   TaskState task{};     // labels and metrics at the end
   std::vector<double> params;  // the randomized parameters, then the observation model's draws
   std::vector<double> metrics;  // as SweepDatasetSpec's metrics: the task's, then 4 per event
-  std::vector<Real> state, obs, action;  // (length, ...) rows, as stored
+  RowVector state, obs, action;  // (length, ...) rows, as stored
 };
 
 struct RunnerOptions {
