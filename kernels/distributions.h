@@ -66,28 +66,39 @@ S2R_HD double NormalQuantileApprox(double p) {
   return x;
 }
 
-// Acklam's approximation of n standard normals from uniforms in (0, 1), in place: the central
+// Acklam's approximation of N standard normals from uniforms in (0, 1), in place: the central
 // rational function for all of them first (no branches, so the compiler can run them side by
 // side), then the tail form for the few (4.85 % each) outside [0.02425, 0.97575]. The same
 // approximation as NormalQuantileApprox (the upper half computed directly rather than by
-// symmetry, so the last bits may differ).
-S2R_HD void NormalQuantilesApprox(double* p, int n) {
+// symmetry, so the last bits may differ). N is a compile-time count so that, on the GPU, the
+// loops unroll and the values stay in registers.
+template <int N>
+S2R_HD void NormalQuantilesApprox(double (&p)[N]) {
   const double a0 = -3.969683028665376e+01, a1 = 2.209460984245205e+02, a2 = -2.759285104469687e+02,
                a3 = 1.383577518672690e+02, a4 = -3.066479806614716e+01, a5 = 2.506628277459239e+00;
   const double b0 = -5.447609879822406e+01, b1 = 1.615858368580409e+02, b2 = -1.556989798598866e+02,
                b3 = 6.680131188771972e+01, b4 = -1.328068155288572e+01;
+  const double lo = 0.02425, hi = 1.0 - 0.02425;
   bool tail = false;
-  double u[16];
-  for (int i = 0; i < n; ++i) {
-    u[i] = p[i];
+  for (int i = 0; i < N; ++i) tail = tail || p[i] < lo || p[i] > hi;
+  if (tail) {  // keep the tails' uniforms aside; the central form overwrites p
+    double u[N];
+    for (int i = 0; i < N; ++i) u[i] = p[i];
+    for (int i = 0; i < N; ++i) {
+      if (u[i] < lo || u[i] > hi) {
+        p[i] = NormalQuantileApprox(u[i]);
+      } else {
+        const double q = u[i] - 0.5, r = q * q;
+        p[i] = (((((a0 * r + a1) * r + a2) * r + a3) * r + a4) * r + a5) * q /
+               (((((b0 * r + b1) * r + b2) * r + b3) * r + b4) * r + 1.0);
+      }
+    }
+    return;
+  }
+  for (int i = 0; i < N; ++i) {
     const double q = p[i] - 0.5, r = q * q;
     p[i] = (((((a0 * r + a1) * r + a2) * r + a3) * r + a4) * r + a5) * q /
            (((((b0 * r + b1) * r + b2) * r + b3) * r + b4) * r + 1.0);
-    tail = tail || u[i] < 0.02425 || u[i] > 1.0 - 0.02425;
-  }
-  if (!tail) return;
-  for (int i = 0; i < n; ++i) {
-    if (u[i] < 0.02425 || u[i] > 1.0 - 0.02425) p[i] = NormalQuantileApprox(u[i]);
   }
 }
 

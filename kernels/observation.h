@@ -81,13 +81,18 @@ S2R_HD void Observe(const ObservationModel& om, uint64_t seed, uint64_t episode,
   Vec3 effector = Rotate(cam, LoadVec3(truth + 7)) + cam_t + Vec3{os->episode[3], os->episode[4], os->episode[5]};
   // this step's noise: 9 normals and the dropout's uniform, 32-bit draws (three Philox calls, each
   // four uniforms)
-  double n[12];
+  double n[9];
+  double dropout_u = 0;
   for (int i = 0; i < 3; ++i) {
     U32x4 bits = RandomBits(seed, episode, stream, step * 3u + uint32_t(i));
-    for (int k = 0; k < 4; ++k) n[4 * i + k] = UniformOpen01From32(bits.v[k]);
+    for (int k = 0; k < 4; ++k) {
+      const int j = 4 * i + k;
+      const double u = UniformOpen01From32(bits.v[k]);
+      if (j < 9) n[j] = u;
+      else if (j == 9) dropout_u = u;
+    }
   }
-  const double dropout_u = n[9];
-  NormalQuantilesApprox(n, 9);
+  NormalQuantilesApprox(n);
   const Real sp = om.position_noise_std, so = om.orientation_noise_std;
   object += Vec3{sp * Real(n[0]), sp * Real(n[1]), sp * Real(n[2])};
   effector += Vec3{sp * Real(n[3]), sp * Real(n[4]), sp * Real(n[5])};
