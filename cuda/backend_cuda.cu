@@ -333,7 +333,8 @@ class CudaBackend : public Backend {
 // The sweep's buffers on the device. Host mirrors: the episode entries and task parameters the
 // host writes for starting worlds, and the `ended` flags (copied out after each step, nworld
 // int32). Starts go in and finished episodes come out through pinned staging, one packed copy and
-// one kernel each way per control step (SweepScatterStartsKernel, SweepGatherFinishedKernel).
+// one kernel each way per control step (SweepScatterStartsKernel, SweepGatherFinishedKernel); the
+// finished episodes' copy runs on its own stream, beside the next step's kernel.
 class CudaSweepBuffers : public SweepBuffers {
  public:
   CudaSweepBuffers(CudaBackend* backend, const SweepStepArgs& shape) : backend_(backend) {
@@ -378,12 +379,21 @@ class CudaSweepBuffers : public SweepBuffers {
     d.action_rows = d_action_rows_.get<Real>();
     d.ended = d_ended_.get<int32_t>();
     d_args_.Upload(&d, sizeof(d), st);
+    S2R_CUDA_CHECK(cudaStreamCreate(&copy_stream_));
+    S2R_CUDA_CHECK(cudaEventCreateWithFlags(&gathered_, cudaEventDisableTiming));
+    S2R_CUDA_CHECK(cudaEventCreateWithFlags(&copied_, cudaEventDisableTiming));
     S2R_CUDA_CHECK(cudaStreamSynchronize(st));
   }
   ~CudaSweepBuffers() override {
+    if (copy_stream_) cudaStreamSynchronize(copy_stream_);
+    if (gathered_) cudaEventDestroy(gathered_);
+    if (copied_) cudaEventDestroy(copied_);
+    if (copy_stream_) cudaStreamDestroy(copy_stream_);
     if (ended_) cudaFreeHost(ended_);
     if (staging_) cudaFreeHost(staging_);
     if (list_) cudaFreeHost(list_);
+    if (fetch_staging_) cudaFreeHost(fetch_staging_);
+    if (fetch_list_) cudaFreeHost(fetch_list_);
   }
 
   void Begin(const int32_t* worlds, int count) override {
@@ -424,28 +434,51 @@ class CudaSweepBuffers : public SweepBuffers {
     if (error) std::rethrow_exception(error);
   }
 
+  // The finished episodes are gathered on the compute stream (before the worlds' next Begin and
+  // Step, which follow on it) and copied to the host on a copy stream, so the copy overlaps the
+  // next step's kernel; WaitFetched waits for it.
   void Fetch(const int32_t* worlds, int count, std::vector<FetchedEpisode>* out) override {
     out->clear();
     if (count <= 0) return;
     NvtxRange range("s2r.sweep_fetch");
+    WaitFetched();  // the last fetch's copy is done before its staging is reused
     cudaStream_t st = backend_->stream();
-    Reserve(count, finish_.slot_bytes);
-    std::memcpy(list_, worlds, count * sizeof(int32_t));
-    S2R_CUDA_CHECK(cudaMemcpyAsync(d_list_.get<void>(), list_, count * sizeof(int32_t), cudaMemcpyHostToDevice, st));
-    d_staging_.Resize(std::max(d_staging_.bytes(), size_t(count) * size_t(finish_.slot_bytes)));
-    SweepGatherFinishedKernel<<<count, 128, 0, st>>>(d_args_.get<SweepStepArgs>(), d_list_.get<int32_t>(), count,
-                                                     d_staging_.get<char>(), finish_);
+    const size_t need = size_t(count) * size_t(finish_.slot_bytes);
+    if (need > fetch_staging_bytes_) {
+      if (fetch_staging_) cudaFreeHost(fetch_staging_);
+      fetch_staging_bytes_ = need * 2;
+      S2R_CUDA_CHECK(cudaMallocHost(&fetch_staging_, fetch_staging_bytes_));
+    }
+    if (fetch_list_ == nullptr) {
+      S2R_CUDA_CHECK(cudaMallocHost(&fetch_list_, size_t(backend_->nworld()) * sizeof(int32_t)));
+    }
+    std::memcpy(fetch_list_, worlds, count * sizeof(int32_t));
+    d_fetch_list_.Resize(std::max(d_fetch_list_.bytes(), size_t(backend_->nworld()) * sizeof(int32_t)));
+    S2R_CUDA_CHECK(
+        cudaMemcpyAsync(d_fetch_list_.get<void>(), fetch_list_, count * sizeof(int32_t), cudaMemcpyHostToDevice, st));
+    d_fetch_staging_.Resize(std::max(d_fetch_staging_.bytes(), need));
+    SweepGatherFinishedKernel<<<count, 128, 0, st>>>(d_args_.get<SweepStepArgs>(), d_fetch_list_.get<int32_t>(), count,
+                                                     d_fetch_staging_.get<char>(), finish_);
     S2R_CUDA_CHECK(cudaGetLastError());
-    S2R_CUDA_CHECK(cudaMemcpyAsync(staging_, d_staging_.get<void>(), size_t(count) * finish_.slot_bytes,
-                                   cudaMemcpyDeviceToHost, st));
-    S2R_CUDA_CHECK(cudaStreamSynchronize(st));
-    const char* base = static_cast<const char*>(staging_);
+    S2R_CUDA_CHECK(cudaEventRecord(gathered_, st));
+    S2R_CUDA_CHECK(cudaStreamWaitEvent(copy_stream_, gathered_, 0));
+    S2R_CUDA_CHECK(
+        cudaMemcpyAsync(fetch_staging_, d_fetch_staging_.get<void>(), need, cudaMemcpyDeviceToHost, copy_stream_));
+    S2R_CUDA_CHECK(cudaEventRecord(copied_, copy_stream_));
+    fetch_pending_ = true;
+    const char* base = static_cast<const char*>(fetch_staging_);
     for (int i = 0; i < count; ++i) {
       const char* slot = base + i * finish_.slot_bytes;
       out->push_back({reinterpret_cast<const SweepWorld*>(slot), reinterpret_cast<const Real*>(slot + finish_.state_off),
                       reinterpret_cast<const Real*>(slot + finish_.obs_off),
                       reinterpret_cast<const Real*>(slot + finish_.action_off)});
     }
+  }
+  void WaitFetched() override {
+    if (!fetch_pending_) return;
+    NvtxRange range("s2r.sweep_wait_fetched");
+    S2R_CUDA_CHECK(cudaEventSynchronize(copied_));
+    fetch_pending_ = false;
   }
 
  private:
@@ -465,11 +498,17 @@ class CudaSweepBuffers : public SweepBuffers {
   std::vector<Real> task_params_;
   SweepSlotLayout start_{}, finish_{};
   int32_t* ended_ = nullptr;  // pinned
-  int32_t* list_ = nullptr;   // pinned: the worlds of a Begin or Fetch
-  void* staging_ = nullptr;   // pinned
+  int32_t* list_ = nullptr;   // pinned: the worlds of a Begin
+  void* staging_ = nullptr;   // pinned: a Begin's starting worlds
   size_t staging_bytes_ = 0;
+  int32_t* fetch_list_ = nullptr;  // pinned: the worlds of a Fetch
+  void* fetch_staging_ = nullptr;  // pinned: a Fetch's finished episodes
+  size_t fetch_staging_bytes_ = 0;
+  bool fetch_pending_ = false;     // a Fetch's copy may still be running
+  cudaStream_t copy_stream_ = nullptr;
+  cudaEvent_t gathered_ = nullptr, copied_ = nullptr;
   DeviceBuffer d_worlds_, d_task_params_, d_actions_, d_state_rows_, d_obs_rows_, d_action_rows_, d_ended_, d_args_,
-      d_list_, d_staging_;
+      d_list_, d_staging_, d_fetch_list_, d_fetch_staging_;
 };
 
 std::unique_ptr<SweepBuffers> CudaBackend::MakeSweepBuffers(const SweepStepArgs& shape) {

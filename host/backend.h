@@ -60,8 +60,11 @@ class SweepBuffers {
   // CPU the calling thread does it before joining the parallel pass, on CUDA while the kernel
   // runs -- instead of between steps, when the other cores (or the device) would wait.
   virtual void Step(const std::function<void()>& overlap = {}) = 0;
-  // the listed worlds' finished episodes; valid until the next call of any method
+  // The listed worlds' finished episodes, valid until the next Fetch. A backend may return before
+  // the data has arrived (CUDA: the copy to the host overlaps the next step): read them only
+  // after WaitFetched. The worlds' next Begin and Step may follow at once.
   virtual void Fetch(const int32_t* worlds, int count, std::vector<FetchedEpisode>* out) = 0;
+  virtual void WaitFetched() {}
   // Hands world w's finished rows over without copying, where the backend can (the CPU's rows
   // are per-world buffers): swaps them with the given vectors, whose storage the world then
   // writes its next episode into, and returns true; Fetch's row pointers for w are stale after

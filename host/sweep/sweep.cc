@@ -300,13 +300,59 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
   start_episodes();
   std::vector<int32_t> ended;
   std::vector<FetchedEpisode> fetched;
-  // Episodes that finished at a step are copied out after it, and written during the next one
-  // (`write_ready` only touches the records and the store, never the sweep's buffers): the
-  // writing overlaps the stepping instead of keeping the other threads waiting.
-  int64_t done = first_slot;  // episodes finished (this run's start at the first slot)
-  while (done < planned) {
+  // Episodes that finished at a step are handed over right after it and completed and written
+  // during the next one (Step's overlap touches only the records, the fetched copies and the
+  // store, never the sweep's buffers): on the CPU that work runs beside the parallel pass, on CUDA
+  // beside the kernel, while the fetched rows' copy to the host finishes. What must happen before
+  // the next step happens here: a world's rows and episode state are taken (CPU: its buffers are
+  // swapped out and its SweepWorld copied) before it starts its next episode.
+  struct Pending {
+    int64_t slot;
+    size_t fetched;    // index in `fetched`
+    bool taken;        // world and rows already in `record` (CPU); else read them from `fetched`
+    SweepWorld world;  // the finished episode's state, when taken
+    EpisodeRecord record;
+  };
+  std::vector<Pending> pending;
+  auto complete = [&](Pending& p) {
+    if (!p.taken) p.world = *fetched[p.fetched].world;
+    const SweepWorld& r = p.world;
+    EpisodeRecord& f = p.record;
+    f.episode = r.episode;
+    f.length = r.task.steps;
+    f.task = r.task;
+    f.params.insert(f.params.end(), r.observation.episode, r.observation.episode + kObsEpisodeParams);
+    f.metrics.assign({double(r.task.phase), double(r.task.margin), double(r.task.min_margin), double(r.task.max_slip),
+                      double(r.task.near_miss)});
+    for (size_t k = 0; k < c.events.size(); ++k) {
+      const EventDraw& d = r.events[k];
+      f.metrics.insert(f.metrics.end(), {double(d.fired), double(d.time), double(d.magnitude), double(d.direction)});
+    }
+    const size_t len = static_cast<size_t>(f.length);
+    if (p.taken) {  // the world's own buffers, no copy
+      f.state.resize(len * h.state_row());
+      f.obs.resize(len * kObsSize);
+      f.action.resize(len * na);
+    } else {
+      const FetchedEpisode& e = fetched[p.fetched];
+      f.state.assign(e.state, e.state + len * h.state_row());
+      f.obs.assign(e.obs, e.obs + len * kObsSize);
+      f.action.assign(e.action, e.action + len * na);
+    }
+    finished.emplace(p.slot, std::move(f));
+  };
+  auto complete_and_write = [&]() {
+    bool wait = false;
+    for (const Pending& p : pending) wait = wait || !p.taken;
+    if (wait) buffers->WaitFetched();
+    for (Pending& p : pending) complete(p);
+    pending.clear();
+    write_ready();
+  };
+  int64_t collected = first_slot;  // episodes that ended (this run starts at the first slot)
+  while (collected < planned) {
     const auto step_start = Clock::now();
-    buffers->Step(write_ready);
+    buffers->Step(complete_and_write);
     summary.step_seconds += std::chrono::duration<double>(Clock::now() - step_start).count();
     world_steps += nworld;
     // finished episodes leave their world
@@ -317,36 +363,19 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
     if (!ended.empty()) buffers->Fetch(ended.data(), static_cast<int>(ended.size()), &fetched);
     for (size_t i = 0; i < ended.size(); ++i) {
       const int w = ended[i];
-      const SweepWorld& r = *fetched[i].world;
-      EpisodeRecord f;
+      pending.emplace_back();
+      Pending& p = pending.back();
+      p.slot = runs[w].slot;
+      p.fetched = i;
       if (!spare.empty()) {
-        f = std::move(spare.back());
+        p.record = std::move(spare.back());
         spare.pop_back();
       }
-      f.episode = r.episode;
-      f.length = r.task.steps;
-      f.task = r.task;
-      f.params.swap(runs[w].params);  // the world's next episode refills the other buffer
-      f.params.insert(f.params.end(), r.observation.episode, r.observation.episode + kObsEpisodeParams);
-      f.metrics.assign({double(r.task.phase), double(r.task.margin), double(r.task.min_margin), double(r.task.max_slip),
-                   double(r.task.near_miss)});
-      for (size_t k = 0; k < c.events.size(); ++k) {
-        const EventDraw& d = r.events[k];
-        f.metrics.insert(f.metrics.end(), {double(d.fired), double(d.time), double(d.magnitude), double(d.direction)});
-      }
-      const size_t len = static_cast<size_t>(f.length);
-      if (buffers->TakeRows(w, &f.state, &f.obs, &f.action)) {  // the world's own buffers, no copy
-        f.state.resize(len * h.state_row());
-        f.obs.resize(len * kObsSize);
-        f.action.resize(len * na);
-      } else {
-        f.state.assign(fetched[i].state, fetched[i].state + len * h.state_row());
-        f.obs.assign(fetched[i].obs, fetched[i].obs + len * kObsSize);
-        f.action.assign(fetched[i].action, fetched[i].action + len * na);
-      }
-      finished.emplace(runs[w].slot, std::move(f));
+      p.record.params.swap(runs[w].params);  // the world's next episode refills the other buffer
+      p.taken = buffers->TakeRows(w, &p.record.state, &p.record.obs, &p.record.action);
+      if (p.taken) p.world = *fetched[i].world;  // before the world's next episode overwrites it
       runs[w].slot = -1;
-      ++done;
+      ++collected;
     }
     start_episodes();
     if (o.progress && Clock::now() - last_progress > std::chrono::seconds(1)) {
@@ -357,7 +386,7 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
       o.progress(summary);
     }
   }
-  write_ready();  // the last step's episodes
+  complete_and_write();  // the last step's episodes
   summary.seconds = std::chrono::duration<double>(Clock::now() - start_time).count();
   summary.env_steps_per_s = world_steps / std::max(summary.seconds, 1e-9);
   summary.physics_seconds = buffers->PhysicsSeconds();
