@@ -373,7 +373,7 @@ void BodyReader::ReadJoint(pugi::xml_node n, int body, const std::string& type,
   NoteAttributes(layers, "joint", {"solreflimit", "solimplimit", "margin"},
                  "s2r's joint and limit softness is s2r_joint_hertz / s2r_joint_damping_ratio");
   // friction loss softness: honoured when solreffriction is given (MuJoCo's soft friction loss);
-  // without it the friction loss is hard (docs/physics.md, "Friction loss")
+  // without it the friction loss is hard (docs/physics.md, "Joints", friction loss)
   if (pugi::xml_node src = Source(layers, "solreffriction")) {
     double ref[2] = {0.02, 1.0};
     LayeredReals(layers, "solreffriction", ref);
