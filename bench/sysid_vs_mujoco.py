@@ -17,7 +17,9 @@ recording's true initial state (noise-free; s2r starts its windows from the nois
 default "mujoco" least-squares backend (batched finite differences through mujoco.rollout with
 n_threads=2 MjData), residuals whitened by the stated noise (a modify_residual that samples the
 simulated state at the recording's 50 Hz times). s2r runs `s2r sysid CONFIG --threads 2 --quiet`
-(multiple shooting, 1 s windows). Wall time is the whole call (s2r: the process, including loading
+(multiple shooting; 2 s windows on the drive, 1 s on the boxes). The drive's scene asks s2r to
+step as MuJoCo does there (soft friction loss, one substep, explicit servo spring: docs/physics.md).
+Wall time is the whole call (s2r: the process, including loading
 the scene and recordings; mujoco.sysid: optimize()). Both use the same initial values and bounds.
 
 Usage: bench/sysid_vs_mujoco.py [--s2r build/s2r] [--out bench/results/dev-2core/sysid_vs_mujoco.md]

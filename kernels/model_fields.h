@@ -56,7 +56,10 @@ namespace s2r {
     "step slide-joint trees in reduced coordinates (kernels/solver_reduced.h)")                   \
   X(reduce_trees, int32_t, "1", Bool, kUnbounded, "s2r_reduce_trees", (1),                        \
     "step hinge/slide trees in reduced coordinates (kernels/solver_tree.h); 0 also keeps slide "  \
-    "trees maximal")
+    "trees maximal")                                                                              \
+  X(explicit_servo_spring, int32_t, "1", Bool, kUnbounded, "s2r_explicit_servo_spring", (0),      \
+    "position actuators' spring on the substep-start position, explicit (MuJoCo's Euler); 0: "    \
+    "on the mid-step position, implicit")
 
 // X(name, type, entity, per, derived, description)
 #define S2R_MODEL_TOPOLOGY(X)                                                                     \
@@ -144,6 +147,10 @@ namespace s2r {
     "viscous damping on the joint")                                                               \
   X(joint_frictionloss, Real, Joint, 1, "", "N or N m", NonNegative, "", (0),                     \
     "dry friction on the joint")                                                                  \
+  X(joint_frictionloss_timeconst, Real, Joint, 1, "", "s", NonNegative, "", (0),                  \
+    "friction loss softness (MJCF solreffriction[0]); 0: hard")                                   \
+  X(joint_frictionloss_impedance, Real, Joint, 2, "dmin dmax", "1", UnitInterval, "", (0.9, 0.95),\
+    "soft friction loss impedance (MJCF solimpfriction[0:2])")                                    \
   X(joint_armature, Real, Joint, 1, "", "kg or kg m^2", NonNegative, "", (0),                     \
     "inertia added on the joint axis (rotor)")                                                    \
   X(joint_qpos0, Real, Joint, 1, "", "m or rad", Finite, "s2r_qpos0", (0), "initial joint position") \

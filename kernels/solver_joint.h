@@ -357,16 +357,19 @@ S2R_HD void WarmStartJoint(const ModelView& m, int j, const JointFrame& f, const
 // damping, armature, the substep) is computed once per step, so that a solver pass costs
 // multiply-adds and one division per force row (the row's effective mass changes with the
 // configuration). Layout: kActuatorPrepSize Reals per actuator, then kJointPrepSize per joint.
-constexpr int kActuatorPrepSize = 5;
+constexpr int kActuatorPrepSize = 6;
 constexpr int kActPrepBiasRate = 0;  // k / (c + h k / 2) for a position actuator, else 0, 1/s
 constexpr int kActPrepGamma = 1;     // compliance per substep; <= 0: the row is inactive
 constexpr int kActPrepOffset = 2;    // velocity target term without q: -bias_rate u / g, or -u / g
 constexpr int kActPrepLo = 3;        // impulse bounds per substep, N s (or N m s)
 constexpr int kActPrepHi = 4;
-constexpr int kJointPrepSize = 3;
+constexpr int kActPrepExplicit = 5;  // h k of an explicit spring without damping (offset: h k u / g)
+constexpr int kJointPrepSize = 5;
 constexpr int kJointPrepArmatureGamma = 0;  // 1 / armature, 0 without
 constexpr int kJointPrepDampingGamma = 1;   // 1 / (damping h), 0 without
 constexpr int kJointPrepFrictionLimit = 2;  // friction loss times h, 0 without
+constexpr int kJointPrepFrictionReg = 3;    // soft friction loss: R / w = (1 - d) / d; 0: hard
+constexpr int kJointPrepFrictionRef = 4;    // soft friction loss: h B - 1 (multiplies qdot0)
 
 S2R_HD int AxisPrepSize(const ModelView& m) {
   return kActuatorPrepSize * m.nactuator + kJointPrepSize * m.njoint + 1;
@@ -400,6 +403,21 @@ S2R_HD void PrepareAxisRows(const ModelView& m, int world, const Real* ctrl, Rea
     p[kActPrepBiasRate] = position ? sd.bias_rate : Real(0);
     p[kActPrepGamma] = sd.gamma;
     p[kActPrepOffset] = position ? -sd.bias_rate * target : -target;
+    if (position && m.explicit_servo_spring != 0) {
+      // MuJoCo's Euler: the spring force k (u / g - q) from the substep-start q (the solve pass
+      // runs in the substep-start frames), the damper c implicit; without damper a fixed impulse
+      Real k = kp * g * g, c = kv * g * g;
+      if (c > Real(0)) {
+        p[kActPrepGamma] = Real(1) / (h * c);
+        p[kActPrepBiasRate] = k / c;
+        p[kActPrepOffset] = -k * target / c;
+      } else {
+        p[kActPrepGamma] = Real(1);  // active; unused by the explicit row
+        p[kActPrepBiasRate] = Real(0);
+        p[kActPrepExplicit] = h * k;
+        p[kActPrepOffset] = h * k * target;
+      }
+    }
     p[kActPrepLo] = Real(-1e30);
     p[kActPrepHi] = Real(1e30);
     if (m.actuator_forcelimited[i]) {
@@ -417,6 +435,21 @@ S2R_HD void PrepareAxisRows(const ModelView& m, int world, const Real* ctrl, Rea
     jp[kJointPrepArmatureGamma] = armature > Real(0) ? Real(1) / armature : Real(0);
     jp[kJointPrepDampingGamma] = damping > Real(0) ? Real(1) / (damping * h) : Real(0);
     jp[kJointPrepFrictionLimit] = friction_loss > Real(0) ? friction_loss * h : Real(0);
+    // soft friction loss (MuJoCo's solreffriction / solimpfriction): a regularized velocity row
+    // with reference acceleration -B qdot0, B = 2 / (dmax timeconst), and regularization
+    // R = (1 - d) / d times the row's inverse effective mass, d = dmin (the impedance at zero
+    // violation). timeconst is raised to two MJCF timesteps, as MuJoCo does.
+    Real timeconst = m.joint_frictionloss_timeconst.At(world)[j];
+    jp[kJointPrepFrictionReg] = Real(0);
+    jp[kJointPrepFrictionRef] = Real(-1);
+    if (friction_loss > Real(0) && timeconst > Real(0)) {
+      const Real* imp = m.joint_frictionloss_impedance.At(world) + 2 * j;
+      Real dmin = Clamp(imp[0], Real(1e-4), Real(0.9999));
+      Real dmax = Clamp(imp[1], Real(1e-4), Real(0.9999));
+      Real tc = Max(timeconst, Real(2) * m.timestep);
+      jp[kJointPrepFrictionReg] = (Real(1) - dmin) / dmin;
+      jp[kJointPrepFrictionRef] = h * Real(2) / (dmax * tc) - Real(1);
+    }
   }
 }
 
@@ -438,9 +471,14 @@ S2R_HD Real SolveActuatorRows(const ModelView& m, int first, Real q, Real* cdot,
     // total = acc - (cdot + bias_rate q + offset + gamma acc) / (w + gamma), clamped; all but the
     // cdot term is off the velocity chain
     Real acc = act_impulse[i];
-    Real inv_den = Real(1) / (w + gamma);
-    Real base = acc - (p[kActPrepBiasRate] * q + p[kActPrepOffset] + gamma * acc) * inv_den;
-    Real total = Clamp(base - *cdot * inv_den, p[kActPrepLo], p[kActPrepHi]);
+    Real total;
+    if (p[kActPrepExplicit] > Real(0)) {  // explicit spring: h k (u / g - q), q at the substep start
+      total = Clamp(p[kActPrepOffset] - p[kActPrepExplicit] * q, p[kActPrepLo], p[kActPrepHi]);
+    } else {
+      Real inv_den = Real(1) / (w + gamma);
+      Real base = acc - (p[kActPrepBiasRate] * q + p[kActPrepOffset] + gamma * acc) * inv_den;
+      total = Clamp(base - *cdot * inv_den, p[kActPrepLo], p[kActPrepHi]);
+    }
     Real imp = total - acc;
     act_impulse[i] = total;
     applied += imp;
@@ -481,7 +519,15 @@ S2R_HD Real SolveAxisRows(const ModelView& m, int world, int j, Real q, Real cdo
   Real limit = jp[kJointPrepFrictionLimit];
   if (forces && limit > Real(0)) {
     Real& acc = impulse[kSlotFrictionLoss];
-    Real total = Clamp(acc - cdot * inv_w, -limit, limit);
+    // hard: drive cdot to 0 within the limit. Soft: the regularized row
+    // cdot + ref qdot0 + reg w total = 0 (MuJoCo's force -(a0 + B qdot0) / (w + R) over the
+    // substep, a0 the other forces' acceleration), within the limit
+    Real reg = jp[kJointPrepFrictionReg];
+    Real total = reg > Real(0)
+                     ? Clamp(acc - (cdot + jp[kJointPrepFrictionRef] * qdot0 + reg * w * acc) /
+                                       (w * (Real(1) + reg)),
+                             -limit, limit)
+                     : Clamp(acc - cdot * inv_w, -limit, limit);
     Real imp = total - acc;
     acc = total;
     applied += imp;
@@ -590,11 +636,11 @@ S2R_HD void ReducedJointFrame(const ReducedSet& red, int rank, const SolverBody&
 // (solver_reduced.h).
 S2R_HD void SolveReducedJoint(const ModelView& m, int world, int j, const JointFrame& f,
                               Real* impulse, const ReducedSet& red, Softness soft, bool use_bias,
-                              Real inv_h, const Real* axis_prep, Real* act_impulse) {
+                              Real inv_h, Real qdot0, const Real* axis_prep, Real* act_impulse) {
   int rank = red.bodies[m.joint_body[j]].reduced;
   Real w = red.minv[rank * red.count + rank];
   Real cdot = red.qdot[rank];
-  Real applied = SolveAxisRows(m, world, j, f.q, cdot, w, impulse, soft, use_bias, inv_h, Real(0),
+  Real applied = SolveAxisRows(m, world, j, f.q, cdot, w, impulse, soft, use_bias, inv_h, qdot0,
                                false, axis_prep, act_impulse);
   if (applied != Real(0)) ReducedJointImpulse(red, rank, applied);
 }
@@ -609,12 +655,12 @@ S2R_HD void TreeJointFrame(const TreeSet& t, int rank, JointFrame* f) {
 // One pass over the axis rows of a joint in an articulated tree: the joint velocity is its q-dot,
 // the inverse effective mass (M^-1)_kk (armature is in M), and the impulse moves the whole tree.
 S2R_HD void SolveTreeJoint(const ModelView& m, int world, int j, const JointFrame& f, Real* impulse,
-                           const TreeSet& t, Softness soft, bool use_bias, Real inv_h,
+                           const TreeSet& t, Softness soft, bool use_bias, Real inv_h, Real qdot0,
                            const Real* axis_prep, Real* act_impulse) {
   int rank = t.bodies[m.joint_body[j]].tree;
   Real w = t.minv[rank * t.count + rank];
   Real applied = SolveAxisRows(m, world, j, f.q, t.qdot[rank], w, impulse, soft, use_bias, inv_h,
-                               Real(0), false, axis_prep, act_impulse);
+                               qdot0, false, axis_prep, act_impulse);
   if (applied != Real(0)) TreeJointImpulse(t, rank, applied);
 }
 

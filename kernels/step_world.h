@@ -300,13 +300,13 @@ S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspac
       if (m.joint_type[j] == kJointWeld) continue;
       if (!use_bias) TreeJointFrame(red.tree, b->tree, &ws->joint_frame[j]);
       SolveTreeJoint(m, world, j, ws->joint_frame[j], s.joint_impulse(world, j), red.tree,
-                     soft.joint, use_bias, inv_h, ws->axis_prep, act_impulse);
+                     soft.joint, use_bias, inv_h, ws->joint_qdot0[j], ws->axis_prep, act_impulse);
       continue;
     }
     if (kSlides && b->reduced >= 0) {
       if (!use_bias) ReducedJointFrame(red, b->reduced, *a, *b, &ws->joint_frame[j]);
       SolveReducedJoint(m, world, j, ws->joint_frame[j], s.joint_impulse(world, j), red, soft.joint,
-                        use_bias, inv_h, ws->axis_prep, act_impulse);
+                        use_bias, inv_h, ws->joint_qdot0[j], ws->axis_prep, act_impulse);
       continue;
     }
     if (!kBlocks) continue;  // the model has no joint outside the trees
@@ -505,10 +505,12 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
       const SolverBody& b = ws->bodies[m.joint_body[j]];
       if (kSlides && b.reduced >= 0) {  // no lock block; its tree's response is per step
         ReducedJointFrame(red, b.reduced, a, b, &ws->joint_frame[j]);
+        ws->joint_qdot0[j] = red.qdot[b.reduced];
         continue;
       }
       if (kTrees && b.tree >= 0) {
         TreeJointFrame(red.tree, b.tree, &ws->joint_frame[j]);
+        ws->joint_qdot0[j] = red.tree.qdot[b.tree];
         continue;
       }
       if (!kBlocks) continue;  // the model has no joint outside the trees

@@ -370,9 +370,32 @@ void BodyReader::ReadJoint(pugi::xml_node n, int body, const std::string& type,
                         file_.Origin(src));
     }
   }
-  NoteAttributes(layers, "joint", {"solreflimit", "solimplimit", "solreffriction",
-                                      "solimpfriction", "margin"},
+  NoteAttributes(layers, "joint", {"solreflimit", "solimplimit", "margin"},
                  "s2r's joint and limit softness is s2r_joint_hertz / s2r_joint_damping_ratio");
+  // friction loss softness: honoured when solreffriction is given (MuJoCo's soft friction loss);
+  // without it the friction loss is hard (docs/physics.md, "Joints", friction loss)
+  if (pugi::xml_node src = Source(layers, "solreffriction")) {
+    double ref[2] = {0.02, 1.0};
+    LayeredReals(layers, "solreffriction", ref);
+    if (!(ref[0] > 0) || !(ref[1] > 0)) {
+      file_.Fail(n, "attribute 'solreffriction' must be two numbers > 0 (timeconst dampratio; "
+                    "s2r has no direct stiffness/damping form), got " +
+                        Num(ref[0]) + " " + Num(ref[1]) + file_.Origin(src));
+    }
+    m_.joint_frictionloss_timeconst[j] = static_cast<Real>(ref[0]);
+    double imp[5] = {0.9, 0.95, 0.001, 0.5, 2.0};
+    pugi::xml_node isrc = Source(layers, "solimpfriction");
+    LayeredReals(layers, "solimpfriction", imp);
+    if (!(imp[0] > 0 && imp[0] < 1) || !(imp[1] > 0 && imp[1] < 1)) {
+      file_.Fail(n, "attribute 'solimpfriction': dmin and dmax must be in (0, 1), got " +
+                        Num(imp[0]) + " " + Num(imp[1]) + file_.Origin(isrc ? isrc : src));
+    }
+    m_.joint_frictionloss_impedance[2 * j] = static_cast<Real>(imp[0]);
+    m_.joint_frictionloss_impedance[2 * j + 1] = static_cast<Real>(imp[1]);
+  } else {
+    NoteAttributes(layers, "joint", {"solimpfriction"},
+                   "friction loss is hard unless the joint (or its class) gives solreffriction");
+  }
   if (Source(layers, "springref")) {
     s_.Note(Source(layers, "springref"), "joint.springref",
             "attribute 'springref' is not used (the joint has no stiffness)");

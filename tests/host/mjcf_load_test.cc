@@ -393,6 +393,31 @@ TEST(MjcfLoad, StaticWeldAndDynamicBodies) {
   ExpectVec(m.body_pos0, handle, 3, {0.1, 0, 0.5});
 }
 
+TEST(MjcfLoad, JointFrictionLossSoftness) {
+  Model m = Load(R"(<mujoco>
+<default><joint solreffriction="0.03 1"/><default class="s"><joint solimpfriction="0.8 0.9 0.001"/></default></default>
+<worldbody>
+  <body pos="0 0 1"><joint name="hard" type="slide" frictionloss="1" solreffriction="0.02 1"/>
+    <geom size="0.1"/>
+    <body><joint name="soft" class="s" type="slide" frictionloss="1"/><geom size="0.1"/></body>
+  </body>
+</worldbody></mujoco>)");
+  int hard = m.JointId("hard"), soft = m.JointId("soft");
+  EXPECT_NEAR(m.joint_frictionloss_timeconst[hard], 0.02, kTol);
+  EXPECT_NEAR(m.joint_frictionloss_timeconst[soft], 0.03, kTol) << "from the default class";
+  ExpectVec(m.joint_frictionloss_impedance, soft, 2, {0.8, 0.9});
+  Model plain = Load(R"(<mujoco><worldbody><body><joint type="slide" frictionloss="1"
+    solimpfriction="0.5 0.6 0.001"/><geom size="0.1"/></body></worldbody></mujoco>)");
+  EXPECT_EQ(plain.joint_frictionloss_timeconst[0], 0) << "no solreffriction: hard";
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody><body>
+  <joint type="slide" solreffriction="-100 -10"/><geom size="0.1"/></body></worldbody></mujoco>)",
+                        2, "<joint", "solreffriction"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody><body>
+  <joint type="slide" solreffriction="0.02 1"
+         solimpfriction="1.2 0.95"/><geom size="0.1"/></body></worldbody></mujoco>)",
+                        2, "<joint", "solimpfriction"));
+}
+
 TEST(MjcfLoad, JointFrameAndAxis) {
   Model m = Load(R"(<mujoco><worldbody>
   <body pos="0 0 1">

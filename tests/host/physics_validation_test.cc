@@ -720,6 +720,40 @@ TEST_P(SlideJointValidation, FrictionLossHoldsBelowItsForceAndSubtractsAbove) {
   EXPECT_NEAR(Sample(e, 1, 1).linvel[0], 0.5, 0.01);
 }
 
+// MuJoCo's soft friction loss (solreffriction given): below the limit the row's force is
+// -dmin (F + B m v), B = 2 / (dmax timeconst), so the cart creeps at v = (1 - dmin) F / (dmin B m)
+// (the discrete row has the same fixed point at any substep); above it, it subtracts the limit.
+TEST_P(SlideJointValidation, SoftFrictionLossCreepsBelowItsForceAndSubtractsAbove) {
+  Model m = LoadText(Scene(R"(
+  <option gravity="0 0 0"/>
+  <worldbody>
+    <body name="cart">
+      <joint name="slide" type="slide" axis="1 0 0" frictionloss="2" solreffriction="0.02 1"
+             solimpfriction="0.9 0.95 0.001"/>
+      <geom type="box" size="0.05 0.05 0.05" mass="2" contype="0" conaffinity="0"/>
+    </body>
+  </worldbody>
+  <actuator><motor name="push" joint="slide"/></actuator>)", 0.005, 4));
+  UseSlideMode(&m, GetParam());
+  ASSERT_NEAR(m.joint_frictionloss_timeconst[0], 0.02, 1e-7);
+  ASSERT_NEAR(m.joint_frictionloss_impedance[1], 0.95, 1e-7);
+  EngineOptions opt;
+  opt.nworld = 3;
+  Engine e(m, opt);
+  // world 2 made hard again through the per-world field
+  std::vector<Real> timeconst{0.02f, 0.02f, 0.0f};
+  e.SetParam("joint_frictionloss_timeconst", timeconst);
+  e.Reset();
+  std::vector<Real> action{1.5f, 3.0f, 1.5f};
+  for (int k = 0; k < 50; ++k) e.Step(action.data());  // 1 s
+  double b = 2.0 / (0.95 * 0.02);
+  double creep = (1 - 0.9) * 1.5 / (0.9 * b * 2.0);  // 0.79 mm/s
+  EXPECT_NEAR(Sample(e, 0, 1).linvel[0], creep, 0.01 * creep) << "1.5 N against 2 N: a slow creep";
+  EXPECT_NEAR(Sample(e, 0, 1).pos[0], creep * 1.0, 0.05 * creep) << "reached within ~0.01 s";
+  EXPECT_NEAR(Sample(e, 1, 1).linvel[0], 0.5, 0.01) << "3 N - 2 N on 2 kg, as the hard row";
+  EXPECT_LT(std::abs(Sample(e, 2, 1).pos[0]), 1e-6) << "timeconst 0: hard, no motion";
+}
+
 TEST_P(SlideJointValidation, JointDampingDecaysExponentially) {
   Model m = LoadText(Scene(R"(
   <option gravity="0 0 0"/>

@@ -77,22 +77,19 @@ def test_linear_drive_gain_damping_friction_loss_and_delay(tmp_path):
     p = {name: rec.fitted(fit, name) for name in truth}
     for v in p.values():
         assert v["identifiable"], v
-    # Measured (noisy, this seed): kp -1.3%, damping -2.4%, friction loss -0.9%, delay -1.05 ms.
-    # Without friction loss in the truth the same fit gives kp -0.3%, damping -1.3%, delay -0.75 ms
-    # and a noise-free residual of 7 um: the integrators differ (MuJoCo's Euler applies the servo
-    # force from the start-of-step position, explicitly, and integrates the damping implicitly; s2r
-    # puts the spring on the mid-step position), which reads as ~h/2 less delay and a little less
-    # damping. The rest is the friction-loss model: MuJoCo's is a soft constraint that lets the
-    # carriage creep while the servo holds it against friction, s2r's sticks; that leaves a 0.45 mm
-    # RMS mismatch on noise-free data and pulls kp and damping down by another ~1%.
-    assert rel_err(p["kp"]["value"], truth["kp"]) < 0.025, p["kp"]
-    assert rel_err(p["damping"]["value"], truth["damping"]) < 0.04, p["damping"]
-    assert rel_err(p["friction_loss"]["value"], truth["friction_loss"]) < 0.025, p["friction_loss"]
-    assert abs(p["delay"]["value"] - truth["delay"]) < 0.002, p["delay"]  # one physics step
+    # The scene asks s2r to step as MuJoCo does here: MuJoCo's soft friction loss (solreffriction
+    # given), one substep, the servo's spring explicit (docs/physics.md). Measured (noisy, this
+    # seed, 2 s windows): kp +0.04%, damping +0.15%, friction loss -0.04%, delay +0.02 ms; on
+    # noise-free recordings all four within 0.01%. Before (s2r's hard friction loss, 4 substeps,
+    # mid-step servo spring): kp -1.4%, damping -2.2%, friction loss -1.1%, delay -1.1 ms.
+    assert rel_err(p["kp"]["value"], truth["kp"]) < 0.003, p["kp"]
+    assert rel_err(p["damping"]["value"], truth["damping"]) < 0.01, p["damping"]
+    assert rel_err(p["friction_loss"]["value"], truth["friction_loss"]) < 0.01, p["friction_loss"]
+    assert abs(p["delay"]["value"] - truth["delay"]) < 0.0002, p["delay"]  # a tenth of a step
+    assert fit["residual_variance"] < 1.15, fit["residual_variance"]  # the noise explains it all
     held = fit["rmse"]["held_out"]["joint_qpos[slide]"]
-    # 0.65 mm measured against 0.5 mm of noise (the 0.45 mm friction-loss mismatch adds in
-    # quadrature); 48 mm at the initial values
-    assert held < 1.7 * rec.DRIVE_NOISE, fit["rmse"]
+    # about the 0.5 mm of noise; 48 mm at the initial values
+    assert held < 1.15 * rec.DRIVE_NOISE, fit["rmse"]
     assert held < 0.05 * fit["rmse"]["held_out_initial"]["joint_qpos[slide]"], fit["rmse"]
 
 
