@@ -378,6 +378,15 @@ std::pair<int, std::string> Model::ChooseSubsteps() const {
                      std::to_string(substeps) + " substeps in every step"};
     }
   }
+  // friction loss is a stick-slip row whose sticking converges over the substeps' passes: the
+  // sysid of configs/scenes/test/linear_drive.xml (tests/python/test_sysid_mujoco.py) fitted its
+  // damping 4.6 % off the truth at 1 substep, within 4 % at 4
+  for (int j = 0; j < njoint(); ++j) {
+    if (joint_type[j] != kJointFree && joint_frictionloss[j] > 0) {
+      return {0, "joint '" + joint_name[j] + "' has friction loss: " + std::to_string(substeps) +
+                     " substeps in every step"};
+    }
+  }
   if (nequality() > 0) {
     const std::string name = equality_name[0].empty() ? "#0" : "'" + equality_name[0] + "'";
     return {0, "equality " + name + " couples joints: " + std::to_string(substeps) +
@@ -423,7 +432,7 @@ std::pair<int, std::string> Model::ChooseSubsteps() const {
   std::string contact = npair() == 0 ? std::string("no geom pair can touch")
                                      : std::to_string(substeps) + " in a step with contact points";
   return {1, "1 substep in a step without contact points (every joint in reduced coordinates, no "
-             "equality or tendon, joint rows and servos below a quarter of the step rate); " + contact};
+             "equality, tendon or friction loss, joint rows and servos below a quarter of the step rate); " + contact};
 }
 
 // Trees in reduced coordinates. A tree is a maximal set of bodies on hinge or slide joints below a

@@ -100,6 +100,13 @@ TEST(SubstepsRule, WhatKeepsEveryStepAtFour) {
                                      "<joint joint='j2' coef='1'/></fixed></tendon>\n"));
   EXPECT_EQ(tendon.substeps_no_contact, 0);
   EXPECT_TRUE(Has(tendon.substeps_reason, "tendon 't'")) << tendon.substeps_reason;
+  // friction loss on a joint
+  std::string lossy_xml = Arm("", 0);
+  const std::string j1 = "<joint name='j1' type='hinge' axis='0 1 0'/>";
+  lossy_xml.replace(lossy_xml.find(j1), j1.size(), "<joint name='j1' type='hinge' axis='0 1 0' frictionloss='0.1'/>");
+  Model lossy = LoadText(lossy_xml);
+  EXPECT_EQ(lossy.substeps_no_contact, 0);
+  EXPECT_TRUE(Has(lossy.substeps_reason, "friction loss")) << lossy.substeps_reason;
   // joint rows stiffer than a quarter of the step rate (200 Hz at 2 ms)
   Model stiff = LoadText(Arm("    <numeric name='s2r_joint_hertz' data='200'/>\n", 0));
   EXPECT_EQ(stiff.substeps_no_contact, 0);
