@@ -114,6 +114,8 @@ void RunBench(const BenchArgs& args) {
   j["control_steps"] = args.control_steps;
   j["repeats"] = args.repeats;
   j["substeps"] = m.substeps;
+  j["substeps_no_contact"] = m.substeps_no_contact;  // 0: substeps in every step
+  j["substeps_reason"] = m.substeps_reason.empty() ? "given" : m.substeps_reason;  // Model::ChooseSubsteps
   // the compiled step this scene runs (kernels/step_features.h)
   j["step_variant"] = StepVariantName(StepVariantFor(StepFeaturesOf(engine.view())));
   j["physics_steps_per_control"] = m.steps_per_control;

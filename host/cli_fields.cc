@@ -62,6 +62,9 @@ nlohmann::json FieldsReport(const std::string& scene, const Model& m) {
                        {"description", f.description}});
   }
   out["options"] = options;
+  // where the substep counts came from: the scene, or the count a contact-free step needs
+  out["substeps_reason"] = m.substeps_reason.empty() ? std::string("given by the scene (or the model's code)")
+                                                     : "chosen (no s2r_substeps or s2r_substeps_no_contact): " + m.substeps_reason;
   return out;
 }
 
@@ -90,6 +93,7 @@ void PrintFieldsReport(const nlohmann::json& r) {
                 o["unit"].get<std::string>().c_str(), o["valid"].get<std::string>().c_str(),
                 custom.empty() ? "" : ("<custom> " + custom).c_str());
   }
+  std::printf("  substeps %s\n", r["substeps_reason"].get<std::string>().c_str());
   std::fflush(stdout);
 }
 

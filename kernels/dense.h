@@ -6,11 +6,22 @@
 
 namespace s2r {
 
+// Columns of the inverse solved side by side (SpdInverse): on the host a block of 8, so the
+// column solves' serial dependency chains (each entry subtracts its terms in order) overlap and
+// vectorize across columns; on the device one (a block costs 8x the local array per thread, and
+// threads already run side by side). Every column's operations and their order are the same
+// either way, so the inverse is bit-identical for any block width.
+#if defined(__CUDA_ARCH__)
+constexpr int kSpdInverseBlock = 1;
+#else
+constexpr int kSpdInverseBlock = 8;
+#endif
+
 // Inverts the symmetric positive definite r x r matrix `a` (overwritten by its Cholesky factor:
 // L in the lower triangle, 1 / L_ii on the diagonal) into `inv`, column by column. kMax bounds r
 // (the column solves run in a local array of that size). Returns false, leaving `inv` untouched,
 // when `a` is not positive definite (a massless leaf, a joint without armature or inertia).
-template <int kMax>
+template <int kMax, int kBlock = kSpdInverseBlock>
 S2R_HD bool SpdInverse(Real* a, Real* inv, int r) {
   for (int i = 0; i < r; ++i) {
     for (int k = 0; k <= i; ++k) {
@@ -24,21 +35,38 @@ S2R_HD bool SpdInverse(Real* a, Real* inv, int r) {
       }
     }
   }
-  for (int col = 0; col < r; ++col) {
+  // columns col0 .. col0 + kBlock - 1 together: x[i][c] is entry i of column col0 + c
+  for (int col0 = 0; col0 < r; col0 += kBlock) {
     // L y = e_col (y is zero above col), then L^T x = y
-    Real x[kMax];
-    for (int i = 0; i < col; ++i) x[i] = Real(0);
-    for (int i = col; i < r; ++i) {
-      Real s = i == col ? Real(1) : Real(0);
-      for (int p = col; p < i; ++p) s -= a[i * r + p] * x[p];
-      x[i] = s * a[i * r + i];
+    Real x[kMax][kBlock];
+    for (int i = 0; i < col0; ++i) {
+      for (int c = 0; c < kBlock; ++c) x[i][c] = Real(0);
+    }
+    for (int i = col0; i < r; ++i) {
+      Real s[kBlock];
+      for (int c = 0; c < kBlock; ++c) s[c] = i == col0 + c ? Real(1) : Real(0);
+      // column col0 + c sums p = col0 + c .. i - 1 (the entries above col0 + c are zero)
+      for (int p = col0; p < i; ++p) {
+        const Real lip = a[i * r + p];
+        for (int c = 0; c < kBlock; ++c) s[c] = p >= col0 + c ? s[c] - lip * x[p][c] : s[c];
+      }
+      const Real d = a[i * r + i];
+      for (int c = 0; c < kBlock; ++c) x[i][c] = i >= col0 + c ? s[c] * d : Real(0);
     }
     for (int i = r - 1; i >= 0; --i) {
-      Real s = x[i];
-      for (int p = i + 1; p < r; ++p) s -= a[p * r + i] * x[p];
-      x[i] = s * a[i * r + i];
+      Real s[kBlock];
+      for (int c = 0; c < kBlock; ++c) s[c] = x[i][c];
+      for (int p = i + 1; p < r; ++p) {
+        const Real lpi = a[p * r + i];
+        for (int c = 0; c < kBlock; ++c) s[c] -= lpi * x[p][c];
+      }
+      const Real d = a[i * r + i];
+      for (int c = 0; c < kBlock; ++c) x[i][c] = s[c] * d;
     }
-    for (int i = 0; i < r; ++i) inv[col * r + i] = x[i];  // symmetric: rows = columns
+    // symmetric: rows = columns (a block's columns past r are not stored)
+    for (int c = 0; c < kBlock && col0 + c < r; ++c) {
+      for (int i = 0; i < r; ++i) inv[(col0 + c) * r + i] = x[i][c];
+    }
   }
   return true;
 }

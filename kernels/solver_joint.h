@@ -54,13 +54,41 @@ struct JointFrame {
   Real q;       // joint coordinate: rad (hinge) or m (slide)
 };
 
+// The pieces of a joint's frame that its position needs, shared by ComputeJointFrame and
+// JointPosition (so both give the same bits): the child's anchor offset from its COM, the gap
+// between the anchors, the parent's reference rotation, and the hinge angle.
+S2R_HD Vec3 JointChildArm(const ModelView& m, int j, const SolverBody& b) {
+  return Rotate(b.rot, LoadVec3(m.joint_pos_child + 3 * j) - b.ipos);
+}
+S2R_HD Vec3 JointGap(const ModelView& m, int j, const SolverBody& a, const SolverBody& b, Vec3 rb) {
+  Vec3 pa = a.com + Rotate(a.rot, LoadVec3(m.joint_pos_parent + 3 * j) - a.ipos);
+  return (b.com + rb) - pa;
+}
+S2R_HD Quat JointTarget(const ModelView& m, int j, const SolverBody& a) {
+  return a.rot * LoadQuat(m.joint_qrel0 + 4 * j);
+}
+S2R_HD Real HingeAngle(const ModelView& m, int j, Quat target, const SolverBody& b) {
+  // angle of the child's rotation about its own axis relative to the reference
+  Quat rel = Conjugate(target) * b.rot;
+  if (rel.w < Real(0)) rel = Quat{-rel.w, -rel.x, -rel.y, -rel.z};
+  Vec3 axis_c = LoadVec3(m.joint_axis_child + 3 * j);
+  return Real(2) * Atan2(Dot(Vec3{rel.x, rel.y, rel.z}, axis_c), rel.w);
+}
+
+// A hinge's or slide's coordinate alone: ComputeJointFrame(m, j, a, b).q, bit for bit, without
+// the lock basis and errors (the step's end stores it for every maximal or slide-tree joint).
+S2R_HD Real JointPosition(const ModelView& m, int j, const SolverBody& a, const SolverBody& b) {
+  if (m.joint_type[j] == kJointHinge) return HingeAngle(m, j, JointTarget(m, j, a), b);
+  Vec3 gap = JointGap(m, j, a, b, JointChildArm(m, j, b));
+  return Dot(gap, Rotate(a.rot, LoadVec3(m.joint_axis_parent + 3 * j)));
+}
+
 S2R_HD JointFrame ComputeJointFrame(const ModelView& m, int j, const SolverBody& a,
                                     const SolverBody& b) {
   JointFrame f;
-  Vec3 pa = a.com + Rotate(a.rot, LoadVec3(m.joint_pos_parent + 3 * j) - a.ipos);
-  f.rb = Rotate(b.rot, LoadVec3(m.joint_pos_child + 3 * j) - b.ipos);
+  f.rb = JointChildArm(m, j, b);
   Vec3 pb = b.com + f.rb;
-  f.gap = pb - pa;
+  f.gap = JointGap(m, j, a, b, f.rb);
   f.ra = pb - a.com;
   // the basis is built in the parent's frame and carried with it: a world-frame construction
   // (OrthonormalBasis of the world axis) jumps when the axis crosses its branch plane, and the
@@ -71,7 +99,7 @@ S2R_HD JointFrame ComputeJointFrame(const ModelView& m, int j, const SolverBody&
   f.axis = Rotate(a.rot, axis_local);
   f.t1 = Rotate(a.rot, t1_local);
   f.t2 = Rotate(a.rot, t2_local);
-  Quat target = a.rot * LoadQuat(m.joint_qrel0 + 4 * j);
+  Quat target = JointTarget(m, j, a);
   if (m.joint_type[j] != kJointHinge) {
     Quat err = b.rot * Conjugate(target);
     if (err.w < Real(0)) err = Quat{-err.w, -err.x, -err.y, -err.z};
@@ -82,11 +110,7 @@ S2R_HD JointFrame ComputeJointFrame(const ModelView& m, int j, const SolverBody&
     f.hinge_err = Cross(f.axis, Rotate(b.rot, LoadVec3(m.joint_axis_child + 3 * j)));
   }
   if (m.joint_type[j] == kJointHinge) {
-    // angle of the child's rotation about its own axis relative to the reference
-    Quat rel = Conjugate(target) * b.rot;
-    if (rel.w < Real(0)) rel = Quat{-rel.w, -rel.x, -rel.y, -rel.z};
-    Vec3 axis_c = LoadVec3(m.joint_axis_child + 3 * j);
-    f.q = Real(2) * Atan2(Dot(Vec3{rel.x, rel.y, rel.z}, axis_c), rel.w);
+    f.q = HingeAngle(m, j, target, b);
   } else {
     f.q = Dot(f.gap, f.axis);
   }

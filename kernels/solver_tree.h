@@ -260,6 +260,24 @@ S2R_HD void TreeForward(const ModelView& m, const TreeSet& t, bool record) {
   }
 }
 
+// TreeForward's velocities alone, for a configuration TreeForward placed and nothing moved since
+// (q unchanged, only q-dot): the same expressions on the poses, axes and anchors it left, so the
+// bodies' velocities come out bit-identical to a full TreeForward's, without its rotations.
+S2R_HD void TreeForwardVelocity(const TreeSet& t, const int32_t* body_parent) {
+  for (int k = 0; k < t.count; ++k) {
+    SolverBody& sb = t.bodies[t.body[k]];
+    const SolverBody& sp = t.bodies[body_parent[t.body[k]]];
+    Vec3 axis = LoadVec3(t.axis_now + 3 * k);
+    Vec3 anchor = LoadVec3(t.anchor_now + 3 * k);
+    Vec3 w = sp.w;
+    if (TreeIsHinge(t, k)) w += t.qdot[k] * axis;
+    Vec3 v_anchor = sp.v + Cross(sp.w, anchor - sp.com);
+    if (!TreeIsHinge(t, k)) v_anchor += t.qdot[k] * axis;
+    sb.v = v_anchor + Cross(w, sb.com - anchor);
+    sb.w = w;
+  }
+}
+
 // Bias forces C (gravity, Coriolis, centrifugal, gyroscopic) in the bodies' current configuration
 // (the last forward kinematics) and bias_dq = -M^-1 C with this step's M^-1.
 S2R_HD void TreeBias(const ModelView& m, int world, const TreeSet& t, Vec3 gravity) {
@@ -453,7 +471,9 @@ S2R_HD void TreeCorrectBias(const ModelView& m, int world, const TreeSet& t, Vec
   if (t.count == 0) return;
   Real before[kMaxTreeDofs];
   for (int k = 0; k < t.count; ++k) before[k] = t.bias_dq[k];
-  TreeForward(m, t, false);
+  // q has not moved since the substep start's forward kinematics (PrepareTree or
+  // TreeRefreshDynamics): only the velocities change
+  TreeForwardVelocity(t, m.body_parent);
   TreeBias(m, world, t, gravity);
   for (int k = 0; k < t.count; ++k) t.qdot[k] += Real(0.5) * h * (t.bias_dq[k] - before[k]);
 }

@@ -5,7 +5,8 @@
 //   ControlStep   - latency buffer -> ctrl, then steps_per_control physics steps
 //   PhysicsStep   - slide trees projected and their responses built (solver_reduced.h),
 //                   articulated trees projected, M^-1 and bias built (solver_tree.h),
-//                   collide once, then `substeps` soft-step substeps (Box2D v3 order):
+//                   collide once, then `substeps` soft-step substeps (Box2D v3 order;
+//                   substeps_no_contact of them in a step without contact points, when set):
 //                     integrate velocities, warm start, solve (bias), integrate positions,
 //                     relax (no bias); after the loop restitution and the health check.
 // A world whose status is non-zero is frozen: every stage returns at once.
@@ -363,8 +364,8 @@ S2R_HD void StoreJointPositions(const ModelView& m, const StateView& s, int worl
       q[j] = tree.q[ws->bodies[b].tree];
       continue;
     }
-    JointFrame f = ComputeJointFrame(m, j, ws->bodies[m.joint_parent[j]], ws->bodies[b]);
-    q[j] = type == kJointHinge ? UnwrapNear(f.q, q[j]) : f.q;
+    Real qj = JointPosition(m, j, ws->bodies[m.joint_parent[j]], ws->bodies[b]);
+    q[j] = type == kJointHinge ? UnwrapNear(qj, q[j]) : qj;
   }
 }
 
@@ -374,7 +375,6 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
   constexpr bool kSlides = (kFeatures & kStepSlideTrees) != 0;
   constexpr bool kTrees = (kFeatures & kStepTrees) != 0;
   if (s.status(world) != kWorldOk) return;
-  const Real h = m.timestep / Real(m.substeps);
 
   // bodies at the step start, derived quantities from the current parameters
   for (int b = 0; b < m.nbody; ++b) LoadSolverBody(m, s, world, b, &ws->bodies[b]);
@@ -394,6 +394,29 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
     return;
   }
 
+  // collide, then prepare one normal row per point, warm-started from last step's point with the
+  // same feature pair; failing that (clipping can renumber the points of a face contact when the
+  // faces are exactly aligned), from the nearest point of the same geom pair within the match
+  // radius
+  int ncon = CollideWorld<kFeatures>(m, s, world, ws);
+
+  // substeps: a step without contact points runs substeps_no_contact of them when the model sets
+  // it (Model::ChooseSubsteps), any other step `substeps`. The joint, actuator and equality warm
+  // starts are impulses per substep: when the count differs from the last step's (known from its
+  // contact count) they are rescaled to the same force.
+  const bool free_step = m.substeps_no_contact > 0;
+  const int nsub = free_step && ncon == 0 ? m.substeps_no_contact : m.substeps;
+  const int nsub_last = free_step && s.contact_count(world) == 0 ? m.substeps_no_contact : m.substeps;
+  const Real h = m.timestep / Real(nsub);
+  if (nsub != nsub_last) {
+    const Real scale = Real(nsub_last) / Real(nsub);
+    for (int j = 0; j < m.njoint; ++j) {
+      for (int k = 0; k < kJointImpulseSlots; ++k) s.joint_impulse(world, j)[k] *= scale;
+    }
+    for (int i = 0; i < m.nactuator; ++i) s.actuator_impulse(world)[i] *= scale;
+    for (int e = 0; e < m.nequality; ++e) s.equality_impulse(world)[e] *= scale;
+  }
+
   // softness: stiffness capped at a quarter of the substep rate for stability
   Real max_hertz = Real(0.25) / h;
   Real contact_hertz = Min(m.contact_hertz.At(world)[0], max_hertz);
@@ -405,11 +428,6 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
                         m.joint_damping_ratio.At(world)[0], h);
   PrepareAxisRows(m, world, s.ctrl(world), h, ws->axis_prep);
 
-  // collide, then prepare one normal row per point, warm-started from last step's point with the
-  // same feature pair; failing that (clipping can renumber the points of a face contact when the
-  // faces are exactly aligned), from the nearest point of the same geom pair within the match
-  // radius
-  int ncon = CollideWorld<kFeatures>(m, s, world, ws);
   if (kSlides && red.count > 0) {
     // the tree bodies that take linear impulses this step: in contact, or site-actuated
     uint32_t mask = 0;
@@ -495,7 +513,7 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
   bool together = kBlocks && lock_rows > 0 && lock_rows <= kMaxTreeLockRows && ws->lock_factor != nullptr;
   Real* act_impulse = s.actuator_impulse(world);
   bool axes_through_locks = false;  // AxisInvMassThroughLocks done this step
-  for (int sub = 0; sub < m.substeps; ++sub) {
+  for (int sub = 0; sub < nsub; ++sub) {
     // joint frames and lock-block factors at the substep start (a slide's lever arm changes as
     // it extends, so the factors cannot be held for a whole step); joint velocities before this
     // substep's forces (armature rows need them)

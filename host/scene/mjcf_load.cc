@@ -651,6 +651,7 @@ Model Loader::Load() {
       if (c.type() == pugi::node_element) ReadActuator(c);
     }
   }
+  m_.auto_substeps = true;  // until <custom> gives s2r_substeps (Model::ChooseSubsteps)
   ReadCustom(sections["custom"], &s_);
   ReadKeyframes(sections["keyframe"]);
   m_.load_notes = s_.NoteLines();

@@ -45,6 +45,12 @@ struct Model {
 #undef S2R_MODEL_OPTION
   int steps_per_control = 10;  // derived by Finalize: round(1 / (control_hz * timestep))
   int latency_capacity = 1;    // derived by Finalize: max_latency_steps + 1
+  // Substeps by what the model needs (ChooseSubsteps): the MJCF loader sets auto_substeps when the
+  // scene gives neither s2r_substeps nor s2r_substeps_no_contact, and Finalize then sets
+  // substeps_no_contact by the rule and says why in substeps_reason. A model built in code
+  // (auto_substeps false) keeps its own.
+  bool auto_substeps = false;
+  std::string substeps_reason;  // "" when the scene gave its counts (or the model was built in code)
 
   // --- names, in index order ---
   std::vector<std::string> body_name;   // body 0 is "world"
@@ -117,6 +123,13 @@ struct Model {
   // std::runtime_error naming the field and entity on failure.
   void Finalize();
   void FindSlideTrees();  // part of Finalize: body_reduced, reduced_*, body_tree, tree_*
+  // The substeps a physics step without contact points needs, with the reason (one line): 1 when
+  // every joint is stepped in reduced coordinates (articulated or slide trees, no
+  // maximal-coordinate joint), no equality or tendon couples joints and one substep would not cap
+  // the joint rows' stiffness (joint_hertz <= 0.25 / timestep); else 0 (= substeps, 4 by default).
+  // A step with contact points always runs `substeps`. Reads the Derived topology: call after
+  // Finalize's tree derivation.
+  std::pair<int, std::string> ChooseSubsteps() const;
 
   // MuJoCo's qpos / qvel sizes: 7 / 6 per free joint, 1 / 1 per hinge or slide, 0 per weld
   int nq() const;

@@ -1,0 +1,221 @@
+// The substeps a step without contact points gets when a scene gives neither s2r_substeps nor
+// s2r_substeps_no_contact (Model::ChooseSubsteps, docs/physics.md, *Substeps*): 1 for models
+// stepped entirely in reduced coordinates with no coupling and soft enough joint rows, else the
+// `substeps` of every step; a scene's own counts are kept. And the step itself: 1 substep while no
+// contact point exists, 4 in a step with one, warm starts carried across the switch.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "host/engine.h"
+#include "host/scene/mjcf_load.h"
+#include "host/scene/scene_source.h"
+#include "tests/host/test_scenes.h"
+
+#ifndef S2R_SOURCE_DIR
+#define S2R_SOURCE_DIR "."
+#endif
+
+namespace s2r {
+namespace {
+
+using test_util::LoadText;
+
+bool Has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// a two-link hinge arm above a floor; `custom` goes in <custom>, `link_contype` is the links' contype
+// and conaffinity, `extra` follows </worldbody>
+std::string Arm(const std::string& custom, int link_contype, const std::string& extra = "") {
+  std::string c = std::to_string(link_contype);
+  return "<mujoco model='arm'>\n"
+         "  <custom>\n" + custom + "  </custom>\n"
+         "  <worldbody>\n"
+         "    <geom name='floor' type='plane' size='1 1 0.1'/>\n"
+         "    <body name='l1' pos='0 0 0.5'>\n"
+         "      <joint name='j1' type='hinge' axis='0 1 0'/>\n"
+         "      <geom name='g1' type='capsule' fromto='0 0 0 0.3 0 0' size='0.03' contype='" + c +
+         "' conaffinity='" + c + "'/>\n"
+         "      <body name='l2' pos='0.3 0 0'>\n"
+         "        <joint name='j2' type='hinge' axis='0 1 0'/>\n"
+         "        <geom name='g2' type='capsule' fromto='0 0 0 0.3 0 0' size='0.03' contype='" + c +
+         "' conaffinity='" + c + "'/>\n"
+         "      </body>\n"
+         "    </body>\n"
+         "  </worldbody>\n" + extra + "</mujoco>\n";
+}
+
+const std::string kUr5e = std::string(S2R_SOURCE_DIR) + "/configs/robots/universal_robots_ur5e/scene.xml";
+
+TEST(SubstepsRule, PublishedScenes) {
+  // Menagerie's UR5e: six hinges in one articulated tree; its collision capsules and the floor
+  // make pairs, so a step with contact points keeps 4
+  Model ur5e = LoadScene(kUr5e);
+  EXPECT_FALSE(ur5e.pair_geom.empty());
+  EXPECT_EQ(ur5e.substeps, 4);
+  EXPECT_EQ(ur5e.substeps_no_contact, 1);
+  EXPECT_TRUE(Has(ur5e.substeps_reason, "without contact points")) << ur5e.substeps_reason;
+  // the trimmed Panda (two finger servos, no equality) on a floor
+  Model panda = LoadScene("builtin:franka_emika_panda/scene_s2r");
+  EXPECT_EQ(panda.substeps, 4);
+  EXPECT_EQ(panda.substeps_no_contact, 1);
+  // the MJX Panda couples its fingers by an equality: 4 in every step
+  for (const char* scene : {"builtin:franka_emika_panda/scene_mjx", "builtin:franka_emika_panda/mjx_panda",
+                            "builtin:panda_pick"}) {
+    SCOPED_TRACE(scene);
+    Model m = LoadScene(scene);
+    EXPECT_EQ(m.substeps, 4);
+    EXPECT_EQ(m.substeps_no_contact, 0);
+    EXPECT_TRUE(Has(m.substeps_reason, "equality")) << m.substeps_reason;
+  }
+  // scenes that give s2r_substeps keep it in every step, with no reason
+  for (const char* scene : {"builtin:box_push", "builtin:pick_lift", "builtin:stack5", "builtin:peg_insert"}) {
+    SCOPED_TRACE(scene);
+    Model m = LoadScene(scene);
+    EXPECT_EQ(m.substeps, 4);
+    EXPECT_EQ(m.substeps_no_contact, 0);
+    EXPECT_TRUE(m.substeps_reason.empty()) << m.substeps_reason;
+  }
+}
+
+TEST(SubstepsRule, WhatKeepsEveryStepAtFour) {
+  // every joint in the tree, no coupling: 1 without contact points, with or without pairs
+  for (int contype : {0, 1}) {
+    Model arm = LoadText(Arm("", contype));
+    EXPECT_EQ(arm.substeps, 4);
+    EXPECT_EQ(arm.substeps_no_contact, 1);
+    EXPECT_TRUE(Has(arm.substeps_reason, contype ? "4 in a step with contact points" : "no geom pair can touch"))
+        << arm.substeps_reason;
+  }
+  // the same arm in maximal coordinates: 4 in every step, naming the joint
+  Model maximal = LoadText(Arm("    <numeric name='s2r_reduce_trees' data='0'/>\n", 0));
+  EXPECT_EQ(maximal.substeps_no_contact, 0);
+  EXPECT_TRUE(Has(maximal.substeps_reason, "joint 'j1' is stepped in maximal coordinates")) << maximal.substeps_reason;
+  // an equality coupling the two hinges
+  Model coupled = LoadText(Arm("", 0, "  <equality><joint name='c' joint1='j2' joint2='j1'/></equality>\n"));
+  EXPECT_EQ(coupled.substeps_no_contact, 0);
+  EXPECT_TRUE(Has(coupled.substeps_reason, "equality 'c'")) << coupled.substeps_reason;
+  // a fixed tendon
+  Model tendon = LoadText(Arm("", 0, "  <tendon><fixed name='t'><joint joint='j1' coef='1'/>"
+                                     "<joint joint='j2' coef='1'/></fixed></tendon>\n"));
+  EXPECT_EQ(tendon.substeps_no_contact, 0);
+  EXPECT_TRUE(Has(tendon.substeps_reason, "tendon 't'")) << tendon.substeps_reason;
+  // friction loss on a joint
+  std::string lossy_xml = Arm("", 0);
+  const std::string j1 = "<joint name='j1' type='hinge' axis='0 1 0'/>";
+  lossy_xml.replace(lossy_xml.find(j1), j1.size(), "<joint name='j1' type='hinge' axis='0 1 0' frictionloss='0.1'/>");
+  Model lossy = LoadText(lossy_xml);
+  EXPECT_EQ(lossy.substeps_no_contact, 0);
+  EXPECT_TRUE(Has(lossy.substeps_reason, "friction loss")) << lossy.substeps_reason;
+  // joint rows stiffer than a quarter of the step rate (200 Hz at 2 ms)
+  Model stiff = LoadText(Arm("    <numeric name='s2r_joint_hertz' data='200'/>\n", 0));
+  EXPECT_EQ(stiff.substeps_no_contact, 0);
+  EXPECT_TRUE(Has(stiff.substeps_reason, "s2r_joint_hertz 200 Hz")) << stiff.substeps_reason;
+  Model soft = LoadText(Arm("    <numeric name='s2r_joint_hertz' data='125'/>\n", 0));
+  EXPECT_EQ(soft.substeps_no_contact, 1);
+  // the Kinova Gen3: kp 2000 / 500 servos on links without armature
+  Model gen3 = LoadScene(std::string(S2R_SOURCE_DIR) + "/configs/robots/kinova_gen3/scene.xml");
+  EXPECT_EQ(gen3.substeps_no_contact, 0);
+  EXPECT_TRUE(Has(gen3.substeps_reason, "a servo of up to")) << gen3.substeps_reason;
+  // a stiff servo on the test arm's outer link: kp 1000 on a capsule of least moment ~4e-4 kg m^2
+  // (~240 Hz) needs 4; kp 100 (~77 Hz) does not
+  Model servo = LoadText(Arm("", 0, "  <actuator><position name='s' joint='j2' kp='1000'/></actuator>\n"));
+  EXPECT_EQ(servo.substeps_no_contact, 0);
+  EXPECT_TRUE(Has(servo.substeps_reason, "actuator 's'")) << servo.substeps_reason;
+  Model gentle = LoadText(Arm("", 0, "  <actuator><position name='s' joint='j2' kp='100'/></actuator>\n"));
+  EXPECT_EQ(gentle.substeps_no_contact, 1);
+}
+
+TEST(SubstepsRule, GivenCountsAreKept) {
+  for (int n : {1, 2, 4, 8}) {
+    Model arm = LoadText(Arm("    <numeric name='s2r_substeps' data='" + std::to_string(n) + "'/>\n", 1));
+    EXPECT_EQ(arm.substeps, n);
+    EXPECT_EQ(arm.substeps_no_contact, 0);
+    EXPECT_TRUE(arm.substeps_reason.empty());
+    Model free = LoadText(Arm("    <numeric name='s2r_substeps_no_contact' data='" + std::to_string(n) + "'/>\n", 1));
+    EXPECT_EQ(free.substeps, 4);
+    EXPECT_EQ(free.substeps_no_contact, n);
+  }
+  // a model built in code keeps what its code set, through Finalize
+  Model m = LoadText(Arm("", 0));
+  m.auto_substeps = false;
+  m.substeps = 3;
+  m.substeps_no_contact = 0;
+  m.Finalize();
+  EXPECT_EQ(m.substeps, 3);
+  EXPECT_EQ(m.substeps_no_contact, 0);
+}
+
+double FlangeDistance(const Engine& a, const Engine& b, int body) {
+  double d = 0;
+  for (int k = 0; k < 3; ++k) {
+    double x = a.state().view.body_pos(0, body)[k] - b.state().view.body_pos(0, body)[k];
+    d += x * x;
+  }
+  return std::sqrt(d);
+}
+
+// The rule's premise on the UR5e: with zero control the servos swing every joint from home towards
+// 0 (the flange travels ~0.5 m in 1 s, touching nothing); at 1 substep per step it lands where 4
+// per step do. Measured 0.4 mm apart (MuJoCo comparison: tests/python/test_arm_models.py).
+TEST(SubstepsRule, Ur5eOneSubstepTracksFour) {
+  Model one = LoadScene(kUr5e);
+  ASSERT_EQ(one.substeps_no_contact, 1);
+  Model four = one;
+  four.auto_substeps = false;
+  four.substeps_no_contact = 0;
+  four.Finalize();
+  Engine e1(one, EngineOptions{}), e4(four, EngineOptions{}), e0(one, EngineOptions{});
+  std::vector<Real> zero(one.nactuator(), Real(0));
+  for (int k = 0; k < 50; ++k) {
+    e1.Step(zero.data());
+    e4.Step(zero.data());
+  }
+  e0.Download();
+  e1.Download();
+  e4.Download();
+  ASSERT_EQ(e1.state().status[0], kWorldOk);
+  ASSERT_EQ(e4.state().status[0], kWorldOk);
+  EXPECT_EQ(e1.state().contact_count[0], 0);
+  int tool = one.BodyId("wrist_3_link");
+  ASSERT_GE(tool, 0);
+  EXPECT_GT(FlangeDistance(e1, e0, tool), 0.1) << "flange travel, m";
+  EXPECT_LT(FlangeDistance(e1, e4, tool), 5e-3) << "1 vs 4 substeps, m";
+}
+
+// A step with contact points runs `substeps`: a free-falling ball (no joint: eligible) lands on the
+// floor; with s2r_substeps_no_contact 1 it rests where the every-step-4 run rests, and the steps
+// in flight are the 1-substep steps (semi-implicit Euler at the full timestep: z drops by
+// g h^2 n (n + 1) / 2 after n steps).
+TEST(SubstepsRule, ContactStepsRunAllSubsteps) {
+  auto scene = [](const std::string& custom) {
+    return "<mujoco><option timestep='0.002'/><custom>" + custom + "</custom><worldbody>"
+           "<geom name='floor' type='plane' size='1 1 0.1'/>"
+           "<body name='ball' pos='0 0 0.3'><freejoint/><geom type='sphere' size='0.05' mass='1'/></body>"
+           "</worldbody></mujoco>";
+  };
+  Model chosen = LoadText(scene(""));
+  ASSERT_EQ(chosen.substeps_no_contact, 1);
+  Model four = LoadText(scene("<numeric name='s2r_substeps' data='4'/>"));
+  ASSERT_EQ(four.substeps_no_contact, 0);
+  Engine e1(chosen, EngineOptions{}), e4(four, EngineOptions{});
+  // one control step (10 physics steps) in flight
+  e1.Step(nullptr);
+  e1.Download();
+  const int ball = chosen.BodyId("ball");
+  const double h = 0.002, g = 9.81;
+  const int n = chosen.steps_per_control;
+  EXPECT_NEAR(e1.state().view.body_pos(0, ball)[2], 0.3 - g * h * h * n * (n + 1) / 2, 1e-5);
+  for (int k = 0; k < 50; ++k) {
+    e1.Step(nullptr);
+    e4.Step(nullptr);
+  }
+  e1.Download();
+  e4.Download();
+  EXPECT_GT(e1.state().contact_count[0], 0);
+  EXPECT_NEAR(e1.state().view.body_pos(0, ball)[2], e4.state().view.body_pos(0, ball)[2], 1e-3);
+  EXPECT_NEAR(e1.state().view.body_pos(0, ball)[2], 0.05, 2e-3);
+}
+
+}  // namespace
+}  // namespace s2r
