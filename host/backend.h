@@ -13,13 +13,6 @@
 
 namespace s2r {
 
-// A sweep's per-world buffers (kernels/sweep_step.h: episode state, task parameters, actions,
-// recorded rows) in the stepping backend's memory. The host writes a starting world's SweepWorld
-// and task parameters into the host mirror (host().worlds, host().task_params) and calls Begin;
-// Step runs one control step of every world (SweepWorldStep), after which host().ended says which
-// worlds finished an episode in it; Fetch hands over those worlds' episode state and rows. On the
-// CPU backend the mirror is the memory the step runs on, and Begin and Fetch copy nothing; the CUDA
-// backend copies only the starting worlds' entries in and the finished episodes out.
 // A vector whose resize leaves new elements uninitialized: a sweep's row buffers grow back to the
 // horizon for every episode, and zero-filling them would cost as much as a copy.
 template <typename T>
@@ -42,6 +35,13 @@ struct UninitializedAllocator : std::allocator<T> {
 };
 using RowVector = std::vector<Real, UninitializedAllocator<Real>>;
 
+// A sweep's per-world buffers (kernels/sweep_step.h: episode state, task parameters, actions,
+// recorded rows) in the stepping backend's memory. The host writes a starting world's SweepWorld
+// and task parameters into the host mirror (host().worlds, host().task_params) and calls Begin;
+// Step runs one control step of every world (SweepWorldStep), after which host().ended says which
+// worlds finished an episode in it; Fetch hands over those worlds' episode state and rows. On the
+// CPU backend the mirror is the memory the step runs on, and Begin and Fetch copy nothing; the CUDA
+// backend copies only the starting worlds' entries in and the finished episodes out.
 struct FetchedEpisode {
   const SweepWorld* world;  // the episode's end state (task labels, observation draws, events)
   const Real* state;        // (length, nbody * kBodyStateSize), length = world->task.steps

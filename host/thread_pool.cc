@@ -44,7 +44,7 @@ ThreadPool::~ThreadPool() {
 
 // Guided chunks: a thread takes a share of what is left (1 / (4 threads)), so the first chunks are
 // long runs of neighbouring items and the last ones small, and the threads finish together (with
-// fixed chunks of n / 16 threads, the thread that took the last chunk ran on for half a chunk on
+// fixed chunks of n / (16 threads), the thread that took the last chunk ran on for half a chunk on
 // average while the others waited at the barrier: about 3 % of a control step). Chunks stay
 // multiples of 16 items while they are that long, so per-item 4-byte arrays (a world's status)
 // split between threads on cache-line boundaries; only the tail's few chunks are finer.
