@@ -1,63 +1,154 @@
 #!/usr/bin/env bash
 # Everything that needs a GPU, in one run (about 15 minutes of device time are lent at most):
-#   1. configure and build with the CUDA backend (S2R_CUDA=ON),
-#   2. run the CUDA tests (backend parity, reproducibility) -- they skip without a device,
-#   3. benchmark the CUDA backend on the three scenes at N up to 65536, beside the CPU backend,
-#   4. a push sweep on the device beside one on the CPU (summary JSON: env-steps/s, success rate),
-#   5. the kernels' footprint (ptxas) and, where Nsight Compute exists, one profiled step kernel.
-# Results go to $OUT (the device tool brings them back) or bench/results/h200/.
+#   1. the binaries: built here with the CUDA backend (S2R_CUDA=ON), or carried prebuilt (below),
+#   2. the CUDA tests (backend parity, sweep parity) -- they skip without a device,
+#   3. the CUDA backend on the three bench scenes at 1k-65k worlds, beside the CPU backend (all cores),
+#   4. Nsight Compute on one step kernel launch per scene (occupancy, DRAM throughput, stalls),
+#   5. sweeps of every builtin task on the device beside the same sweep on the CPU (outcome parity),
+#      and a push sweep at 16k worlds (env-steps/s with the store writing),
+#   6. compute-sanitizer memcheck over a small bench and a small sweep,
+#   7. where a second build for 8 blocks per SM is carried (64 registers), its bench at 65k worlds.
+# Every stage runs under a share of one deadline ($S2R_GPU_BUDGET_S seconds, default 330), so the run
+# ends in time and says what it skipped. Results: $OUT/summary.txt and $OUT/results.tgz (every log;
+# the device tool brings back at most 8 files), or bench/results/h200/ without $OUT.
 #
-# `bench/gpu_check.sh --bench-only` with S2R_CUDA_STEP_MIN_BLOCKS=8 in the environment rebuilds the
-# bench scenes' step kernels for 8 blocks per SM (64 registers, more spills; docs/gpu.md) and runs
-# step 3 alone into cuda_bench_min_blocks8.jsonl: the register-cap comparison, if time is left.
-set -euo pipefail
-bench_only=0
-[ "${1:-}" = "--bench-only" ] && bench_only=1
-min_blocks="${S2R_CUDA_STEP_MIN_BLOCKS:-4}"
+# Prebuilt mode (the device machine's image lacks Ceres, yaml-cpp, blosc and the rest): on a machine
+# with the toolkit, `bench/gpu_pack.sh` builds and copies s2r, s2r_tests and every shared library
+# they need into .gpu/ (ignored by git); carry `.gpu` and this script uses it.
+set -uo pipefail
 cd "$(dirname "$0")/.."
-out="${OUT:-bench/results/h200}"
-mkdir -p "$out"
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$out/gpu.txt"
-jobs=$(nproc)
-cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DS2R_CUDA=ON -DS2R_BUILD_BENCH=OFF \
-  -DS2R_CUDA_STEP_MIN_BLOCKS="$min_blocks" > "$out/configure.log"
-cmake --build build-gpu -j"$jobs" > "$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
-if [ "$bench_only" = 1 ]; then
-  for n in 16384 65536; do
-    for scene in box_push pick_lift stack5; do
-      timeout 120 ./build-gpu/s2r bench --scene "builtin:$scene" --worlds "$n" --control-steps 100 \
-        --backend cuda --repeats 3 --json | tee -a "$out/cuda_bench_min_blocks$min_blocks.jsonl"
-    done
-  done
-  exit 0
+t0=$(date +%s)
+budget="${S2R_GPU_BUDGET_S:-330}"
+work="$(mktemp -d /tmp/s2r_gpu.XXXXXX)"
+final="${OUT:-bench/results/h200}"
+mkdir -p "$final"
+export TMPDIR="$work/tmp"
+mkdir -p "$TMPDIR"
+
+left() { echo $((budget - ($(date +%s) - t0))); }
+# run CAP_SECONDS LOGFILE CMD...: the command with its output appended to LOGFILE, under CAP or what
+# is left of the budget (less 15 s for packing), whichever is smaller
+run() {
+  local cap=$1 log=$2
+  shift 2
+  local l=$(($(left) - 15))
+  ((l < cap)) && cap=$l
+  if ((cap < 5)); then
+    echo "SKIPPED (out of time): $*" | tee -a "$work/$log"
+    return 124
+  fi
+  echo "+ [$(($(date +%s) - t0)) s, cap ${cap} s] $*" >> "$work/$log"
+  timeout -k 5 "$cap" "$@" >> "$work/$log" 2>&1
+  local rc=$?
+  echo "rc=$rc" >> "$work/$log"
+  return $rc
+}
+pack() {
+  python3 bench/gpu_summary.py "$work" > "$work/summary.txt" 2>&1
+  cp "$work/summary.txt" "$final/summary.txt"
+  tar czf "$final/results.tgz" -C "$work" --exclude=tmp . 2>/dev/null
+}
+
+{
+  date -u
+  nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm --format=csv
+  nvidia-smi -q | grep -i -E "product name|persistence|compute mode|power limit" | head
+  command -v ncu compute-sanitizer nvcc
+  grep PRETTY /etc/os-release
+} > "$work/machine.txt" 2>&1
+
+# --- 1. binaries ------------------------------------------------------------------------------
+if [ -f .gpu/pack.tar.xz ] && [ ! -x .gpu/bin/s2r ]; then
+  python3 -c 'import tarfile; tarfile.open(".gpu/pack.tar.xz").extractall(".gpu")' >> "$work/machine.txt" 2>&1
 fi
-# Only the tests that touch the device: the rest of the suite is CPU-only and runs in CI (the store
-# crash tests alone can take minutes of fsyncs, which device time should not pay for).
-timeout 300 ./build-gpu/s2r_tests --gtest_filter='*BackendParity*:*Cuda*:*CUDA*' 2>&1 | tee "$out/cuda_tests.txt"
-: > "$out/cuda_bench.jsonl"
+if [ -x .gpu/bin/s2r ]; then
+  bin="$PWD/.gpu/bin"
+  export LD_LIBRARY_PATH="$PWD/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # the tests find configs/ under the source folder they were built in
+  src="$(cat .gpu/source_dir)"
+  if [ ! -e "$src" ]; then mkdir -p "$(dirname "$src")" && ln -s "$PWD" "$src"; fi
+  if ! "$bin/s2r" --version >> "$work/machine.txt" 2>&1; then
+    # an older system C library than the build machine's: use the carried one
+    echo "system loader failed; using the carried C library" >> "$work/machine.txt"
+    for b in .gpu/bin/s2r .gpu/bin/s2r_tests .gpu/bin-mb8/s2r; do
+      [ -x "$b" ] || continue
+      mv "$b" "$b.real"
+      printf '#!/bin/sh\nexec %s/.gpu/core/ld-linux-x86-64.so.2 --library-path %s/.gpu/core:%s/.gpu/lib %s/%s.real "$@"\n' \
+        "$PWD" "$PWD" "$PWD" "$PWD" "$b" > "$b"
+      chmod +x "$b"
+    done
+    "$bin/s2r" --version >> "$work/machine.txt" 2>&1
+  fi
+  cp .gpu/cuda_resource_usage.txt "$work/" 2>/dev/null
+else
+  bin="$PWD/build-gpu"
+  run 900 build.log cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DS2R_CUDA=ON -DS2R_BUILD_BENCH=OFF
+  run 900 build.log cmake --build build-gpu -j"$(nproc)" || { pack; tail -30 "$work/build.log"; exit 1; }
+  cp build-gpu/cuda_resource_usage.txt "$work/" 2>/dev/null
+fi
+python3 bench/cuda_kernels.py --log "$work/cuda_resource_usage.txt" --budgets bench/cuda_kernel_budgets.txt \
+  > "$work/cuda_kernels.txt" 2>&1
+pack
+
+# --- 2. the CUDA tests ------------------------------------------------------------------------------
+run 150 cuda_tests.txt "$bin/s2r_tests" --gtest_filter='*BackendParity*:*Cuda*:*CUDA*'
+pack
+
+# --- 3. env-steps/s on the device, beside the CPU backend on every core -------------------------------
 for scene in box_push pick_lift stack5; do
   for n in 1024 4096 16384 65536; do
-    timeout 120 ./build-gpu/s2r bench --scene "builtin:$scene" --worlds "$n" --control-steps 100 \
-      --backend cuda --repeats 3 --json | tee -a "$out/cuda_bench.jsonl"
+    run 30 bench.jsonl "$bin/s2r" bench --scene "builtin:$scene" --worlds $n --control-steps 100 --backend cuda \
+      --repeats 3 --json
   done
-  timeout 120 ./build-gpu/s2r bench --scene "builtin:$scene" --worlds 4096 --control-steps 20 \
-    --backend cpu --repeats 1 --json | tee -a "$out/cuda_bench.jsonl"
+  run 30 bench.jsonl "$bin/s2r" bench --scene "builtin:$scene" --worlds 4096 --control-steps 20 --backend cpu \
+    --repeats 1 --json
+  pack
 done
-# the sweep on the device (experts, labels, recording in kernels/sweep_step.h) beside the CPU's
-for backend in cuda cpu; do
-  n=$([ "$backend" = cuda ] && echo 16384 || echo 1024)
-  timeout 180 ./build-gpu/s2r sweep builtin:push --backend "$backend" --worlds "$n" --episodes $((4 * n)) \
-    --out "$(mktemp -d)/push.zarr" --summary-json "$out/sweep_$backend.json" > "$out/sweep_$backend.txt" 2>&1 || true
-done
-# the step kernel under Nsight Compute, where the device machine has it: achieved occupancy, DRAM
-# throughput, and the warp stall reasons (one launch of ControlStepKernel at 65,536 worlds)
-python3 bench/cuda_kernels.py --log build-gpu/cuda_resource_usage.txt --budgets bench/cuda_kernel_budgets.txt \
-  > "$out/cuda_kernels.txt" 2>&1 || true
+
+# --- 4. Nsight Compute: one step-kernel launch at 65,536 worlds ------------------------------------------
 if command -v ncu > /dev/null; then
-  timeout 240 ncu --kernel-name regex:ControlStepKernel --launch-skip 2 --launch-count 1 \
-    --section SpeedOfLight --section Occupancy --section WarpStateStats --section MemoryWorkloadAnalysis \
-    ./build-gpu/s2r bench --scene builtin:box_push --worlds 65536 --control-steps 4 --backend cuda --repeats 1 \
-    > "$out/ncu_box_push.txt" 2>&1 || true
+  for scene in box_push stack5; do
+    run 60 "ncu_$scene.txt" ncu --clock-control none --kernel-name regex:ControlStepKernel --launch-skip 2 \
+      --launch-count 1 --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+      --section MemoryWorkloadAnalysis "$bin/s2r" bench --scene "builtin:$scene" --worlds 65536 --control-steps 3 \
+      --backend cuda --repeats 1
+  done
 else
-  echo "ncu not found on this machine" > "$out/ncu_box_push.txt"
+  echo "ncu not found" > "$work/ncu_box_push.txt"
 fi
+pack
+
+# --- 5. sweeps: outcome parity per task, then a large push sweep ---------------------------------------
+for task in push pick_lift peg_insert; do
+  for backend in cuda cpu; do
+    run 40 "sweep_${task}_$backend.txt" "$bin/s2r" sweep "builtin:$task" --backend $backend --worlds 256 \
+      --episodes 1024 --seed 11 --out "$TMPDIR/${task}_$backend.zarr" --summary-json "$work/sweep_${task}_$backend.json"
+    rm -rf "$TMPDIR/${task}_$backend.zarr"
+  done
+done
+run 60 sweep_push_cuda_16k.txt "$bin/s2r" sweep builtin:push --backend cuda --worlds 16384 --episodes 32768 \
+  --seed 12 --out "$TMPDIR/push16k.zarr" --summary-json "$work/sweep_push_cuda_16k.json"
+rm -rf "$TMPDIR/push16k.zarr"
+pack
+
+# --- 6. memcheck ------------------------------------------------------------------------------------
+if command -v compute-sanitizer > /dev/null; then
+  run 40 memcheck.txt compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/s2r" bench \
+    --scene builtin:pick_lift --worlds 96 --control-steps 3 --backend cuda --repeats 1
+  run 60 memcheck.txt compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/s2r" sweep builtin:push \
+    --backend cuda --worlds 32 --episodes 40 --seed 5 --out "$TMPDIR/memcheck.zarr"
+else
+  echo "compute-sanitizer not found" > "$work/memcheck.txt"
+fi
+pack
+
+# --- 7. the 8-blocks-per-SM build (64 registers), where carried ---------------------------------------
+if [ -x .gpu/bin-mb8/s2r ]; then
+  for scene in box_push pick_lift stack5; do
+    run 30 bench_mb8.jsonl .gpu/bin-mb8/s2r bench --scene "builtin:$scene" --worlds 65536 --control-steps 100 \
+      --backend cuda --repeats 3 --json
+  done
+  cp .gpu/cuda_resource_usage_mb8.txt "$work/" 2>/dev/null
+fi
+pack
+cat "$final/summary.txt"

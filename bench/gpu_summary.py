@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""The short table that ends bench/gpu_check.sh: what passed, env-steps/s, sweeps, memcheck, ncu.
+
+Usage: gpu_summary.py WORKDIR   (the folder gpu_check.sh writes its logs to)
+"""
+import glob
+import json
+import os
+import re
+import sys
+
+
+def read(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def jsonl(path):
+    rows = []
+    for line in read(path).splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                rows.append(json.loads(line))
+            except ValueError:
+                pass
+    return rows
+
+
+def main():
+    work = sys.argv[1]
+    out = []
+    machine = read(os.path.join(work, "machine.txt")).strip().splitlines()
+    out += ["== machine"] + machine[:6]
+
+    tests = read(os.path.join(work, "cuda_tests.txt"))
+    out.append("== CUDA tests")
+    for line in tests.splitlines():
+        if re.match(r"\[\s+(PASSED|FAILED|SKIPPED)\s+\]", line) or "tests ran" in line or line.startswith("rc="):
+            out.append(line)
+        elif "Failure" in line or "error" in line.lower() or "Expected" in line or "Which is" in line:
+            out.append("  " + line[:200])
+
+    out.append("== bench (env-steps/s, median of repeats)")
+    out.append(f"{'scene':<18}{'backend':<8}{'worlds':>7}{'env-steps/s':>14}{'variant':>14}{'frozen':>7}{'overflow':>9}  hash")
+    for name in ("bench.jsonl", "bench_mb8.jsonl"):
+        for r in jsonl(os.path.join(work, name)):
+            tag = r["backend"] + ("/mb8" if "mb8" in name else "")
+            out.append(f"{r['scene'].replace('builtin:', ''):<18}{tag:<8}{r['worlds']:>7}{r['env_steps_per_s']:>14.4g}"
+                       f"{r.get('step_variant', ''):>14}{r.get('frozen_worlds', -1):>7}{r.get('contact_overflow', -1):>9}"
+                       f"  {r.get('state_hash', '')} t={r.get('threads', '')}")
+
+    out.append("== sweeps")
+    for path in sorted(glob.glob(os.path.join(work, "sweep_*.json"))):
+        try:
+            s = json.load(open(path))
+        except (OSError, ValueError) as e:
+            out.append(f"{os.path.basename(path)}: unreadable ({e})")
+            continue
+        fails = " ".join(f"{k}={v}" for k, v in s.get("failure_counts", {}).items() if v)
+        out.append(f"{os.path.basename(path)[6:-5]:<18} episodes {s.get('episodes_in_store')}/{s.get('episodes_planned')} "
+                   f"success {s.get('success_rate', 0):.3f} {s.get('env_steps_per_s', 0):.4g} env-steps/s "
+                   f"physics {s.get('physics_seconds', 0):.2f}/{s.get('seconds', 0):.2f} s  {fails}")
+    for path in sorted(glob.glob(os.path.join(work, "sweep_*.txt"))):
+        text = read(path)
+        rc = re.findall(r"^rc=(\d+)", text, re.M)
+        if rc and rc[-1] != "0":
+            out.append(f"{os.path.basename(path)}: rc={rc[-1]}: " + " | ".join(text.strip().splitlines()[-3:])[:300])
+
+    mem = read(os.path.join(work, "memcheck.txt"))
+    out.append("== memcheck")
+    out += [l[:200] for l in mem.splitlines() if "ERROR SUMMARY" in l or l.startswith("rc=") or "not found" in l
+            or "Invalid" in l][:12]
+
+    for path in sorted(glob.glob(os.path.join(work, "ncu_*.txt"))):
+        out.append("== " + os.path.basename(path))
+        keep = ("Duration", "DRAM Throughput", "Memory Throughput", "Compute (SM) Throughput", "Achieved Occupancy",
+                "Theoretical Occupancy", "Registers Per Thread", "Local Memory", "L1/TEX Hit", "L2 Hit",
+                "Warp Cycles Per Issued", "Block Limit Registers", "Elapsed Cycles", "SM Frequency", "==PROF==",
+                "==ERROR==", "Stall")
+        for line in read(path).splitlines():
+            if any(k in line for k in keep):
+                out.append("  " + line.strip()[:160])
+            elif line.startswith("rc="):
+                out.append(line)
+        for line in read(path).splitlines():
+            if "OPT" in line and "stall" in line.lower():
+                out.append("  " + line.strip()[:300])
+                break
+
+    out.append("== kernel budgets")
+    out += read(os.path.join(work, "cuda_kernels.txt")).strip().splitlines()[-4:]
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()
