@@ -113,6 +113,12 @@ if command -v ncu > /dev/null; then
       --section MemoryWorkloadAnalysis "$bin/s2r" bench --scene "builtin:$scene" --worlds 65536 --control-steps 3 \
       --backend cuda --repeats 1
   done
+  # bytes per launch: DRAM both ways, and the local-memory (stack, spill) traffic through L1
+  run 40 ncu_bytes_box_push.txt ncu --clock-control none --kernel-name regex:ControlStepKernel --launch-skip 2 \
+    --launch-count 1 --metrics dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum,\
+l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum,l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum,\
+l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum,l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum \
+    "$bin/s2r" bench --scene builtin:box_push --worlds 65536 --control-steps 3 --backend cuda --repeats 1
 else
   echo "ncu not found" > "$work/ncu_box_push.txt"
 fi

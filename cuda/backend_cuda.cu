@@ -201,7 +201,7 @@ class CudaBackend : public Backend {
       if (first || changed == FieldId::kCount || changed == id) buf.Upload(field.data, count * sizeof(T), stream_);
       field.data = buf.get<T>();
     });
-    if (first) AllocateState();
+    if (first) AllocateState(ComputeWorkspaceLayout(v));  // the layout reads model arrays: the host view's
     if (worlds == nullptr || nworlds > 64) {
       InvalidateWorldBlocks();
     } else {
@@ -282,7 +282,7 @@ class CudaBackend : public Backend {
                                      stream_));
   }
 
-  void AllocateState() {
+  void AllocateState(const WorkspaceLayout& layout) {
     device_ = host_;
     ForEachStateArray(device_, [&](const char*, auto*& ptr, int64_t per_world, bool) {
       using T = std::remove_pointer_t<std::remove_reference_t<decltype(ptr)>>;
@@ -294,7 +294,6 @@ class CudaBackend : public Backend {
     });
     const ModelView& m = model_;
     size_t nw = nworld_;
-    WorkspaceLayout layout = ComputeWorkspaceLayout(m);
     step_blocks_.Resize(size_t(layout.step_bytes) * nw);
     world_blocks_.Resize(size_t(layout.world_bytes) * nw);
     workspaces_ = DeviceWorkspaces{step_blocks_.get<char>(), world_blocks_.get<char>(), layout};
