@@ -3,8 +3,6 @@
 // This is the only CUDA translation unit (kernels, launchers and the Backend implementation), to
 // keep the build to one nvcc invocation. The per-world functions are the same kernels/ code the
 // CPU backend runs; nothing in a world's step uses atomics, so runs are reproducible.
-#include <nvtx3/nvToolsExt.h>
-
 #include <algorithm>
 #include <cstring>
 #include <exception>
@@ -15,11 +13,27 @@
 #include <vector>
 
 #include "cuda/device_buffer.h"
-#include "cuda/launch.h"
 #include "host/backend.h"
+#include "kernels/step_world.h"
+
+// A launch: `S2R_LAUNCH(kernel, grid, block, stream)(args...)`, which cuda/emulation.h queues on
+// the CPU in the emulated build.
+#if !defined(S2R_CUDA_EMULATION)
+#include <nvtx3/nvToolsExt.h>
+#define S2R_LAUNCH(kernel, grid, block, stream) kernel<<<(grid), (block), 0, (stream)>>>
+#endif
 
 namespace s2r {
 namespace {
+using namespace S2R_CUDA_NAMESPACE;
+
+// device scratch for all worlds (kernels/workspace.h): world w's blocks start at
+// w * layout.step_bytes and w * layout.world_bytes
+struct DeviceWorkspaces {
+  char* step_blocks;
+  char* world_blocks;
+  WorkspaceLayout layout;
+};
 
 constexpr int kThreadsPerBlock = 128;
 
@@ -131,31 +145,31 @@ __global__ void SweepGatherFinishedKernel(const SweepStepArgs* args, const int32
 
 int Blocks(int n) { return (n + kThreadsPerBlock - 1) / kThreadsPerBlock; }
 
-}  // namespace
-
 void LaunchResetWorlds(const ModelView& m, const StateView& s, void* stream) {
-  ResetWorldsKernel<<<Blocks(s.nworld), kThreadsPerBlock, 0, static_cast<cudaStream_t>(stream)>>>(m, s);
+  S2R_LAUNCH(ResetWorldsKernel, Blocks(s.nworld), kThreadsPerBlock, static_cast<cudaStream_t>(stream))(m, s);
   S2R_CUDA_CHECK(cudaGetLastError());
 }
 
+// resets the `count` worlds listed in the device array `worlds` and clears their world blocks'
+// validity words
 void LaunchResetWorldList(const ModelView& m, const StateView& s, const DeviceWorkspaces& ws, const int32_t* worlds,
                           int count, void* stream) {
   if (count <= 0) return;
-  ResetWorldListKernel<<<Blocks(count), kThreadsPerBlock, 0, static_cast<cudaStream_t>(stream)>>>(m, s, ws, worlds,
-                                                                                                  count);
+  S2R_LAUNCH(ResetWorldListKernel, Blocks(count), kThreadsPerBlock, static_cast<cudaStream_t>(stream))(m, s, ws, worlds,
+                                                                                                    count);
   S2R_CUDA_CHECK(cudaGetLastError());
 }
 
+// `variant` indexes kStepVariants (kernels/step_features.h): the step compiled for what the model
+// contains
 void LaunchControlStep(const ModelView& m, const StateView& s, const DeviceWorkspaces& ws,
                        const Real* actions, int variant, void* stream) {
   WithStepVariant(variant, [&](auto features) {
-    ControlStepKernel<features.value>
-        <<<Blocks(s.nworld), kThreadsPerBlock, 0, static_cast<cudaStream_t>(stream)>>>(m, s, ws, actions);
+    S2R_LAUNCH(ControlStepKernel<features.value>, Blocks(s.nworld), kThreadsPerBlock,
+               static_cast<cudaStream_t>(stream))(m, s, ws, actions);
   });
   S2R_CUDA_CHECK(cudaGetLastError());
 }
-
-namespace {
 
 class NvtxRange {
  public:
@@ -258,8 +272,8 @@ class CudaBackend : public Backend {
   void LaunchSweepStep(const SweepStepArgs* device_args) {
     NvtxRange range("s2r.sweep_step");
     WithStepVariant(variant_, [&](auto features) {
-      SweepStepKernel<features.value>
-          <<<Blocks(nworld_), kThreadsPerBlock, 0, stream_>>>(model_, device_, workspaces_, device_args);
+      S2R_LAUNCH(SweepStepKernel<features.value>, Blocks(nworld_), kThreadsPerBlock, stream_)(model_, device_,
+                                                                                             workspaces_, device_args);
     });
     S2R_CUDA_CHECK(cudaGetLastError());
   }
@@ -412,7 +426,7 @@ class CudaSweepBuffers : public SweepBuffers {
     d_staging_.Resize(std::max(d_staging_.bytes(), size_t(count) * size_t(start_.slot_bytes)));
     S2R_CUDA_CHECK(cudaMemcpyAsync(d_staging_.get<void>(), staging_, size_t(count) * start_.slot_bytes,
                                    cudaMemcpyHostToDevice, st));
-    SweepScatterStartsKernel<<<count, 64, 0, st>>>(d_args_.get<SweepStepArgs>(), d_list_.get<int32_t>(), count,
+    S2R_LAUNCH(SweepScatterStartsKernel, count, 64, st)(d_args_.get<SweepStepArgs>(), d_list_.get<int32_t>(), count,
                                                    d_staging_.get<char>(), start_);
     S2R_CUDA_CHECK(cudaGetLastError());
     S2R_CUDA_CHECK(cudaStreamSynchronize(st));  // the staging is reused by the next call
@@ -456,7 +470,7 @@ class CudaSweepBuffers : public SweepBuffers {
     S2R_CUDA_CHECK(
         cudaMemcpyAsync(d_fetch_list_.get<void>(), fetch_list_, count * sizeof(int32_t), cudaMemcpyHostToDevice, st));
     d_fetch_staging_.Resize(std::max(d_fetch_staging_.bytes(), need));
-    SweepGatherFinishedKernel<<<count, 128, 0, st>>>(d_args_.get<SweepStepArgs>(), d_fetch_list_.get<int32_t>(), count,
+    S2R_LAUNCH(SweepGatherFinishedKernel, count, 128, st)(d_args_.get<SweepStepArgs>(), d_fetch_list_.get<int32_t>(), count,
                                                      d_fetch_staging_.get<char>(), finish_);
     S2R_CUDA_CHECK(cudaGetLastError());
     S2R_CUDA_CHECK(cudaEventRecord(gathered_, st));
@@ -516,6 +530,11 @@ std::unique_ptr<SweepBuffers> CudaBackend::MakeSweepBuffers(const SweepStepArgs&
 
 }  // namespace
 
+#if defined(S2R_CUDA_EMULATION)
+std::unique_ptr<Backend> MakeCudaEmulationBackend(const StateView& host_state, int nworld) {
+  return std::make_unique<CudaBackend>(host_state, nworld);
+}
+#else
 std::unique_ptr<Backend> MakeCudaBackend(const StateView& host_state, int nworld) {
   return std::make_unique<CudaBackend>(host_state, nworld);
 }
@@ -524,5 +543,6 @@ bool CudaDevicePresent() {
   int count = 0;
   return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
 }
+#endif
 
 }  // namespace s2r

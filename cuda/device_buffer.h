@@ -1,20 +1,30 @@
 // RAII device memory and a CUDA error check that throws with the failing call's text.
 #pragma once
 
-#include <cuda_runtime.h>
-
 #include <cstddef>
 #include <stdexcept>
 #include <string>
 
+// The same source serves the device build (nvcc, the CUDA runtime) and the emulated one (g++,
+// cuda/emulation.h; cuda/backend_cuda_emulation.cc): each in a namespace of its own, so the two
+// DeviceBuffer classes in one binary never meet.
+#if defined(S2R_CUDA_EMULATION)
+#include "cuda/emulation.h"
+#define S2R_CUDA_NAMESPACE cuda_emulation
+#else
+#include <cuda_runtime.h>
+#define S2R_CUDA_NAMESPACE cuda_device
+#endif
+
 namespace s2r {
+namespace S2R_CUDA_NAMESPACE {
 
 inline void CudaCheck(cudaError_t err, const char* what) {
   if (err != cudaSuccess) {
     throw std::runtime_error(std::string("CUDA error in ") + what + ": " + cudaGetErrorString(err));
   }
 }
-#define S2R_CUDA_CHECK(call) ::s2r::CudaCheck((call), #call)
+#define S2R_CUDA_CHECK(call) ::s2r::S2R_CUDA_NAMESPACE::CudaCheck((call), #call)
 
 // owns one device allocation; moves, never copies
 class DeviceBuffer {
@@ -57,4 +67,5 @@ class DeviceBuffer {
   size_t bytes_ = 0;
 };
 
+}  // namespace S2R_CUDA_NAMESPACE
 }  // namespace s2r

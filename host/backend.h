@@ -103,5 +103,7 @@ std::unique_ptr<Backend> MakeCpuBackend(const StateView& host_state, int nworld,
 std::unique_ptr<Backend> MakeCudaBackend(const StateView& host_state, int nworld);
 bool CudaBackendCompiled();
 bool CudaDevicePresent();
+// the CUDA backend on the CPU (cuda/backend_cuda_emulation.cc): every build has it
+std::unique_ptr<Backend> MakeCudaEmulationBackend(const StateView& host_state, int nworld);
 
 }  // namespace s2r

@@ -59,8 +59,7 @@ void RunBench(const BenchArgs& args) {
   EngineOptions options;
   options.nworld = args.worlds;
   options.threads = args.threads;
-  if (args.backend == "cuda") options.backend = BackendKind::kCuda;
-  else if (args.backend != "cpu") throw std::runtime_error("--backend must be cpu or cuda, got '" + args.backend + "'");
+  options.backend = ParseBackendKind(args.backend);
   Engine engine(LoadScene(args.scene), options);
   const Model& m = engine.model();
   bool host_state = options.backend == BackendKind::kCpu;
@@ -157,7 +156,7 @@ void AddBenchCommand(CLI::App* app) {
   cmd->add_option("--scene", args->scene, "MJCF scene file, or builtin:<name>")->capture_default_str();
   cmd->add_option("--worlds", args->worlds, "number of worlds")->capture_default_str();
   cmd->add_option("--control-steps", args->control_steps, "timed control steps per run")->capture_default_str();
-  cmd->add_option("--backend", args->backend, "cpu or cuda")->capture_default_str();
+  cmd->add_option("--backend", args->backend, "cpu, cuda, or cuda-emulation (the CUDA code on the CPU, for testing)")->capture_default_str();
   cmd->add_option("--threads", args->threads, "CPU threads (0 = all)")->capture_default_str();
   cmd->add_option("--repeats", args->repeats, "runs; the median is reported")->capture_default_str();
   cmd->add_flag("--json", args->json, "print one JSON object");

@@ -79,8 +79,7 @@ void RunSweepCommand(const SweepArgs& a) {
   o.resume = a.resume;
   o.overwrite = a.overwrite;
   if (a.resume && a.overwrite) throw std::runtime_error("--resume and --overwrite exclude each other");
-  if (a.backend == "cuda") o.backend = BackendKind::kCuda;
-  else if (a.backend != "cpu") throw std::runtime_error("--backend must be cpu or cuda, got '" + a.backend + "'");
+  o.backend = ParseBackendKind(a.backend);
   int k = 0, n = 0;
   char tail = 0;
   if (std::sscanf(a.shard.c_str(), "%d/%d%c", &k, &n, &tail) != 2 || n < 1 || k < 0 || k >= n) {
@@ -126,7 +125,7 @@ void AddSweepCommand(CLI::App* app) {
   cmd->add_option("--episodes", args->episodes, "episodes of the whole sweep (default: the config's)");
   cmd->add_option("--worlds", args->worlds, "parallel worlds (default: the config's)");
   cmd->add_option("--seed", args->seed, "sweep seed (default: the config's)");
-  cmd->add_option("--backend", args->backend, "cpu or cuda");
+  cmd->add_option("--backend", args->backend, "cpu, cuda, or cuda-emulation (the CUDA code on the CPU, for testing)");
   cmd->add_option("--threads", args->threads, "CPU threads (default: all)");
   cmd->add_option("--shard", args->shard, "K/N: run the episodes i with i mod N == K");
   cmd->add_flag("--resume", args->resume, "continue the store after its last committed episode");

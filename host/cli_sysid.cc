@@ -25,7 +25,7 @@ struct SysidArgs {
 
 void RunSysidCommand(const SysidArgs& a) {
   SysidOptions o;
-  o.backend = a.backend == "cuda" ? BackendKind::kCuda : BackendKind::kCpu;
+  o.backend = ParseBackendKind(a.backend);
   if (o.backend == BackendKind::kCuda && !CudaAvailable()) {
     throw std::runtime_error("--backend cuda: this build has no CUDA backend or no device is present");
   }
@@ -48,7 +48,7 @@ void AddSysidCommand(CLI::App* app) {
   cmd->add_option("config", args->config, "sysid config (YAML, docs/sysid.md)")->required();
   cmd->add_option("--out", args->out, "the fit file to write (JSON)")->required();
   cmd->add_option("--plot", args->plot, "also draw recorded against simulated signals into this PNG (gnuplot)");
-  cmd->add_option("--backend", args->backend, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd->add_option("--backend", args->backend, "cpu, cuda, or cuda-emulation (the CUDA code on the CPU, for testing)")->check(CLI::IsMember({"cpu", "cuda", "cuda-emulation"}));
   cmd->add_option("--threads", args->threads, "CPU worker threads (0: all)")->check(CLI::NonNegativeNumber);
   cmd->add_flag("--quiet", args->quiet, "no progress lines");
   cmd->callback([args] { RunSysidCommand(*args); });

@@ -66,6 +66,8 @@ Engine::Engine(Model model, const EngineOptions& options)
   if (options_.backend == BackendKind::kCuda) {
     backend_ = MakeCudaBackend(state_.view, nworld_);
     if (!backend_) throw std::runtime_error("engine: this build of s2r has no CUDA backend (configure with S2R_CUDA=ON)");
+  } else if (options_.backend == BackendKind::kCudaEmulation) {
+    backend_ = MakeCudaEmulationBackend(state_.view, nworld_);
   } else {
     int threads = options_.threads > 0 ? options_.threads
                                        : static_cast<int>(std::thread::hardware_concurrency());
@@ -258,5 +260,21 @@ uint64_t Engine::StateHash() const {
 }
 
 bool CudaAvailable() { return CudaBackendCompiled() && CudaDevicePresent(); }
+bool BackendAvailable(BackendKind kind) { return kind != BackendKind::kCuda || CudaAvailable(); }
+
+BackendKind ParseBackendKind(const std::string& name, const char* flag) {
+  if (name == "cpu") return BackendKind::kCpu;
+  if (name == "cuda") return BackendKind::kCuda;
+  if (name == "cuda-emulation") return BackendKind::kCudaEmulation;
+  throw std::runtime_error(std::string(flag) + " must be cpu, cuda or cuda-emulation, got '" + name + "'");
+}
+const char* BackendKindName(BackendKind kind) {
+  switch (kind) {
+    case BackendKind::kCpu: return "cpu";
+    case BackendKind::kCuda: return "cuda";
+    case BackendKind::kCudaEmulation: return "cuda-emulation";
+  }
+  return "?";
+}
 
 }  // namespace s2r

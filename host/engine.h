@@ -17,7 +17,12 @@
 
 namespace s2r {
 
-enum class BackendKind { kCpu, kCuda };
+// kCudaEmulation: the CUDA backend's code (cuda/backend_cuda.cu) run on the CPU against an emulated
+// runtime (cuda/emulation.h): slow, single-threaded, for testing the CUDA path without a GPU.
+enum class BackendKind { kCpu, kCuda, kCudaEmulation };
+// "cpu", "cuda", "cuda-emulation"; throws std::runtime_error naming `flag` otherwise
+BackendKind ParseBackendKind(const std::string& name, const char* flag = "--backend");
+const char* BackendKindName(BackendKind kind);
 
 struct EngineOptions {
   int nworld = 1;
@@ -139,5 +144,7 @@ class Engine {
 
 // Whether the CUDA backend was compiled in and a device is present.
 bool CudaAvailable();
+// Whether `kind` can run here: the CPU and the emulation always, CUDA where CudaAvailable().
+bool BackendAvailable(BackendKind kind);
 
 }  // namespace s2r

@@ -167,7 +167,8 @@ TEST_P(BackendParity, RunsAreReproducible) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, BackendParity,
                          ::testing::Values(BackendCase{"cpu", BackendKind::kCpu},
-                                           BackendCase{"cuda", BackendKind::kCuda}),
+                                           BackendCase{"cuda", BackendKind::kCuda},
+                                           BackendCase{"cuda_emulation", BackendKind::kCudaEmulation}),
                          [](const ::testing::TestParamInfo<BackendCase>& info) { return std::string(info.param.name); });
 
 }  // namespace

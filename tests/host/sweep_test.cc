@@ -523,6 +523,20 @@ TEST(Sweep, CudaWithoutADeviceIsRefusedBeforeAnyStoreIsWritten) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/c"));
 }
 
+std::vector<EpisodeRecord> RunPushEpisodes(BackendKind kind) {
+  SweepConfig c = LoadSweepConfig("builtin:push");
+  std::vector<EpisodeRecord> out;
+  SweepSummary summary;
+  summary.failure_counts.assign(kNumTaskLabels, 0);
+  RunnerOptions o;
+  o.worlds = 16;
+  o.threads = 2;
+  o.backend = kind;
+  RunEpisodes(c, 7, 0, 48, [](int64_t slot) { return slot; }, o,
+              [&out](EpisodeRecord& r) { out.push_back(std::move(r)); }, &summary);
+  return out;
+}
+
 // The sweep on the CUDA backend (experts, observations, labels and recording in the device's
 // per-world step) against the CPU backend: the same episodes in the same order. Both run the same
 // float32 source, but nvcc contracts a*b+c into FMA (backend_parity_test.cc), so trajectories
@@ -532,20 +546,7 @@ TEST(Sweep, CudaWithoutADeviceIsRefusedBeforeAnyStoreIsWritten) {
 // passed) without a device.
 TEST(Sweep, CudaBackendRunsTheSameEpisodesAsTheCpu) {
   if (!CudaAvailable()) GTEST_SKIP() << (CudaBackendCompiled() ? "no CUDA device present" : "built without CUDA");
-  SweepConfig c = LoadSweepConfig("builtin:push");
-  auto run = [&](BackendKind kind) {
-    std::vector<EpisodeRecord> out;
-    SweepSummary summary;
-    summary.failure_counts.assign(kNumTaskLabels, 0);
-    RunnerOptions o;
-    o.worlds = 16;
-    o.threads = 2;
-    o.backend = kind;
-    RunEpisodes(c, 7, 0, 48, [](int64_t slot) { return slot; }, o,
-                [&out](EpisodeRecord& r) { out.push_back(std::move(r)); }, &summary);
-    return out;
-  };
-  std::vector<EpisodeRecord> cpu = run(BackendKind::kCpu), gpu = run(BackendKind::kCuda);
+  std::vector<EpisodeRecord> cpu = RunPushEpisodes(BackendKind::kCpu), gpu = RunPushEpisodes(BackendKind::kCuda);
   ASSERT_EQ(cpu.size(), 48u);
   ASSERT_EQ(gpu.size(), 48u);
   int cpu_success = 0, gpu_success = 0;
@@ -566,6 +567,32 @@ TEST(Sweep, CudaBackendRunsTheSameEpisodesAsTheCpu) {
     }
   }
   EXPECT_LE(std::abs(cpu_success - gpu_success), 3) << cpu_success << " vs " << gpu_success;
+}
+
+// The CUDA backend's sweep path (episode starts scattered through pinned staging, the per-world
+// step, finished episodes gathered and copied on a second stream) run on the CPU by the emulated
+// runtime (cuda/emulation.h), against the CPU backend. The emulated kernels are the host
+// compiler's code for the same source, so every episode matches bit for bit: its length, labels,
+// parameters, and every recorded state, observation and action row. A missing wait on the device
+// path (rows read before their copy ran) or a wrong slot offset shows up here, without a GPU.
+TEST(Sweep, CudaEmulationRunsTheSameEpisodesAsTheCpu) {
+  std::vector<EpisodeRecord> cpu = RunPushEpisodes(BackendKind::kCpu);
+  std::vector<EpisodeRecord> emu = RunPushEpisodes(BackendKind::kCudaEmulation);
+  ASSERT_EQ(cpu.size(), 48u);
+  ASSERT_EQ(emu.size(), 48u);
+  for (size_t e = 0; e < cpu.size(); ++e) {
+    SCOPED_TRACE("episode " + std::to_string(cpu[e].episode));
+    ASSERT_EQ(cpu[e].episode, emu[e].episode);
+    EXPECT_EQ(cpu[e].length, emu[e].length);
+    EXPECT_EQ(cpu[e].task.success, emu[e].task.success);
+    EXPECT_EQ(cpu[e].task.label, emu[e].task.label);
+    EXPECT_EQ(cpu[e].task.phase, emu[e].task.phase);
+    EXPECT_EQ(cpu[e].params, emu[e].params);
+    EXPECT_EQ(cpu[e].metrics, emu[e].metrics);
+    EXPECT_TRUE(std::equal(cpu[e].state.begin(), cpu[e].state.end(), emu[e].state.begin(), emu[e].state.end()));
+    EXPECT_TRUE(std::equal(cpu[e].obs.begin(), cpu[e].obs.end(), emu[e].obs.begin(), emu[e].obs.end()));
+    EXPECT_TRUE(std::equal(cpu[e].action.begin(), cpu[e].action.end(), emu[e].action.begin(), emu[e].action.end()));
+  }
 }
 
 }  // namespace

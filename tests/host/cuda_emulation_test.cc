@@ -1,0 +1,124 @@
+// The emulated CUDA runtime (cuda/emulation.h) that runs the CUDA backend's code on the CPU: it
+// must catch what a device would punish (host access to device memory, reads before a copy was
+// waited for, copies out of bounds or in the wrong direction, bad launches) rather than hide it.
+#include "cuda/emulation.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace s2r {
+namespace cuda_emulation {
+namespace {
+
+void AddOne(int* data, int n) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i < n) data[i] += 1;
+}
+
+TEST(CudaEmulation, HostAccessToDeviceMemoryDies) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        int* d = nullptr;
+        cudaMalloc(&d, 64 * sizeof(int));
+        volatile int x = d[3];  // host code reading device memory
+        (void)x;
+      },
+      "host code touched device memory");
+}
+
+TEST(CudaEmulation, DeviceMemoryStartsAsNaNBytes) {
+  float* d = nullptr;
+  ASSERT_EQ(cudaMalloc(&d, 16 * sizeof(float)), cudaSuccess);
+  float* h = nullptr;
+  ASSERT_EQ(cudaMallocHost(&h, 16 * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaMemcpyAsync(h, d, 16 * sizeof(float), cudaMemcpyDeviceToHost, nullptr), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(nullptr), cudaSuccess);
+  for (int i = 0; i < 16; ++i) EXPECT_TRUE(h[i] != h[i]) << i;  // NaN
+  cudaFreeHost(h);
+  cudaFree(d);
+}
+
+// Work on a stream runs when it is waited for: a pinned buffer read before the wait is stale.
+TEST(CudaEmulation, PinnedCopiesLandOnlyWhenWaitedFor) {
+  cudaStream_t s = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
+  std::vector<int> src(32);
+  for (int i = 0; i < 32; ++i) src[i] = i;
+  int* d = nullptr;
+  int* h = nullptr;
+  ASSERT_EQ(cudaMalloc(&d, 32 * sizeof(int)), cudaSuccess);
+  ASSERT_EQ(cudaMallocHost(&h, 32 * sizeof(int)), cudaSuccess);
+  std::memset(h, 0, 32 * sizeof(int));
+  ASSERT_EQ(cudaMemcpyAsync(d, src.data(), 32 * sizeof(int), cudaMemcpyHostToDevice, s), cudaSuccess);
+  src[5] = -1;  // pageable source: staged at the call, so this change does not travel
+  S2R_LAUNCH(AddOne, 1, 32, s)(d, 32);
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+  ASSERT_EQ(cudaMemcpyAsync(h, d, 32 * sizeof(int), cudaMemcpyDeviceToHost, s), cudaSuccess);
+  EXPECT_EQ(h[7], 0) << "the copy ran before anything waited for it";
+  cudaEvent_t done = nullptr;
+  ASSERT_EQ(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), cudaSuccess);
+  ASSERT_EQ(cudaEventRecord(done, s), cudaSuccess);
+  ASSERT_EQ(cudaEventSynchronize(done), cudaSuccess);
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(h[i], i + 1) << i;
+  cudaEventDestroy(done);
+  cudaFreeHost(h);
+  cudaFree(d);
+  cudaStreamDestroy(s);
+}
+
+// cudaStreamWaitEvent orders a second stream after the first stream's work up to the event, and
+// not after work queued later.
+TEST(CudaEmulation, StreamWaitEventOrdersStreams) {
+  cudaStream_t a = nullptr, b = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&a), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreate(&b), cudaSuccess);
+  int* d = nullptr;
+  int* h = nullptr;
+  ASSERT_EQ(cudaMalloc(&d, 4 * sizeof(int)), cudaSuccess);
+  ASSERT_EQ(cudaMallocHost(&h, 4 * sizeof(int)), cudaSuccess);
+  ASSERT_EQ(cudaMemsetAsync(d, 0, 4 * sizeof(int), a), cudaSuccess);
+  S2R_LAUNCH(AddOne, 1, 4, a)(d, 4);
+  cudaEvent_t e = nullptr;
+  cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+  cudaEventRecord(e, a);
+  S2R_LAUNCH(AddOne, 1, 4, a)(d, 4);  // after the event: b need not wait for it
+  ASSERT_EQ(cudaStreamWaitEvent(b, e, 0), cudaSuccess);
+  ASSERT_EQ(cudaMemcpyAsync(h, d, 4 * sizeof(int), cudaMemcpyDeviceToHost, b), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(b), cudaSuccess);
+  EXPECT_EQ(h[0], 1);
+  ASSERT_EQ(cudaStreamSynchronize(a), cudaSuccess);
+  cudaEventDestroy(e);
+  cudaFreeHost(h);
+  cudaFree(d);
+  cudaStreamDestroy(a);
+  cudaStreamDestroy(b);
+}
+
+TEST(CudaEmulation, BadCopiesAndLaunchesAreErrors) {
+  int* d = nullptr;
+  ASSERT_EQ(cudaMalloc(&d, 16 * sizeof(int)), cudaSuccess);
+  std::vector<int> host(32, 0);
+  EXPECT_EQ(cudaMemcpyAsync(d, host.data(), 32 * sizeof(int), cudaMemcpyHostToDevice, nullptr), cudaErrorInvalidValue)
+      << "a copy past the allocation's end";
+  EXPECT_EQ(cudaMemcpyAsync(host.data(), d, 4 * sizeof(int), cudaMemcpyHostToDevice, nullptr),
+            cudaErrorInvalidMemcpyDirection);
+  EXPECT_EQ(cudaMemsetAsync(host.data(), 0, 16, nullptr), cudaErrorInvalidDevicePointer);
+  EXPECT_EQ(cudaMemset2DAsync(d, 8, 0, 4, 9, nullptr), cudaErrorInvalidValue) << "9 rows of pitch 8 leave 64 bytes";
+  S2R_LAUNCH(AddOne, 0, 128, nullptr)(d, 16);
+  EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidConfiguration) << "an empty grid";
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess) << "the error is taken once";
+  S2R_LAUNCH(AddOne, 1, 2048, nullptr)(d, 16);
+  EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidConfiguration) << "more than 1024 threads a block";
+  S2R_LAUNCH(AddOne, 1, 16, nullptr)(host.data(), 16);
+  EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidDevicePointer) << "a kernel argument in pageable host memory";
+  EXPECT_EQ(cudaFree(host.data()), cudaErrorInvalidDevicePointer);
+  EXPECT_EQ(cudaFree(d), cudaSuccess);
+}
+
+}  // namespace
+}  // namespace cuda_emulation
+}  // namespace s2r
