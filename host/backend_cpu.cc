@@ -99,13 +99,13 @@ class CpuBackend : public Backend {
       });
     });
   }
-  // Last step's contacts of world w (read to warm-start its next step) sit max_contacts apart per
+  // Last step's contacts of world w (read to warm-start its next step) sit contact_capacity apart per
   // world, a stride the hardware prefetcher does not follow: fetch the first few lines while the
   // world before steps (with thousands of worlds they are no longer in cache). Not sized by the
   // world's contact count: waiting for that load stalled the loop more than the prefetch saved.
   void PrefetchContacts(int w) const {
     const char* p = reinterpret_cast<const char*>(state_.contacts(w));
-    int64_t bytes = std::min<int64_t>(int64_t{sizeof(Contact)} * model_.max_contacts, int64_t{8 * kCacheLine});
+    int64_t bytes = std::min<int64_t>(int64_t{sizeof(Contact)} * model_.contact_capacity, int64_t{8 * kCacheLine});
     for (int64_t off = 0; off < bytes; off += int64_t{kCacheLine}) __builtin_prefetch(p + off);
   }
   // The lines a sweep step of world w reads first, before its physics touches anything: its

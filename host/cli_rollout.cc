@@ -103,7 +103,7 @@ void RunRollout(const RolloutArgs& args) {
   if (contacts_out) contacts_out->Commit();
   if (st.contact_overflow[0] > 0) {
     std::fprintf(stderr, "s2r rollout: warning: %lld contact points dropped (pool of %d full); raise s2r_max_contacts\n",
-                 static_cast<long long>(st.contact_overflow[0]), m.max_contacts);
+                 static_cast<long long>(st.contact_overflow[0]), m.contact_capacity());
   }
 }
 

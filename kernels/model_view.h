@@ -68,6 +68,9 @@ struct ModelView {
   int32_t nequality = 0;  // <equality><joint> couplings (solver_coupling.h)
   int32_t ntendon = 0;    // fixed tendons
   int32_t nwrap = 0;      // joint terms of all fixed tendons (wrap_joint rows)
+  // contact points a world's step can hold: max_contacts, but never more than the pairs' manifolds
+  // hold (kMaxManifoldPoints each); it sizes the contact arrays of the state and the step's scratch
+  int32_t contact_capacity = 0;
 
   // --- scene-wide options (S2R_MODEL_OPTIONS) and what follows from them ---
 #define S2R_VIEW_OPTION(name, type, unit, bound, max, custom, defaults, description) \

@@ -114,7 +114,7 @@ S2R_HD StateView StateDims(const ModelView& m, int nworld) {
   v.nactuator = m.nactuator;
   v.njoint = m.njoint;
   v.nequality = m.nequality;
-  v.max_contacts = m.max_contacts;
+  v.max_contacts = m.contact_capacity;
   v.latency_capacity = m.latency_capacity;
   return v;
 }

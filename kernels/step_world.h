@@ -122,7 +122,7 @@ S2R_HD int CollideWorld(const ModelView& m, const StateView& s, int world, Works
     int n = CollideGeoms<(kFeatures & kStepConvex) != 0>(ta, ws->geom_xform[ga], size + 3 * ga, tb, ws->geom_xform[gb],
                          size + 3 * gb, margin, pts, hull_a, hull_b);
     for (int k = 0; k < n; ++k) {
-      if (count >= m.max_contacts) {
+      if (count >= m.contact_capacity) {
         s.contact_overflow(world) += 1;
         continue;
       }

@@ -31,9 +31,9 @@ S2R_HD int LockTogetherScratchSize(const ModelView& m) {
 // X(name, type, count, lifetime, description)
 #define S2R_WORKSPACE_ARRAYS(X)                                                                   \
   X(bodies, SolverBody, m.nbody, Step, "bodies' solver state")                                    \
-  X(constraints, ContactConstraint, m.max_contacts, Step, "one contact row set per point")         \
-  X(manifolds, ContactManifold, m.max_contacts, Step, "one per touching geom pair")               \
-  X(contacts, Contact, m.max_contacts, Step, "this step's points, copied to the state")           \
+  X(constraints, ContactConstraint, m.contact_capacity, Step, "one contact row set per point")         \
+  X(manifolds, ContactManifold, m.contact_capacity, Step, "one per touching geom pair")               \
+  X(contacts, Contact, m.contact_capacity, Step, "this step's points, copied to the state")           \
   X(geom_xform, Transform, m.ngeom, Step, "world pose of each geom at the step start")            \
   X(joint_qdot0, Real, m.njoint + 1, Step, "joint velocity at the substep start")                 \
   X(joint_frame, JointFrame, m.njoint + 1, Step, "joint geometry at the substep start")           \

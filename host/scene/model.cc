@@ -527,6 +527,7 @@ ModelView Model::View() const {
   v.nequality = nequality();
   v.ntendon = ntendon();
   v.nwrap = nwrap();
+  v.contact_capacity = contact_capacity();
 #define S2R_VIEW_OPTION(name, ...) v.name = name;
   S2R_MODEL_OPTIONS(S2R_VIEW_OPTION)
 #undef S2R_VIEW_OPTION

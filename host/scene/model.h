@@ -6,6 +6,7 @@
 // (Engine::SetParam). Names are kept here, never in the kernels.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <stdexcept>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "kernels/model_fields.h"
+#include "kernels/contact.h"
 #include "kernels/model_view.h"
 
 namespace s2r {
@@ -105,6 +107,13 @@ struct Model {
   int nequality() const { return static_cast<int>(equality_active.size()); }
   int ntendon() const { return static_cast<int>(tendon_wrap.size() / 2); }
   int nwrap() const { return static_cast<int>(wrap_joint.size()); }
+  // the contact pool a world needs: max_contacts, capped by what the collision pairs can produce
+  // in one step (kMaxManifoldPoints each), so a scene of few pairs does not carry the pool
+  // s2r_max_contacts asks for (box_push: 3 pairs, 12 points, not 64)
+  int contact_capacity() const {
+    const int64_t bound = int64_t(npair()) * kMaxManifoldPoints;
+    return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(max_contacts, bound)));
+  }
   // entities of a kind (kNone: 1), and their names (nullptr for kinds without names)
   int Count(Entity e) const;
   const std::vector<std::string>* Names(Entity e) const;
