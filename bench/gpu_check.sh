@@ -113,11 +113,14 @@ if command -v ncu > /dev/null; then
       --section MemoryWorkloadAnalysis "$bin/s2r" bench --scene "builtin:$scene" --worlds 65536 --control-steps 3 \
       --backend cuda --repeats 1
   done
-  # bytes per launch: DRAM both ways, and the local-memory (stack, spill) traffic through L1
+  # bytes per launch: DRAM both ways, and the local-memory (stack, spill) traffic through L1; fp32
+  # operations (FFMA counts 2) for the compute side of the roofline, which nothing here can count
   run 40 ncu_bytes_box_push.txt ncu --clock-control none --kernel-name regex:ControlStepKernel --launch-skip 2 \
     --launch-count 1 --metrics dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum,\
 l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum,l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum,\
-l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum,l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum \
+l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum,l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum,\
+sm__sass_thread_inst_executed_op_fadd_pred_on.sum,sm__sass_thread_inst_executed_op_fmul_pred_on.sum,\
+sm__sass_thread_inst_executed_op_ffma_pred_on.sum \
     "$bin/s2r" bench --scene builtin:box_push --worlds 65536 --control-steps 3 --backend cuda --repeats 1
 else
   echo "ncu not found" > "$work/ncu_box_push.txt"

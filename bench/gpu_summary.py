@@ -80,7 +80,7 @@ def main():
         keep = ("Duration", "DRAM Throughput", "Memory Throughput", "Compute (SM) Throughput", "Achieved Occupancy",
                 "Theoretical Occupancy", "Registers Per Thread", "Local Memory", "L1/TEX Hit", "L2 Hit",
                 "Warp Cycles Per Issued", "Block Limit Registers", "Elapsed Cycles", "SM Frequency", "==PROF==",
-                "==ERROR==", "Stall", "dram__", "l1tex__", "gpu__time")
+                "==ERROR==", "Stall", "dram__", "l1tex__", "gpu__time", "sm__sass")
         for line in read(path).splitlines():
             if any(k in line for k in keep):
                 out.append("  " + line.strip()[:160])

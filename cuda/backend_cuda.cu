@@ -403,28 +403,25 @@ class CudaSweepBuffers : public SweepBuffers {
     if (copied_) cudaEventDestroy(copied_);
     if (copy_stream_) cudaStreamDestroy(copy_stream_);
     if (ended_) cudaFreeHost(ended_);
-    if (staging_) cudaFreeHost(staging_);
-    if (list_) cudaFreeHost(list_);
-    if (fetch_staging_) cudaFreeHost(fetch_staging_);
-    if (fetch_list_) cudaFreeHost(fetch_list_);
   }
 
   void Begin(const int32_t* worlds, int count) override {
     if (count <= 0) return;
     NvtxRange range("s2r.sweep_begin");
     cudaStream_t st = backend_->stream();
-    Reserve(count, start_.slot_bytes);
-    char* base = static_cast<char*>(staging_);
+    starts_.Reserve(size_t(count) * size_t(start_.slot_bytes), backend_->nworld());
+    char* base = static_cast<char*>(starts_.slots);
     for (int i = 0; i < count; ++i) {
       const int w = worlds[i];
-      list_[i] = w;
+      starts_.worlds[i] = w;
       std::memcpy(base + i * start_.slot_bytes, &worlds_[w], sizeof(SweepWorld));
       std::memcpy(base + i * start_.slot_bytes + start_.params_off, task_params_.data() + size_t(w) * kTaskMaxParams,
                   kTaskMaxParams * sizeof(Real));
     }
-    S2R_CUDA_CHECK(cudaMemcpyAsync(d_list_.get<void>(), list_, count * sizeof(int32_t), cudaMemcpyHostToDevice, st));
+    S2R_CUDA_CHECK(
+        cudaMemcpyAsync(d_list_.get<void>(), starts_.worlds, count * sizeof(int32_t), cudaMemcpyHostToDevice, st));
     d_staging_.Resize(std::max(d_staging_.bytes(), size_t(count) * size_t(start_.slot_bytes)));
-    S2R_CUDA_CHECK(cudaMemcpyAsync(d_staging_.get<void>(), staging_, size_t(count) * start_.slot_bytes,
+    S2R_CUDA_CHECK(cudaMemcpyAsync(d_staging_.get<void>(), starts_.slots, size_t(count) * start_.slot_bytes,
                                    cudaMemcpyHostToDevice, st));
     S2R_LAUNCH(SweepScatterStartsKernel, count, 64, st)(d_args_.get<SweepStepArgs>(), d_list_.get<int32_t>(), count,
                                                    d_staging_.get<char>(), start_);
@@ -457,18 +454,11 @@ class CudaSweepBuffers : public SweepBuffers {
     WaitFetched();  // the last fetch's copy is done before its staging is reused
     cudaStream_t st = backend_->stream();
     const size_t need = size_t(count) * size_t(finish_.slot_bytes);
-    if (need > fetch_staging_bytes_) {
-      if (fetch_staging_) cudaFreeHost(fetch_staging_);
-      fetch_staging_bytes_ = need * 2;
-      S2R_CUDA_CHECK(cudaMallocHost(&fetch_staging_, fetch_staging_bytes_));
-    }
-    if (fetch_list_ == nullptr) {
-      S2R_CUDA_CHECK(cudaMallocHost(&fetch_list_, size_t(backend_->nworld()) * sizeof(int32_t)));
-    }
-    std::memcpy(fetch_list_, worlds, count * sizeof(int32_t));
+    finished_.Reserve(need, backend_->nworld());
+    std::memcpy(finished_.worlds, worlds, count * sizeof(int32_t));
     d_fetch_list_.Resize(std::max(d_fetch_list_.bytes(), size_t(backend_->nworld()) * sizeof(int32_t)));
     S2R_CUDA_CHECK(
-        cudaMemcpyAsync(d_fetch_list_.get<void>(), fetch_list_, count * sizeof(int32_t), cudaMemcpyHostToDevice, st));
+        cudaMemcpyAsync(d_fetch_list_.get<void>(), finished_.worlds, count * sizeof(int32_t), cudaMemcpyHostToDevice, st));
     d_fetch_staging_.Resize(std::max(d_fetch_staging_.bytes(), need));
     S2R_LAUNCH(SweepGatherFinishedKernel, count, 128, st)(d_args_.get<SweepStepArgs>(), d_fetch_list_.get<int32_t>(), count,
                                                      d_fetch_staging_.get<char>(), finish_);
@@ -476,10 +466,10 @@ class CudaSweepBuffers : public SweepBuffers {
     S2R_CUDA_CHECK(cudaEventRecord(gathered_, st));
     S2R_CUDA_CHECK(cudaStreamWaitEvent(copy_stream_, gathered_, 0));
     S2R_CUDA_CHECK(
-        cudaMemcpyAsync(fetch_staging_, d_fetch_staging_.get<void>(), need, cudaMemcpyDeviceToHost, copy_stream_));
+        cudaMemcpyAsync(finished_.slots, d_fetch_staging_.get<void>(), need, cudaMemcpyDeviceToHost, copy_stream_));
     S2R_CUDA_CHECK(cudaEventRecord(copied_, copy_stream_));
     fetch_pending_ = true;
-    const char* base = static_cast<const char*>(fetch_staging_);
+    const char* base = static_cast<const char*>(finished_.slots);
     for (int i = 0; i < count; ++i) {
       const char* slot = base + i * finish_.slot_bytes;
       out->push_back({reinterpret_cast<const SweepWorld*>(slot), reinterpret_cast<const Real*>(slot + finish_.state_off),
@@ -495,28 +485,37 @@ class CudaSweepBuffers : public SweepBuffers {
   }
 
  private:
-  // pinned staging for `count` slots of `slot_bytes`, and the world list
-  void Reserve(int count, int64_t slot_bytes) {
-    const size_t need = size_t(count) * size_t(slot_bytes);
-    if (need > staging_bytes_) {
-      if (staging_) cudaFreeHost(staging_);
-      staging_bytes_ = need * 2;
-      S2R_CUDA_CHECK(cudaMallocHost(&staging_, staging_bytes_));
+  // Pinned host staging for the slots of one transfer and its world list; the slots grow (to twice
+  // what was asked) and are reused, the list holds every world.
+  struct PinnedSlots {
+    void* slots = nullptr;
+    size_t bytes = 0;
+    int32_t* worlds = nullptr;
+    PinnedSlots() = default;
+    PinnedSlots(const PinnedSlots&) = delete;
+    PinnedSlots& operator=(const PinnedSlots&) = delete;
+    ~PinnedSlots() {
+      if (slots) cudaFreeHost(slots);
+      if (worlds) cudaFreeHost(worlds);
     }
-    if (list_ == nullptr) S2R_CUDA_CHECK(cudaMallocHost(&list_, size_t(backend_->nworld()) * sizeof(int32_t)));
-  }
+    void Reserve(size_t need, int nworld) {
+      if (need > bytes) {
+        if (slots) cudaFreeHost(slots);
+        slots = nullptr;
+        bytes = need * 2;
+        S2R_CUDA_CHECK(cudaMallocHost(&slots, bytes));
+      }
+      if (worlds == nullptr) S2R_CUDA_CHECK(cudaMallocHost(&worlds, size_t(nworld) * sizeof(int32_t)));
+    }
+  };
 
   CudaBackend* backend_;
   std::vector<SweepWorld> worlds_;
   std::vector<Real> task_params_;
   SweepSlotLayout start_{}, finish_{};
   int32_t* ended_ = nullptr;  // pinned
-  int32_t* list_ = nullptr;   // pinned: the worlds of a Begin
-  void* staging_ = nullptr;   // pinned: a Begin's starting worlds
-  size_t staging_bytes_ = 0;
-  int32_t* fetch_list_ = nullptr;  // pinned: the worlds of a Fetch
-  void* fetch_staging_ = nullptr;  // pinned: a Fetch's finished episodes
-  size_t fetch_staging_bytes_ = 0;
+  PinnedSlots starts_;    // a Begin's starting worlds
+  PinnedSlots finished_;  // a Fetch's finished episodes
   bool fetch_pending_ = false;     // a Fetch's copy may still be running
   cudaStream_t copy_stream_ = nullptr;
   cudaEvent_t gathered_ = nullptr, copied_ = nullptr;

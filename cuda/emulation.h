@@ -178,6 +178,7 @@ class Runtime {
     auto it = pinned_.find(static_cast<char*>(p));
     if (it == pinned_.end()) return cudaErrorInvalidValue;
     FlushAll();  // cudaFreeHost waits for the device
+    std::memset(p, 0xFF, it->second);  // NaN: a pointer kept into freed staging reads garbage, not stale data
     std::free(p);
     pinned_.erase(it);
     return cudaSuccess;
