@@ -94,7 +94,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) 
   if (world >= s.nworld) return;
   Workspace ws = BindWorkspace(dw.layout, dw.step_blocks + static_cast<int64_t>(world) * dw.layout.step_bytes,
                                dw.world_blocks + static_cast<int64_t>(world) * dw.layout.world_bytes);
-  SweepWorldStep<kFeatures>(*args, m, s, world, &ws);
+  SweepWorldPass<kFeatures>(*args, m, s, world, &ws);
 }
 
 // The sweep's episode starts and finished episodes travel in one packed copy each way, not one
@@ -357,11 +357,13 @@ class CudaSweepBuffers : public SweepBuffers {
     worlds_.assign(nw, SweepWorld{});
     for (SweepWorld& w : worlds_) w.episode = -1;
     task_params_.assign(nw * kTaskMaxParams, Real(0));
-    S2R_CUDA_CHECK(cudaMallocHost(&ended_, nw * sizeof(int32_t)));
-    std::memset(ended_, 0, nw * sizeof(int32_t));
+    // `ended` and `stepped` in one array of 2 nworld, copied out together after each pass
+    S2R_CUDA_CHECK(cudaMallocHost(&ended_, 2 * nw * sizeof(int32_t)));
+    std::memset(ended_, 0, 2 * nw * sizeof(int32_t));
     host_.worlds = worlds_.data();
     host_.task_params = task_params_.data();
     host_.ended = ended_;
+    host_.stepped = ended_ + nw;
     host_.actions = host_.state_rows = host_.obs_rows = host_.action_rows = nullptr;
     // slot layouts
     auto up16 = [](int64_t b) { return (b + 15) / 16 * 16; };
@@ -382,7 +384,7 @@ class CudaSweepBuffers : public SweepBuffers {
     d_state_rows_.Resize(std::max<size_t>(rows * static_cast<size_t>(shape.state_row()) * sizeof(Real), 1));
     d_obs_rows_.Resize(rows * kObsSize * sizeof(Real));
     d_action_rows_.Resize(std::max<size_t>(rows * static_cast<size_t>(shape.nactuator) * sizeof(Real), 1));
-    d_ended_.Upload(ended_, nw * sizeof(int32_t), st);
+    d_ended_.Upload(ended_, 2 * nw * sizeof(int32_t), st);
     d_list_.Resize(nw * sizeof(int32_t));
     d.worlds = d_worlds_.get<SweepWorld>();
     d.task_params = d_task_params_.get<Real>();
@@ -391,6 +393,7 @@ class CudaSweepBuffers : public SweepBuffers {
     d.obs_rows = d_obs_rows_.get<Real>();
     d.action_rows = d_action_rows_.get<Real>();
     d.ended = d_ended_.get<int32_t>();
+    d.stepped = d_ended_.get<int32_t>() + nw;
     d_args_.Upload(&d, sizeof(d), st);
     S2R_CUDA_CHECK(cudaStreamCreate(&copy_stream_));
     S2R_CUDA_CHECK(cudaEventCreateWithFlags(&gathered_, cudaEventDisableTiming));
@@ -431,7 +434,7 @@ class CudaSweepBuffers : public SweepBuffers {
 
   void Step(const std::function<void()>& overlap) override {
     backend_->LaunchSweepStep(d_args_.get<SweepStepArgs>());
-    d_ended_.Download(ended_, size_t(backend_->nworld()) * sizeof(int32_t), backend_->stream());
+    d_ended_.Download(ended_, 2 * size_t(backend_->nworld()) * sizeof(int32_t), backend_->stream());
     std::exception_ptr error;  // the step completes (and is waited for) before a host error leaves
     if (overlap) {
       try {

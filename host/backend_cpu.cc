@@ -137,7 +137,8 @@ class CpuBackend : public Backend {
   int64_t ScratchBytesPerWorld() const override { return layout_.world_bytes; }
   std::unique_ptr<SweepBuffers> MakeSweepBuffers(const SweepStepArgs& shape) override;
 
-  // one control step of a sweep: every world's SweepWorldStep in one parallel pass; the time in
+  // one pass of a sweep: every world's SweepWorldPass (up to args.steps control steps) in one
+  // parallel pass; the time in
   // ControlStep is summed per thread (two reads of the time-stamp counter per world and step,
   // a few nanoseconds; a clock_gettime pair cost about 1 % of a box-push step), so the sweep can
   // say what it adds to the physics of its own trajectories
@@ -153,11 +154,16 @@ class CpuBackend : public Backend {
             PrefetchSweepWorld(args, w + 1);
           }
           BindWorldBlock(ws, w);
-          Real* act = SweepWorldBefore(args, model_, state_, w, ws);
-          const uint64_t t0 = Ticks();
-          ControlStep<features.value>(model_, state_, w, ws, act);
-          physics += Ticks() - t0;
-          SweepWorldAfter(args, model_, state_, w);
+          int k = 0;  // SweepWorldPass, with the physics timed
+          do {
+            Real* act = SweepWorldBefore(args, model_, state_, w, ws);
+            const uint64_t t0 = Ticks();
+            ControlStep<features.value>(model_, state_, w, ws, act);
+            physics += Ticks() - t0;
+            SweepWorldAfter(args, model_, state_, w);
+            ++k;
+          } while (k < args.steps && !args.ended[w]);
+          args.stepped[w] = k;
         }
         scratch_[t].physics += physics;
       }, overlap);
@@ -248,12 +254,14 @@ class CpuSweepBuffers : public SweepBuffers {
     pointers_.resize(nw);
     for (size_t w = 0; w < nw; ++w) Fit(static_cast<int>(w));
     ended_.assign(nw, 0);
+    stepped_.assign(nw, 0);
     host_.worlds = worlds_.data();
     host_.task_params = task_params_.data();
     host_.actions = actions_.data();
     host_.state_rows = host_.obs_rows = host_.action_rows = nullptr;
     host_.world_rows = pointers_.data();
     host_.ended = ended_.data();
+    host_.stepped = stepped_.data();
   }
   void Begin(const int32_t*, int) override {}
   void Step(const std::function<void()>& overlap) override { backend_->SweepStep(host_, overlap); }
@@ -294,7 +302,7 @@ class CpuSweepBuffers : public SweepBuffers {
   LineVector<Real> task_params_, actions_;
   std::vector<Rows> rows_;
   std::vector<SweepRows> pointers_;
-  LineVector<int32_t> ended_;
+  LineVector<int32_t> ended_, stepped_;
 };
 
 std::unique_ptr<SweepBuffers> CpuBackend::MakeSweepBuffers(const SweepStepArgs& shape) {

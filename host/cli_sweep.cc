@@ -26,6 +26,7 @@ struct SweepArgs {
   int64_t seed = -1;
   std::string backend = "cpu";
   int threads = 0;
+  int steps_per_pass = 0;
   std::string shard = "0/1";
   bool resume = false;
   bool overwrite = false;
@@ -74,6 +75,7 @@ void RunSweepCommand(const SweepArgs& a) {
   SweepOptions o;
   o.worlds = a.worlds;
   o.threads = a.threads;
+  o.steps_per_pass = a.steps_per_pass;
   o.episodes = a.episodes;
   o.seed = a.seed;
   o.resume = a.resume;
@@ -127,6 +129,10 @@ void AddSweepCommand(CLI::App* app) {
   cmd->add_option("--seed", args->seed, "sweep seed (default: the config's)");
   cmd->add_option("--backend", args->backend, "cpu, cuda, or cuda-emulation (the CUDA code on the CPU, for testing)");
   cmd->add_option("--threads", args->threads, "CPU threads (default: all)");
+  cmd->add_option("--steps-per-pass", args->steps_per_pass,
+                  "control steps a world takes between the host's passes (default 4); the stored episodes do not "
+                  "depend on it")
+      ->check(CLI::Range(1, 1000));
   cmd->add_option("--shard", args->shard, "K/N: run the episodes i with i mod N == K");
   cmd->add_flag("--resume", args->resume, "continue the store after its last committed episode");
   cmd->add_flag("--overwrite", args->overwrite, "replace an existing store (an s2r dataset only)");

@@ -67,7 +67,11 @@ struct SweepStepArgs {
   // The CPU backend gives every world buffers of its own and hands them to the finished episode
   // (the host swaps in fresh ones): the rows are never copied on their way to the store.
   const SweepRows* world_rows = nullptr;
-  int32_t* ended = nullptr;       // (nworld): 1 when the world's episode ended in the last step
+  int32_t* ended = nullptr;       // (nworld): 1 when the world's episode ended in the last pass
+  // control steps per pass (SweepWorldPass): a world takes up to `steps` in one go, stopping after
+  // the one that ends its episode; `stepped` (nworld) says how many it took in the last pass
+  int32_t steps = 1;
+  int32_t* stepped = nullptr;
 
   S2R_HD int state_row() const { return nbody * kBodyStateSize; }
   // world w's rows at control step `step` of its episode
@@ -151,6 +155,21 @@ S2R_HD void SweepWorldStep(const SweepStepArgs& a, const ModelView& m, const Sta
   Real* act = SweepWorldBefore(a, m, s, w, ws);
   ControlStep<kFeatures>(m, s, w, ws, act);
   SweepWorldAfter(a, m, s, w);
+}
+
+// One pass of world w: up to a.steps control steps, stopping after the step that ends its episode
+// (the host collects it and starts the world's next one between passes); a world with no episode
+// takes them all. Several steps per pass keep a world's state in cache (CPU) or in its thread
+// (CUDA) and spread the host's work between passes over more steps. An episode's rows do not
+// depend on how its steps fell into passes.
+template <unsigned kFeatures>
+S2R_HD void SweepWorldPass(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, Workspace* ws) {
+  int k = 0;
+  do {
+    SweepWorldStep<kFeatures>(a, m, s, w, ws);
+    ++k;
+  } while (k < a.steps && !a.ended[w]);
+  a.stepped[w] = k;
 }
 
 }  // namespace s2r

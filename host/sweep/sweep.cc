@@ -244,6 +244,7 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
   for (size_t i = 0; i < bodies.size(); ++i) shape.body[i] = bodies[i];
   shape.nactuator = na;
   shape.action_stride = std::max(na, 1);
+  shape.steps = o.steps_per_pass > 0 ? o.steps_per_pass : kSweepStepsPerPass;
   std::unique_ptr<SweepBuffers> buffers = engine.MakeSweepBuffers(shape);
   const SweepStepArgs& h = buffers->host();
 
@@ -354,7 +355,7 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
     const auto step_start = Clock::now();
     buffers->Step(complete_and_write);
     summary.step_seconds += std::chrono::duration<double>(Clock::now() - step_start).count();
-    world_steps += nworld;
+    for (int w = 0; w < nworld; ++w) world_steps += h.stepped[w];
     // finished episodes leave their world
     ended.clear();
     for (int w = 0; w < nworld; ++w) {
@@ -443,6 +444,7 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
   ro.worlds = o.worlds;
   ro.threads = o.threads;
   ro.backend = o.backend;
+  ro.steps_per_pass = o.steps_per_pass;
   ro.progress = o.progress;
   RunEpisodes(
       c, seed, first, planned, [&o](int64_t slot) { return o.shard + slot * o.shards; }, ro,

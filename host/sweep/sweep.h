@@ -36,6 +36,7 @@ struct SweepOptions {
   bool resume = false;        // continue after the store's last committed episode
   bool overwrite = false;     // replace an existing store
   BackendKind backend = BackendKind::kCpu;
+  int steps_per_pass = 0;     // control steps a world takes per pass (RunnerOptions); 0: the default
   // called about once a second and at the end with the running summary
   std::function<void(const struct SweepSummary&)> progress;
 };
@@ -71,8 +72,14 @@ struct RunnerOptions {
   int worlds = 0;   // 0: the config's
   int threads = 0;
   BackendKind backend = BackendKind::kCpu;
+  // control steps a world takes per pass before the host collects ended episodes and starts new
+  // ones (kernels/sweep_step.h SweepWorldPass); 0: kSweepStepsPerPass. Stored episodes do not
+  // depend on it; throughput does (fewer passes, worlds hot in cache; a world that ends early in a
+  // pass waits for the pass to end before its next episode starts).
+  int steps_per_pass = 0;
   std::function<void(const struct SweepSummary&)> progress;
 };
+constexpr int kSweepStepsPerPass = 4;
 
 // The sweep's engine loop (continuous batching): runs the episodes index_of(slot) for slots
 // [first_slot, planned) and calls `emit` with each, in slot order. `summary` gets the timing.

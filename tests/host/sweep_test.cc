@@ -523,8 +523,9 @@ TEST(Sweep, CudaWithoutADeviceIsRefusedBeforeAnyStoreIsWritten) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/c"));
 }
 
-std::vector<EpisodeRecord> RunPushEpisodes(BackendKind kind) {
-  SweepConfig c = LoadSweepConfig("builtin:push");
+std::vector<EpisodeRecord> RunSweepEpisodes(BackendKind kind, const char* config = "builtin:push",
+                                           int steps_per_pass = 0) {
+  SweepConfig c = LoadSweepConfig(config);
   std::vector<EpisodeRecord> out;
   SweepSummary summary;
   summary.failure_counts.assign(kNumTaskLabels, 0);
@@ -532,9 +533,38 @@ std::vector<EpisodeRecord> RunPushEpisodes(BackendKind kind) {
   o.worlds = 16;
   o.threads = 2;
   o.backend = kind;
+  o.steps_per_pass = steps_per_pass;
   RunEpisodes(c, 7, 0, 48, [](int64_t slot) { return slot; }, o,
               [&out](EpisodeRecord& r) { out.push_back(std::move(r)); }, &summary);
   return out;
+}
+
+// Every field of two runs' episodes equal, bit for bit.
+void ExpectSameEpisodes(const std::vector<EpisodeRecord>& a, const std::vector<EpisodeRecord>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t e = 0; e < a.size(); ++e) {
+    SCOPED_TRACE("episode " + std::to_string(a[e].episode));
+    ASSERT_EQ(a[e].episode, b[e].episode);
+    EXPECT_EQ(a[e].length, b[e].length);
+    EXPECT_EQ(a[e].task.success, b[e].task.success);
+    EXPECT_EQ(a[e].task.label, b[e].task.label);
+    EXPECT_EQ(a[e].task.phase, b[e].task.phase);
+    EXPECT_EQ(a[e].params, b[e].params);
+    EXPECT_EQ(a[e].metrics, b[e].metrics);
+    EXPECT_TRUE(std::equal(a[e].state.begin(), a[e].state.end(), b[e].state.begin(), b[e].state.end()));
+    EXPECT_TRUE(std::equal(a[e].obs.begin(), a[e].obs.end(), b[e].obs.begin(), b[e].obs.end()));
+    EXPECT_TRUE(std::equal(a[e].action.begin(), a[e].action.end(), b[e].action.begin(), b[e].action.end()));
+  }
+}
+
+// A pass of several control steps per world (SweepWorldPass) changes when episodes start, not
+// what they hold: 1 and 5 steps per pass give the same 48 pick_lift episodes, bit for bit, and so
+// does the default (4) against 1 for peg_insert.
+TEST(Sweep, EpisodesDoNotDependOnStepsPerPass) {
+  ExpectSameEpisodes(RunSweepEpisodes(BackendKind::kCpu, "builtin:pick_lift", 1),
+                     RunSweepEpisodes(BackendKind::kCpu, "builtin:pick_lift", 5));
+  ExpectSameEpisodes(RunSweepEpisodes(BackendKind::kCpu, "builtin:peg_insert", 1),
+                     RunSweepEpisodes(BackendKind::kCpu, "builtin:peg_insert"));
 }
 
 // The sweep on the CUDA backend (experts, observations, labels and recording in the device's
@@ -546,7 +576,7 @@ std::vector<EpisodeRecord> RunPushEpisodes(BackendKind kind) {
 // passed) without a device.
 TEST(Sweep, CudaBackendRunsTheSameEpisodesAsTheCpu) {
   if (!CudaAvailable()) GTEST_SKIP() << (CudaBackendCompiled() ? "no CUDA device present" : "built without CUDA");
-  std::vector<EpisodeRecord> cpu = RunPushEpisodes(BackendKind::kCpu), gpu = RunPushEpisodes(BackendKind::kCuda);
+  std::vector<EpisodeRecord> cpu = RunSweepEpisodes(BackendKind::kCpu), gpu = RunSweepEpisodes(BackendKind::kCuda);
   ASSERT_EQ(cpu.size(), 48u);
   ASSERT_EQ(gpu.size(), 48u);
   int cpu_success = 0, gpu_success = 0;
@@ -576,23 +606,10 @@ TEST(Sweep, CudaBackendRunsTheSameEpisodesAsTheCpu) {
 // parameters, and every recorded state, observation and action row. A missing wait on the device
 // path (rows read before their copy ran) or a wrong slot offset shows up here, without a GPU.
 TEST(Sweep, CudaEmulationRunsTheSameEpisodesAsTheCpu) {
-  std::vector<EpisodeRecord> cpu = RunPushEpisodes(BackendKind::kCpu);
-  std::vector<EpisodeRecord> emu = RunPushEpisodes(BackendKind::kCudaEmulation);
+  std::vector<EpisodeRecord> cpu = RunSweepEpisodes(BackendKind::kCpu);
   ASSERT_EQ(cpu.size(), 48u);
-  ASSERT_EQ(emu.size(), 48u);
-  for (size_t e = 0; e < cpu.size(); ++e) {
-    SCOPED_TRACE("episode " + std::to_string(cpu[e].episode));
-    ASSERT_EQ(cpu[e].episode, emu[e].episode);
-    EXPECT_EQ(cpu[e].length, emu[e].length);
-    EXPECT_EQ(cpu[e].task.success, emu[e].task.success);
-    EXPECT_EQ(cpu[e].task.label, emu[e].task.label);
-    EXPECT_EQ(cpu[e].task.phase, emu[e].task.phase);
-    EXPECT_EQ(cpu[e].params, emu[e].params);
-    EXPECT_EQ(cpu[e].metrics, emu[e].metrics);
-    EXPECT_TRUE(std::equal(cpu[e].state.begin(), cpu[e].state.end(), emu[e].state.begin(), emu[e].state.end()));
-    EXPECT_TRUE(std::equal(cpu[e].obs.begin(), cpu[e].obs.end(), emu[e].obs.begin(), emu[e].obs.end()));
-    EXPECT_TRUE(std::equal(cpu[e].action.begin(), cpu[e].action.end(), emu[e].action.begin(), emu[e].action.end()));
-  }
+  ExpectSameEpisodes(cpu, RunSweepEpisodes(BackendKind::kCudaEmulation));
+  ExpectSameEpisodes(cpu, RunSweepEpisodes(BackendKind::kCudaEmulation, "builtin:push", 3));  // 3 steps a launch
 }
 
 }  // namespace
