@@ -60,6 +60,8 @@ struct TreeSet {
   const Real* q_prev = nullptr;     // (njoint) joint positions at the last step's end (joint_q)
   Real* axis_now = nullptr;         // (R, 3) joint axis, world, last forward kinematics
   Real* anchor_now = nullptr;       // (R, 3) joint anchor, world, last forward kinematics, m
+  Real* inertia_now = nullptr;      // (R, 9) body inertia about its COM, world frame, row-major,
+                                    // at the last TreeMassMatrix (its configuration), kg m^2
   Real* inv_mass = nullptr;         // (R) 1 / body mass, 1/kg
   Real* q = nullptr;                // (R) joint coordinate, rad or m
   Real* qdot = nullptr;             // (R) joint rate: the tree's velocity, rad/s or m/s
@@ -70,7 +72,7 @@ struct TreeSet {
 };
 static_assert(kMaxTreeDofs <= 32, "joint-kind masks are 32-bit");
 
-S2R_HD int TreeScratchSize(int r) { return 2 * r * r + 15 * r + 4 * r; }
+S2R_HD int TreeScratchSize(int r) { return 2 * r * r + 15 * r + 4 * r + 9 * r; }
 
 S2R_HD TreeSet MakeTreeSet(const ModelView& m, SolverBody* bodies, Real* scratch) {
   TreeSet t;
@@ -91,6 +93,7 @@ S2R_HD TreeSet MakeTreeSet(const ModelView& m, SolverBody* bodies, Real* scratch
   t.q = t.inv_mass + r;
   t.qdot = t.q + r;
   t.bias_dq = t.qdot + r;
+  t.inertia_now = t.bias_dq + r;
   for (int k = 0; k < r; ++k) {
     int type = m.joint_type[m.body_joint[t.body[k]]];
     if (type == kJointHinge) t.hinge |= 1u << k;
@@ -279,7 +282,8 @@ S2R_HD void TreeForwardVelocity(const TreeSet& t, const int32_t* body_parent) {
 }
 
 // Bias forces C (gravity, Coriolis, centrifugal, gyroscopic) in the bodies' current configuration
-// (the last forward kinematics) and bias_dq = -M^-1 C with this step's M^-1.
+// (the last forward kinematics) and bias_dq = -M^-1 C with this step's M^-1. The world inertias
+// are the ones TreeMassMatrix stored for that configuration (inertia_now).
 S2R_HD void TreeBias(const ModelView& m, int world, const TreeSet& t, Vec3 gravity) {
   // bias C: recursive Newton-Euler with zero joint acceleration. Forward: each body's angular
   // acceleration and COM acceleration from its parent's and the joint's rate (a fixed parent
@@ -312,7 +316,8 @@ S2R_HD void TreeBias(const ModelView& m, int world, const TreeSet& t, Vec3 gravi
     Real mk = mass[t.body[k]];
     // gravity, less the body's gravity compensation (MJCF gravcomp), in C with the current J
     Vec3 f = mk * (acc[k] - (Real(1) - m.body_gravcomp.At(world)[t.body[k]]) * gravity);
-    Mat3 ib = RotateDiagonal(QuatToMat3(sb.rot * sb.iquat), sb.inertia);
+    Mat3 ib;
+    for (int e = 0; e < 9; ++e) ib.m[e / 3][e % 3] = t.inertia_now[9 * k + e];
     Vec3 torque = ib * alpha[k] + Cross(sb.w, ib * sb.w);
     for (int i = k; i >= 0; i = t.parent[i]) {
       if (TreeIsWeld(t, i)) continue;
@@ -344,6 +349,8 @@ S2R_HD bool TreeMassMatrix(const ModelView& m, int world, const TreeSet& t, Vec3
     cm[k] = mass[t.body[k]];
     cc[k] = sb.com;
     ci[k] = RotateDiagonal(QuatToMat3(sb.rot * sb.iquat), sb.inertia);
+    // kept for TreeBias, here and after the solve pass (TreeCorrectBias): same configuration
+    for (int e = 0; e < 9; ++e) t.inertia_now[9 * k + e] = ci[k].m[e / 3][e % 3];
   }
   for (int k = r - 1; k >= 0; --k) {
     int p = t.parent[k];
