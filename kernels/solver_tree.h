@@ -60,6 +60,8 @@ struct TreeSet {
   const Real* q_prev = nullptr;     // (njoint) joint positions at the last step's end (joint_q)
   Real* axis_now = nullptr;         // (R, 3) joint axis, world, last forward kinematics
   Real* anchor_now = nullptr;       // (R, 3) joint anchor, world, last forward kinematics, m
+  Real* inertia_now = nullptr;      // (R, 9) body inertia about its COM, world frame, row-major,
+                                    // at the last TreeMassMatrix (its configuration), kg m^2
   Real* inv_mass = nullptr;         // (R) 1 / body mass, 1/kg
   Real* q = nullptr;                // (R) joint coordinate, rad or m
   Real* qdot = nullptr;             // (R) joint rate: the tree's velocity, rad/s or m/s
@@ -70,7 +72,7 @@ struct TreeSet {
 };
 static_assert(kMaxTreeDofs <= 32, "joint-kind masks are 32-bit");
 
-S2R_HD int TreeScratchSize(int r) { return 2 * r * r + 15 * r + 4 * r; }
+S2R_HD int TreeScratchSize(int r) { return 2 * r * r + 15 * r + 4 * r + 9 * r; }
 
 S2R_HD TreeSet MakeTreeSet(const ModelView& m, SolverBody* bodies, Real* scratch) {
   TreeSet t;
@@ -91,6 +93,7 @@ S2R_HD TreeSet MakeTreeSet(const ModelView& m, SolverBody* bodies, Real* scratch
   t.q = t.inv_mass + r;
   t.qdot = t.q + r;
   t.bias_dq = t.qdot + r;
+  t.inertia_now = t.bias_dq + r;
   for (int k = 0; k < r; ++k) {
     int type = m.joint_type[m.body_joint[t.body[k]]];
     if (type == kJointHinge) t.hinge |= 1u << k;
@@ -279,17 +282,19 @@ S2R_HD void TreeForwardVelocity(const TreeSet& t, const int32_t* body_parent) {
 }
 
 // Bias forces C (gravity, Coriolis, centrifugal, gyroscopic) in the bodies' current configuration
-// (the last forward kinematics) and bias_dq = -M^-1 C with this step's M^-1.
+// (the last forward kinematics) and bias_dq = -M^-1 C with this step's M^-1. The world inertias
+// are the ones TreeMassMatrix stored for that configuration (inertia_now).
 S2R_HD void TreeBias(const ModelView& m, int world, const TreeSet& t, Vec3 gravity) {
   // bias C: recursive Newton-Euler with zero joint acceleration. Forward: each body's angular
   // acceleration and COM acceleration from its parent's and the joint's rate (a fixed parent
-  // does not move); backward: each body's wrench m (a - g), I alpha + w x I w projected on the
-  // joints above it.
+  // does not move); backward: each subtree's wrench (the bodies' m (a - g) and I alpha + w x I w)
+  // about its joint's anchor, children folded into parents, projected on that joint. O(R): one
+  // fold per body (a sum over every body's ancestors was O(R x depth)).
   const int r = t.count;
   const Real* mass = m.body_mass.At(world);
   Real c_bias[kMaxTreeDofs];
-  for (int k = 0; k < r; ++k) c_bias[k] = Real(0);
   Vec3 acc[kMaxTreeDofs], alpha[kMaxTreeDofs];
+  Vec3 force[kMaxTreeDofs], moment[kMaxTreeDofs];  // subtree wrench: force, torque about anchor
   for (int k = 0; k < r; ++k) {
     const SolverBody& sb = t.bodies[t.body[k]];
     int p = t.parent[k];
@@ -312,15 +317,21 @@ S2R_HD void TreeBias(const ModelView& m, int world, const TreeSet& t, Vec3 gravi
     Real mk = mass[t.body[k]];
     // gravity, less the body's gravity compensation (MJCF gravcomp), in C with the current J
     Vec3 f = mk * (acc[k] - (Real(1) - m.body_gravcomp.At(world)[t.body[k]]) * gravity);
-    Mat3 ib = RotateDiagonal(QuatToMat3(sb.rot * sb.iquat), sb.inertia);
+    Mat3 ib;
+    for (int i = 0; i < 9; ++i) ib.m[i / 3][i % 3] = t.inertia_now[9 * k + i];
     Vec3 torque = ib * alpha[k] + Cross(sb.w, ib * sb.w);
-    for (int i = k; i >= 0; i = t.parent[i]) {
-      if (TreeIsWeld(t, i)) continue;
-      Vec3 ai = LoadVec3(t.axis_now + 3 * i);
-      c_bias[i] += TreeIsHinge(t, i)
-                       ? Dot(ai, torque + Cross(sb.com - LoadVec3(t.anchor_now + 3 * i), f))
-                       : Dot(ai, f);
-    }
+    force[k] = f;
+    moment[k] = torque + Cross(e, f);
+  }
+  // leaves first: a rank's children come after it, so they are folded in before it is read
+  for (int k = r - 1; k >= 0; --k) {
+    Vec3 a = LoadVec3(t.axis_now + 3 * k);
+    c_bias[k] = TreeIsWeld(t, k) ? Real(0) : TreeIsHinge(t, k) ? Dot(a, moment[k]) : Dot(a, force[k]);
+    int p = t.parent[k];
+    if (p < 0) continue;
+    Vec3 lever = LoadVec3(t.anchor_now + 3 * k) - LoadVec3(t.anchor_now + 3 * p);
+    force[p] += force[k];
+    moment[p] += moment[k] + Cross(lever, force[k]);
   }
   for (int i = 0; i < r; ++i) {
     Real dq = Real(0);
@@ -344,6 +355,8 @@ S2R_HD bool TreeMassMatrix(const ModelView& m, int world, const TreeSet& t, Vec3
     cm[k] = mass[t.body[k]];
     cc[k] = sb.com;
     ci[k] = RotateDiagonal(QuatToMat3(sb.rot * sb.iquat), sb.inertia);
+    // kept for TreeBias, here and after the solve pass (TreeCorrectBias): same configuration
+    for (int e = 0; e < 9; ++e) t.inertia_now[9 * k + e] = ci[k].m[e / 3][e % 3];
   }
   for (int k = r - 1; k >= 0; --k) {
     int p = t.parent[k];
