@@ -293,8 +293,10 @@ S2R_HD void TreeBias(const ModelView& m, int world, const TreeSet& t, Vec3 gravi
   const int r = t.count;
   const Real* mass = m.body_mass.At(world);
   Real c_bias[kMaxTreeDofs];
+  // acc / alpha hold each body's COM and angular acceleration, then (second loop) its own wrench,
+  // force and torque about its joint anchor, then (the fold) its subtree's: one pair of arrays
+  // instead of two keeps the device's stack frame (local memory) from growing by 768 B
   Vec3 acc[kMaxTreeDofs], alpha[kMaxTreeDofs];
-  Vec3 force[kMaxTreeDofs], moment[kMaxTreeDofs];  // subtree wrench: force, torque about anchor
   for (int k = 0; k < r; ++k) {
     const SolverBody& sb = t.bodies[t.body[k]];
     int p = t.parent[k];
@@ -314,6 +316,12 @@ S2R_HD void TreeBias(const ModelView& m, int world, const TreeSet& t, Vec3 gravi
     }
     Vec3 e = sb.com - anchor;
     acc[k] = acc_anchor + Cross(alpha[k], e) + Cross(sb.w, Cross(sb.w, e));
+  }
+  Vec3* force = acc;    // from here: subtree force
+  Vec3* moment = alpha;  // and torque about the joint anchor
+  for (int k = 0; k < r; ++k) {
+    const SolverBody& sb = t.bodies[t.body[k]];
+    Vec3 e = sb.com - LoadVec3(t.anchor_now + 3 * k);
     Real mk = mass[t.body[k]];
     // gravity, less the body's gravity compensation (MJCF gravcomp), in C with the current J
     Vec3 f = mk * (acc[k] - (Real(1) - m.body_gravcomp.At(world)[t.body[k]]) * gravity);
