@@ -244,7 +244,9 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
   for (size_t i = 0; i < bodies.size(); ++i) shape.body[i] = bodies[i];
   shape.nactuator = na;
   shape.action_stride = std::max(na, 1);
-  shape.steps = o.steps_per_pass > 0 ? o.steps_per_pass : kSweepStepsPerPass;
+  shape.steps = o.steps_per_pass > 0                ? o.steps_per_pass
+                : o.backend == BackendKind::kCpu ? kSweepStepsPerPassCpu
+                                                 : kSweepStepsPerPassCuda;
   std::unique_ptr<SweepBuffers> buffers = engine.MakeSweepBuffers(shape);
   const SweepStepArgs& h = buffers->host();
 

@@ -73,13 +73,17 @@ struct RunnerOptions {
   int threads = 0;
   BackendKind backend = BackendKind::kCpu;
   // control steps a world takes per pass before the host collects ended episodes and starts new
-  // ones (kernels/sweep_step.h SweepWorldPass); 0: kSweepStepsPerPass. Stored episodes do not
-  // depend on it; throughput does (fewer passes, worlds hot in cache; a world that ends early in a
-  // pass waits for the pass to end before its next episode starts).
+  // ones (kernels/sweep_step.h SweepWorldPass); 0: the backend's default below. Stored episodes
+  // do not depend on it; throughput does (fewer passes, worlds hot in cache; a world that ends
+  // early in a pass waits for the pass to end before its next episode starts).
   int steps_per_pass = 0;
   std::function<void(const struct SweepSummary&)> progress;
 };
-constexpr int kSweepStepsPerPass = 4;
+// The defaults: on the CPU a waiting world costs nothing (the threads step the others), so long
+// passes pay (bench/results/dev-2core/sweep_bench.md: 16 against 4 and 1); on CUDA a waiting world
+// is an idle lane of its warp for the rest of the pass.
+constexpr int kSweepStepsPerPassCpu = 16;
+constexpr int kSweepStepsPerPassCuda = 4;
 
 // The sweep's engine loop (continuous batching): runs the episodes index_of(slot) for slots
 // [first_slot, planned) and calls `emit` with each, in slot order. `summary` gets the timing.

@@ -559,7 +559,7 @@ void ExpectSameEpisodes(const std::vector<EpisodeRecord>& a, const std::vector<E
 
 // A pass of several control steps per world (SweepWorldPass) changes when episodes start, not
 // what they hold: 1 and 5 steps per pass give the same 48 pick_lift episodes, bit for bit, and so
-// does the default (4) against 1 for peg_insert.
+// does the default (16 on the CPU) against 1 for peg_insert.
 TEST(Sweep, EpisodesDoNotDependOnStepsPerPass) {
   ExpectSameEpisodes(RunSweepEpisodes(BackendKind::kCpu, "builtin:pick_lift", 1),
                      RunSweepEpisodes(BackendKind::kCpu, "builtin:pick_lift", 5));
