@@ -38,7 +38,7 @@ using RowVector = std::vector<Real, UninitializedAllocator<Real>>;
 // A sweep's per-world buffers (kernels/sweep_step.h: episode state, task parameters, actions,
 // recorded rows) in the stepping backend's memory. The host writes a starting world's SweepWorld
 // and task parameters into the host mirror (host().worlds, host().task_params) and calls Begin;
-// Step runs one control step of every world (SweepWorldStep), after which host().ended says which
+// Step runs one pass of every world (SweepWorldPass), after which host().ended says which
 // worlds finished an episode in it; Fetch hands over those worlds' episode state and rows. On the
 // CPU backend the mirror is the memory the step runs on, and Begin and Fetch copy nothing; the CUDA
 // backend copies only the starting worlds' entries in and the finished episodes out.

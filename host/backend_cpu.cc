@@ -138,32 +138,28 @@ class CpuBackend : public Backend {
   std::unique_ptr<SweepBuffers> MakeSweepBuffers(const SweepStepArgs& shape) override;
 
   // one pass of a sweep: every world's SweepWorldPass (up to args.steps control steps) in one
-  // parallel pass; the time in
-  // ControlStep is summed per thread (two reads of the time-stamp counter per world and step,
-  // a few nanoseconds; a clock_gettime pair cost about 1 % of a box-push step), so the sweep can
-  // say what it adds to the physics of its own trajectories
+  // parallel pass. The time in ControlStep (the pass's `physics`, wrapped) is summed per thread:
+  // two reads of the time-stamp counter per world and step, a few nanoseconds (a clock_gettime
+  // pair cost about 1 % of a box-push step), so the sweep can say what it adds to the physics of
+  // its own trajectories
   void SweepStep(const SweepStepArgs& args, const std::function<void()>& overlap) {
     if (sweep_steps_++ == 0) tick_start_ = {Ticks(), std::chrono::steady_clock::now()};
     WithStepVariant(variant_, [&](auto features) {
       pool_.ParallelFor(nworld_, [&](int begin, int end, int t) {
         Workspace* ws = &scratch_[t].ws;
         uint64_t physics = 0;
+        auto timed = [&](const ModelView& m, const StateView& s, int world, Workspace* wsp, const Real* act) {
+          const uint64_t t0 = Ticks();
+          ControlStep<features.value>(m, s, world, wsp, act);
+          physics += Ticks() - t0;
+        };
         for (int w = begin; w < end; ++w) {
           if (w + 1 < end) {
             PrefetchContacts(w + 1);
             PrefetchSweepWorld(args, w + 1);
           }
           BindWorldBlock(ws, w);
-          int k = 0;  // SweepWorldPass, with the physics timed
-          do {
-            Real* act = SweepWorldBefore(args, model_, state_, w, ws);
-            const uint64_t t0 = Ticks();
-            ControlStep<features.value>(model_, state_, w, ws, act);
-            physics += Ticks() - t0;
-            SweepWorldAfter(args, model_, state_, w);
-            ++k;
-          } while (k < args.steps && !args.ended[w]);
-          args.stepped[w] = k;
+          SweepWorldPass<features.value>(args, model_, state_, w, ws, timed);
         }
         scratch_[t].physics += physics;
       }, overlap);

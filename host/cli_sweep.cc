@@ -46,6 +46,9 @@ nlohmann::json SummaryJson(const SweepSummary& s) {
           {"near_miss_count", s.near_misses},
           {"seconds", s.seconds},
           {"step_seconds", s.step_seconds},
+          {"setup_seconds", s.setup_seconds},
+          {"close_seconds", s.close_seconds},
+          {"world_steps", s.world_steps},
           {"physics_seconds", s.physics_seconds >= 0 ? nlohmann::json(s.physics_seconds) : nlohmann::json(nullptr)},
           {"env_steps_per_s", s.env_steps_per_s}};
 }

@@ -150,23 +150,28 @@ S2R_HD void SweepWorldAfter(const SweepStepArgs& a, const ModelView& m, const St
   }
 }
 
-template <unsigned kFeatures = kStepAll>
-S2R_HD void SweepWorldStep(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, Workspace* ws) {
-  Real* act = SweepWorldBefore(a, m, s, w, ws);
-  ControlStep<kFeatures>(m, s, w, ws, act);
-  SweepWorldAfter(a, m, s, w);
-}
+// the physics of one control step, untimed (SweepWorldPass's default `physics`)
+template <unsigned kFeatures>
+struct SweepControlStep {
+  S2R_HD void operator()(const ModelView& m, const StateView& s, int w, Workspace* ws, const Real* act) const {
+    ControlStep<kFeatures>(m, s, w, ws, act);
+  }
+};
 
 // One pass of world w: up to a.steps control steps, stopping after the step that ends its episode
 // (the host collects it and starts the world's next one between passes); a world with no episode
 // takes them all. Several steps per pass keep a world's state in cache (CPU) or in its thread
 // (CUDA) and spread the host's work between passes over more steps. An episode's rows do not
-// depend on how its steps fell into passes.
-template <unsigned kFeatures>
-S2R_HD void SweepWorldPass(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, Workspace* ws) {
+// depend on how its steps fell into passes. `physics(m, s, w, ws, act)` steps the world (a
+// backend may wrap ControlStep to time it: the CPU backend reports the sweep's physics share).
+template <unsigned kFeatures, typename Physics = SweepControlStep<kFeatures>>
+S2R_HD void SweepWorldPass(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, Workspace* ws,
+                           const Physics& physics = Physics()) {
   int k = 0;
   do {
-    SweepWorldStep<kFeatures>(a, m, s, w, ws);
+    Real* act = SweepWorldBefore(a, m, s, w, ws);
+    physics(m, s, w, ws, act);
+    SweepWorldAfter(a, m, s, w);
     ++k;
   } while (k < a.steps && !a.ended[w]);
   a.stepped[w] = k;

@@ -353,6 +353,7 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
     write_ready();
   };
   int64_t collected = first_slot;  // episodes that ended (this run starts at the first slot)
+  summary.setup_seconds = std::chrono::duration<double>(Clock::now() - start_time).count();
   while (collected < planned) {
     const auto step_start = Clock::now();
     buffers->Step(complete_and_write);
@@ -391,6 +392,7 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
   }
   complete_and_write();  // the last step's episodes
   summary.seconds = std::chrono::duration<double>(Clock::now() - start_time).count();
+  summary.world_steps = world_steps;
   summary.env_steps_per_s = world_steps / std::max(summary.seconds, 1e-9);
   summary.physics_seconds = buffers->PhysicsSeconds();
 }
@@ -469,9 +471,12 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
         summary.near_misses += f.task.near_miss ? 1 : 0;
       },
       &summary);
+  const auto close_start = Clock::now();
   writer.Close();
+  summary.close_seconds = std::chrono::duration<double>(Clock::now() - close_start).count();
   summary.episodes_total = writer.episodes_committed();
   summary.seconds = std::chrono::duration<double>(Clock::now() - run_start).count();
+  summary.env_steps_per_s = double(summary.world_steps) / std::max(summary.seconds, 1e-9);
   if (o.progress) o.progress(summary);
   return summary;
 }

@@ -53,9 +53,13 @@ struct SweepSummary {
   double physics_seconds = -1;   // of which in the physics (ControlStep) alone, averaged over the
                                  // threads; -1 where the backend cannot tell (CUDA)
   double step_seconds = 0;       // of which in the worlds' steps: physics, experts, observations, labels
-                                 // and recording (SweepWorldStep; the rest: collecting episodes,
+                                 // and recording (SweepWorldPass; the rest: collecting episodes,
                                  // randomization, resets, the store)
-  double env_steps_per_s = 0;    // worlds' control steps per second, all stepped worlds counted
+  double setup_seconds = 0;      // of which before the first pass: the engine, its buffers, the
+                                 // first episodes' sampling and resets
+  double close_seconds = 0;      // of which closing the store: the last commit, made durable
+  int64_t world_steps = 0;       // control steps the worlds took, idle worlds' included
+  double env_steps_per_s = 0;    // world_steps per second
 };
 
 // One simulated episode as the runner hands it over.
