@@ -187,8 +187,14 @@ class CudaBackend : public Backend {
     S2R_CUDA_CHECK(cudaStreamCreate(&stream_));
   }
   ~CudaBackend() override {
-    if (stream_) cudaStreamDestroy(stream_);
-    if (pinned_actions_) cudaFreeHost(pinned_actions_);
+    if (stream_) {
+      cudaStreamSynchronize(stream_);  // queued steps may still read the pinned actions
+      cudaStreamDestroy(stream_);
+    }
+    for (int i = 0; i < kActionSlots; ++i) {
+      if (actions_uploaded_[i]) cudaEventDestroy(actions_uploaded_[i]);
+      if (pinned_actions_[i]) cudaFreeHost(pinned_actions_[i]);
+    }
   }
 
   void SetModel(const ModelView& v, FieldId changed, const int32_t* worlds, int nworlds) override {
@@ -244,18 +250,28 @@ class CudaBackend : public Backend {
     S2R_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
+  // Does not wait for the device: the step is queued behind the ones before it, and the host goes
+  // on (to compute the next actions) while it runs. The actions go through one of kActionSlots
+  // pinned buffers in turn; a buffer is refilled only after the upload that last read it has run
+  // (its event), so the host runs at most kActionSlots steps ahead. Everything that reads results
+  // (Download) or changes what queued steps read (Upload, SetModel, resets) waits for the stream.
   void Step(const Real* actions) override {
     NvtxRange range("s2r.control_step");
+    const int slot = action_slot_;
+    action_slot_ = (action_slot_ + 1) % kActionSlots;
+    S2R_CUDA_CHECK(cudaEventSynchronize(actions_uploaded_[slot]));
+    Real* pinned = pinned_actions_[slot];
     size_t bytes = sizeof(Real) * size_t(nworld_) * (model_.nactuator > 0 ? model_.nactuator : 1);
     if (actions) {
-      std::memcpy(pinned_actions_, actions, sizeof(Real) * size_t(nworld_) * model_.nactuator);
+      std::memcpy(pinned, actions, sizeof(Real) * size_t(nworld_) * model_.nactuator);
     } else {
-      std::memset(pinned_actions_, 0, bytes);
+      std::memset(pinned, 0, bytes);
     }
-    actions_.Upload(pinned_actions_, bytes, stream_);
+    actions_.Upload(pinned, bytes, stream_);
+    S2R_CUDA_CHECK(cudaEventRecord(actions_uploaded_[slot], stream_));
     LaunchControlStep(model_, device_, workspaces_, actions_.get<Real>(), variant_, stream_);
-    S2R_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
+  void Synchronize() override { S2R_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 
   void Download(const StateView& h) override {
     NvtxRange range("s2r.download");
@@ -312,7 +328,10 @@ class CudaBackend : public Backend {
     world_blocks_.Resize(size_t(layout.world_bytes) * nw);
     workspaces_ = DeviceWorkspaces{step_blocks_.get<char>(), world_blocks_.get<char>(), layout};
     size_t action_bytes = sizeof(Real) * nw * (m.nactuator > 0 ? m.nactuator : 1);
-    S2R_CUDA_CHECK(cudaMallocHost(&pinned_actions_, action_bytes));
+    for (int i = 0; i < kActionSlots; ++i) {
+      S2R_CUDA_CHECK(cudaMallocHost(&pinned_actions_[i], action_bytes));
+      S2R_CUDA_CHECK(cudaEventCreateWithFlags(&actions_uploaded_[i], cudaEventDisableTiming));
+    }
     actions_.Resize(action_bytes);
     allocated_ = true;
   }
@@ -340,7 +359,10 @@ class CudaBackend : public Backend {
   bool allocated_ = false;
   DeviceBuffer step_blocks_, world_blocks_, actions_, world_list_;
   DeviceWorkspaces workspaces_{};
-  Real* pinned_actions_ = nullptr;
+  static constexpr int kActionSlots = 2;  // Step's pinned action buffers, used in turn
+  Real* pinned_actions_[kActionSlots] = {};
+  cudaEvent_t actions_uploaded_[kActionSlots] = {};  // recorded after each buffer's last upload
+  int action_slot_ = 0;
 };
 
 // The sweep's buffers on the device. Host mirrors: the episode entries and task parameters the

@@ -89,6 +89,8 @@ class Backend {
   // Resets only the listed worlds (their state, and the per-world data kept between steps).
   virtual void ResetWorlds(const int32_t* worlds, int count) = 0;
   virtual void Step(const Real* actions) = 0;  // (nworld, nactuator) host array or null
+  // waits until every queued step has run (CUDA queues steps; the CPU runs them in Step)
+  virtual void Synchronize() {}
   virtual void Download(const StateView& host) = 0;
   // `worlds` (nullptr: all) lists the worlds whose state was edited: only their kept data is dropped
   virtual void Upload(const StateView& host, const int32_t* worlds, int nworlds) = 0;

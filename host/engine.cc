@@ -234,6 +234,7 @@ void Engine::ResetWorlds(const std::vector<int32_t>& worlds) {
   backend_->ResetWorlds(worlds.data(), static_cast<int>(worlds.size()));
 }
 void Engine::Step(const Real* actions) { backend_->Step(actions); }
+void Engine::Synchronize() { backend_->Synchronize(); }
 void Engine::Download() { backend_->Download(state_.view); }
 std::unique_ptr<SweepBuffers> Engine::MakeSweepBuffers(const SweepStepArgs& shape) {
   return backend_->MakeSweepBuffers(shape);

@@ -103,8 +103,12 @@ class Engine {
   // only the listed worlds back to their initial state (from their current parameters); the
   // others are untouched. Throws std::invalid_argument on an index outside [0, nworld).
   void ResetWorlds(const std::vector<int32_t>& worlds);
-  // One control step of every world. actions: (nworld, nactuator), may be null for zeros.
+  // One control step of every world. actions: (nworld, nactuator), may be null for zeros; read
+  // before Step returns. The CUDA backend queues the step and returns before it has run (Download
+  // waits for it); the CPU backend runs it.
   void Step(const Real* actions);
+  // Waits until every queued step has run (for timing; Download does it anyway).
+  void Synchronize();
   // Copies the backend's state into state() (no-op on the CPU backend).
   void Download();
   const HostState& state() const { return state_; }
