@@ -124,6 +124,16 @@ std::map<uint64_t, std::string> EpisodeFingerprints(const std::string& store) {
   return out;
 }
 
+// path -> sha256 of every array's contents, from `s2r inspect --arrays --json`
+std::map<std::string, std::string> ArrayHashes(const std::string& store) {
+  const CommandResult r = RunCommand(std::string(S2R_BINARY) + " inspect " + store + " --arrays --json", false);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::map<std::string, std::string> out;
+  const nlohmann::json j = nlohmann::json::parse(r.output);
+  for (const auto& a : j["arrays"]) out[a["path"].get<std::string>()] = a["sha256"].get<std::string>();
+  return out;
+}
+
 TEST(Sweep, EpisodesAreTheSameForAnyWorldCountThreadCountAndShardSplit) {
   const std::string dir = TestDir();
   SweepConfig c = LoadSweepConfig(SmallSweep(dir, 24));
@@ -148,6 +158,11 @@ TEST(Sweep, EpisodesAreTheSameForAnyWorldCountThreadCountAndShardSplit) {
   std::map<uint64_t, std::string> shards = EpisodeFingerprints(dir + "/s0");
   for (const auto& kv : EpisodeFingerprints(dir + "/s1")) shards.insert(kv);
   EXPECT_TRUE(fa == shards) << "the two shards together differ from the unsharded run";
+  // the stores as a whole: every array (episode table, parameters, metrics, step rows) hashes the
+  // same, as `s2r inspect --arrays` reports it
+  const std::map<std::string, std::string> ha = ArrayHashes(dir + "/a"), hb = ArrayHashes(dir + "/b");
+  EXPECT_GT(ha.size(), 20u);
+  EXPECT_TRUE(ha == hb) << "7 worlds / 1 thread and 16 worlds / 2 threads stores differ array for array";
   // the stored order is by episode index
   DatasetReader r(dir + "/a");
   std::vector<uint64_t> seeds = r.EpisodeSeeds();
