@@ -124,16 +124,6 @@ std::map<uint64_t, std::string> EpisodeFingerprints(const std::string& store) {
   return out;
 }
 
-// path -> sha256 of every array's contents, from `s2r inspect --arrays --json`
-std::map<std::string, std::string> ArrayHashes(const std::string& store) {
-  const CommandResult r = RunCommand(std::string(S2R_BINARY) + " inspect " + store + " --arrays --json", false);
-  EXPECT_EQ(r.exit_code, 0) << r.output;
-  std::map<std::string, std::string> out;
-  const nlohmann::json j = nlohmann::json::parse(r.output);
-  for (const auto& a : j["arrays"]) out[a["path"].get<std::string>()] = a["sha256"].get<std::string>();
-  return out;
-}
-
 TEST(Sweep, EpisodesAreTheSameForAnyWorldCountThreadCountAndShardSplit) {
   const std::string dir = TestDir();
   SweepConfig c = LoadSweepConfig(SmallSweep(dir, 24));
@@ -160,7 +150,8 @@ TEST(Sweep, EpisodesAreTheSameForAnyWorldCountThreadCountAndShardSplit) {
   EXPECT_TRUE(fa == shards) << "the two shards together differ from the unsharded run";
   // the stores as a whole: every array (episode table, parameters, metrics, step rows) hashes the
   // same, as `s2r inspect --arrays` reports it
-  const std::map<std::string, std::string> ha = ArrayHashes(dir + "/a"), hb = ArrayHashes(dir + "/b");
+  const std::map<std::string, std::string> ha = ArrayHashes(S2R_BINARY, dir + "/a");
+  const std::map<std::string, std::string> hb = ArrayHashes(S2R_BINARY, dir + "/b");
   EXPECT_GT(ha.size(), 20u);
   EXPECT_TRUE(ha == hb) << "7 worlds / 1 thread and 16 worlds / 2 threads stores differ array for array";
   // the stored order is by episode index
