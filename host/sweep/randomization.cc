@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -109,15 +110,25 @@ Distribution ParseDistribution(const ConfigNode& n, const std::string& kind, boo
 
 // `fit: {file, parameter, k}`: the distribution is centred on the fit's value, its width set by
 // the fit's standard deviation (docs/sweep.md)
-void CentreOnFit(const ConfigNode& fit, RandomParam* p, const std::string& base_dir) {
+void CentreOnFit(const ConfigNode& fit, RandomParam* p, const std::string& base_dir, FitFiles* fits) {
   fit.CheckKeys({"file", "parameter", "k"});
-  std::string file = fit.Required("file").String();
+  const std::string written = fit.Required("file").String();
+  std::string file = written;
   if (!file.empty() && file[0] != '/' && !base_dir.empty()) file = base_dir + "/" + file;
   const std::string wanted = fit["parameter"].String(p->name);
   const double k = fit["k"].defined() ? fit["k"].Number(0, 100) : 2.0;
   std::vector<FitParameter> entries;
   try {
-    entries = ReadFitFile(file);
+    auto stored = fits != nullptr ? fits->find(written) : FitFiles::iterator();
+    if (fits != nullptr && stored != fits->end()) {
+      entries = ParseFitText(stored->second, file + " (as stored)");
+    } else {
+      std::ifstream in(file, std::ios::binary);
+      if (!in) throw ConfigError(file + ": cannot open fit file");
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      entries = ParseFitText(text, file);
+      if (fits != nullptr) (*fits)[written] = text;
+    }
   } catch (const ConfigError& e) {
     fit.Required("file").Fail(e.what());
   }
@@ -198,11 +209,15 @@ void CheckSupport(const ConfigNode& at, const RandomParam& p, const Model& model
 }  // namespace
 
 std::vector<FitParameter> ReadFitFile(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path + ": cannot open fit file");
+  return ParseFitText(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), path);
+}
+
+std::vector<FitParameter> ParseFitText(const std::string& text, const std::string& path) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw ConfigError(path + ": malformed JSON: " + e.what());
   }
@@ -241,7 +256,7 @@ std::vector<FitParameter> ReadFitFile(const std::string& path) {
 }
 
 RandomizationSpec ParseRandomization(const ConfigNode& list, const Model& model, const std::string& base_dir,
-                                     const TaskSetup* task) {
+                                     const TaskSetup* task, FitFiles* fits) {
   RandomizationSpec spec;
   if (!list.defined()) return spec;
   std::map<std::pair<int, int>, std::string> owner;  // (field, element) -> parameter
@@ -262,7 +277,7 @@ RandomizationSpec ParseRandomization(const ConfigNode& list, const Model& model,
     const std::string kind = n.Required("distribution").Keyword({"fixed", "uniform", "loguniform", "normal",
                                                                  "truncnormal", "choice"});
     p.distribution = ParseDistribution(n, kind, n.Has("fit"));
-    if (n.Has("fit")) CentreOnFit(n["fit"], &p, base_dir);
+    if (n.Has("fit")) CentreOnFit(n["fit"], &p, base_dir, fits);
     if (const char* error = DistributionError(p.distribution)) n["distribution"].Fail(error);
     p.scale_inertia = n["scale_inertia"].Bool(true);
     if (n.Has("scale_inertia") && (p.mode != RandomMode::kScale)) {

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -72,12 +73,19 @@ struct FitParameter {
 // Reads `{"parameters": [{"name", "targets", "value", "std"}, ...]}`; throws ConfigError naming
 // the file and the entry on anything else.
 std::vector<FitParameter> ReadFitFile(const std::string& path);
+// The same from the file's text; `path` names it in errors.
+std::vector<FitParameter> ParseFitText(const std::string& text, const std::string& path);
+
+// The fit files a randomization centres on: `fit.file` as the config writes it -> the file's text.
+// A sweep stores them, so a replay centres on what the sweep read, whatever the files say now.
+using FitFiles = std::map<std::string, std::string>;
 
 // Parses a config's `randomization:` list against the model and, for `task.<name>` targets, the
 // task (null: none); see the file comment for the checks. `base_dir` resolves relative fit-file
-// paths.
+// paths. With `fits`, a fit file named in it is taken from it instead of read, and a file read is
+// added to it.
 RandomizationSpec ParseRandomization(const ConfigNode& list, const Model& model, const std::string& base_dir,
-                                     const TaskSetup* task = nullptr);
+                                     const TaskSetup* task = nullptr, FitFiles* fits = nullptr);
 
 // A distribution given as `distribution: <kind>` and its keys (docs/sweep.md) in mapping `n`,
 // checked (DistributionError names what is wrong).

@@ -198,6 +198,7 @@ DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
   spec.generator = {{"command", "s2r sweep"},
                     {"config_source", c.source},
                     {"config_text", c.text},
+                    {"fit_files", c.fit_files},
                     {"config", c.canonical},
                     {"scene_path", c.scene_source},
                     {"scene_text", m.source_text},
@@ -431,6 +432,13 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
     if (!diff.empty()) {
       throw ConfigError(c.source + ": " + diff + ": differs from the config the store at " + out +
                         " was made with; resume with the same config");
+    }
+    for (const auto& [file, text] : c.fit_files) {
+      const nlohmann::json& was = gen.contains("fit_files") ? gen["fit_files"] : nlohmann::json::object();
+      if (!was.contains(file) || was[file] != text) {
+        throw ConfigError(c.source + ": fit file " + file + " differs from the one the store at " + out +
+                          " was made with (the sweep centres its randomization on it); resume with the same file");
+      }
     }
     diff = FirstDifference(gen["sweep"], spec.generator["sweep"]);
     if (!diff.empty()) {

@@ -96,10 +96,12 @@ std::vector<EventSpec> ParseEvents(const ConfigNode& list, const TaskSetup& task
 }  // namespace
 
 // `text` is the config, `source` names it in errors, `base_dir` resolves its relative paths;
-// `scene_text` (not null) is the scene's MJCF to use instead of loading `scene:`
+// `scene_text` (not null) is the scene's MJCF to use instead of loading `scene:`, `fits` (not
+// null) the fit files to use instead of reading them
 SweepConfig ParseSweepConfig(const std::string& text, const std::string& source, const std::string& base_dir,
-                             const std::string* scene_text) {
+                             const std::string* scene_text, const FitFiles* fits = nullptr) {
   SweepConfig c;
+  if (fits != nullptr) c.fit_files = *fits;
   c.source = source;
   c.text = text;
   const std::string prefix = "builtin:";
@@ -127,7 +129,7 @@ SweepConfig ParseSweepConfig(const std::string& text, const std::string& source,
   if (c.horizon_steps < 1) root["horizon_s"].Fail("is shorter than one control step");
   if (root.Has("seed")) c.seed = static_cast<uint64_t>(root["seed"].Integer(0, (int64_t(1) << 53)));
   if (root.Has("worlds")) c.worlds = static_cast<int>(root["worlds"].Integer(1, 1 << 20));
-  c.randomization = ParseRandomization(root["randomization"], c.model, base_dir, &c.task);
+  c.randomization = ParseRandomization(root["randomization"], c.model, base_dir, &c.task, &c.fit_files);
   c.observation = ParseObservation(root["observation"]);
   c.events = ParseEvents(root["events"], c.task);
   c.storage = ParseStorage(root["store"]);
@@ -162,8 +164,14 @@ SweepConfig LoadSweepConfigFromStore(const DatasetReader& store) {
   const std::string scene_text = gen["scene_text"].get<std::string>();
   const std::string prefix = "builtin:";
   const std::string base_dir = source.compare(0, prefix.size(), prefix) == 0 ? "." : ConfigDir(source);
+  FitFiles fits;  // stores written before fit files were kept have none: those are read
+  if (gen.contains("fit_files") && gen["fit_files"].is_object()) {
+    for (auto it = gen["fit_files"].begin(); it != gen["fit_files"].end(); ++it) {
+      if (it.value().is_string()) fits[it.key()] = it.value().get<std::string>();
+    }
+  }
   return ParseSweepConfig(gen["config_text"].get<std::string>(), store.path() + " (config " + source + ")", base_dir,
-                          &scene_text);
+                          &scene_text, &fits);
 }
 
 std::string FirstDifference(const nlohmann::json& a, const nlohmann::json& b, const std::string& path) {

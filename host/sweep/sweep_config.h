@@ -40,6 +40,7 @@ struct SweepConfig {
   int worlds = 256;          // parallel worlds (the CLI may override)
   StorageSpec storage;
   nlohmann::json canonical;  // the parsed config as JSON, to compare on --resume
+  FitFiles fit_files;        // the fit files the randomization centres on, as read (stored by a sweep)
 };
 
 // Reads and checks a config; errors are ConfigError with file, line and key path (scene errors

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -305,6 +306,49 @@ TEST(Sweep, ReplayReproducesAStoredEpisodeBitForBit) {
 
 // A perturbation event fires at its drawn time: here someone moves the box 5 cm at t = 0.2 s in
 // every episode; the stored state shows the jump at that step, and the metrics say when and how far.
+// A sweep centred on a fit file stores the file's text: a replay centres on what the sweep read
+// even after the file changed or is gone, and --resume refuses a changed file, naming it.
+TEST(Sweep, ReplayAndResumeUseTheFitFileTheSweepRead) {
+  const std::string dir = TestDir();
+  const std::string config = SmallSweep(dir, 12);
+  std::ifstream in(config);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string entry =
+      "  - name: box_mass\n    targets: [\"body_mass[box]\"]\n    mode: scale\n    distribution: uniform\n"
+      "    low: 0.6\n    high: 2.0\n";
+  const size_t at = text.find(entry);
+  ASSERT_NE(at, std::string::npos) << "configs/sweeps/push.yaml's box_mass entry changed";
+  text.replace(at, entry.size(),
+               "  - name: box_mass\n    targets: [\"body_mass[box]\"]\n    distribution: uniform\n"
+               "    fit: {file: fit.json, k: 2}\n");
+  std::ofstream(config) << text;
+  const auto write_fit = [&](double value) {
+    std::ofstream(dir + "/fit.json") << "{\"parameters\": [{\"name\": \"box_mass\", \"targets\": [\"body_mass[box]\"], "
+                                        "\"value\": " << value << ", \"std\": 0.1}]}";
+  };
+  write_fit(1.2);
+  const std::string bin = S2R_BINARY;
+  const std::string store = dir + "/s";
+  CommandResult r = RunCommand(bin + " sweep " + config + " --out " + store + " --worlds 4 --threads 1 --episodes 8");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<double> mass = DatasetReader(store).EpisodeParam("box_mass");
+  ASSERT_EQ(mass.size(), 8u);
+  for (double v : mass) EXPECT_TRUE(v >= 1.0 && v <= 1.4) << v << ": 1.2 +- 2 x 0.1";
+
+  write_fit(1.6);  // the fit file changes after the sweep
+  r = RunCommand(bin + " replay " + store + " --episode 5");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("bit-identical"), std::string::npos) << r.output;
+  r = RunCommand(bin + " sweep " + config + " --out " + store + " --worlds 4 --threads 1 --resume");
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("fit file fit.json differs"), std::string::npos) << r.output;
+  EXPECT_EQ(DatasetReader(store).EpisodeParam("box_mass"), mass) << "a refused resume leaves the store as it was";
+
+  std::filesystem::remove(dir + "/fit.json");  // and is gone
+  r = RunCommand(bin + " replay " + store + " --episode 2");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
 TEST(Sweep, ADisplaceEventMovesTheObjectAtItsTime) {
   const std::string dir = TestDir();
   std::string text;
