@@ -12,7 +12,8 @@
 // the serial formulation: events whose time has come (a state edit drops the world's kept
 // slide-tree block, as Engine::UploadWorlds would), the expert's action, the rows recorded before
 // the step (the moving bodies' true state, the observation, the action), ControlStep, then
-// TaskEvaluate. A world without an episode (the sweep's tail) steps on with its last actions.
+// TaskEvaluate. A world without an episode (the sweep's tail, when no episodes are left to start)
+// does not step: its state is reset before it is used again, so stepping it would be wasted work.
 #pragma once
 
 #include "kernels/events.h"
@@ -59,7 +60,7 @@ struct SweepStepArgs {
   int32_t action_stride = 1;      // max(nactuator, 1): a world's stride in `actions`
   SweepWorld* worlds = nullptr;   // (nworld)
   Real* task_params = nullptr;    // (nworld, kTaskMaxParams): the episode's task parameters (events edit them)
-  Real* actions = nullptr;        // (nworld, action_stride): the last actions, stepped again by idle worlds
+  Real* actions = nullptr;        // (nworld, action_stride): each world's actions in its current step
   Real* state_rows = nullptr;     // (nworld, horizon, nbody * kBodyStateSize)
   Real* obs_rows = nullptr;       // (nworld, horizon, kObsSize)
   Real* action_rows = nullptr;    // (nworld, horizon, nactuator)
@@ -109,7 +110,7 @@ S2R_HD Real* SweepWorldBefore(const SweepStepArgs& a, const ModelView& m, const 
   a.ended[w] = 0;
   if (r.begin) SweepBeginEpisode(a, m, s, w);
   Real* act = a.actions + static_cast<int64_t>(w) * a.action_stride;
-  if (!r.active) return act;  // no episode: the world steps on with its last actions
+  if (!r.active) return act;  // no episode (SweepWorldPass does not step such a world)
   Real* params = a.task_params + static_cast<int64_t>(w) * kTaskMaxParams;
   bool state_edited = false;
   for (int k = 0; k < a.nevents; ++k) {
@@ -162,11 +163,17 @@ struct SweepControlStep {
 // (the host collects it and starts the world's next one between passes); a world with no episode
 // takes them all. Several steps per pass keep a world's state in cache (CPU) or in its thread
 // (CUDA) and spread the host's work between passes over more steps. An episode's rows do not
-// depend on how its steps fell into passes. `physics(m, s, w, ws, act)` steps the world (a
-// backend may wrap ControlStep to time it: the CPU backend reports the sweep's physics share).
+// depend on how its steps fell into passes. A world with no episode to run or start takes none
+// (the sweep's tail). `physics(m, s, w, ws, act)` steps the world (a backend may wrap ControlStep
+// to time it: the CPU backend reports the sweep's physics share).
 template <unsigned kFeatures, typename Physics = SweepControlStep<kFeatures>>
 S2R_HD void SweepWorldPass(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, Workspace* ws,
                            const Physics& physics = Physics()) {
+  if (!a.worlds[w].active && !a.worlds[w].begin) {
+    a.ended[w] = 0;
+    a.stepped[w] = 0;
+    return;
+  }
   int k = 0;
   do {
     Real* act = SweepWorldBefore(a, m, s, w, ws);

@@ -58,7 +58,8 @@ struct SweepSummary {
   double setup_seconds = 0;      // of which before the first pass: the engine, its buffers, the
                                  // first episodes' sampling and resets
   double close_seconds = 0;      // of which closing the store: the last commit, made durable
-  int64_t world_steps = 0;       // control steps the worlds took, idle worlds' included
+  int64_t world_steps = 0;       // control steps the worlds took (all in episodes: a world without
+                                 // one does not step)
   double env_steps_per_s = 0;    // world_steps per second
 };
 

@@ -43,12 +43,13 @@ def test_episode_table_matches_the_summary(sweep):
     assert list(root["episodes/seed"][:E]) == list(range(E)), "episodes in index order"
     assert int(root["episodes/length"][:E].sum()) == s2r["commit"]["steps"]
     assert int(root["episodes/metrics/near_miss"][:E].sum()) == summary["near_miss_count"]
-    # the times: parts of the whole; every stored step was a world's step (idle worlds add more)
+    # the times: parts of the whole; the worlds stepped exactly the stored steps (a world with no
+    # episode left does not step)
     t = summary["seconds"]
     assert 0 < summary["setup_seconds"] and 0 < summary["close_seconds"]
     assert summary["setup_seconds"] + summary["step_seconds"] + summary["close_seconds"] <= t
     assert 0 < summary["physics_seconds"] < summary["step_seconds"]
-    assert summary["world_steps"] >= s2r["commit"]["steps"]
+    assert summary["world_steps"] == s2r["commit"]["steps"]
     assert summary["env_steps_per_s"] == pytest.approx(summary["world_steps"] / t, rel=1e-9)
     names = [m["name"] for m in s2r["metrics"]]
     assert names[:5] == ["phase", "margin", "min_margin", "max_slip", "near_miss"]
