@@ -220,6 +220,49 @@ TEST(SolverTree, ParameterChangesMidRunMatchAFreshEngine) {
   for (int w = 0; w < nworld; ++w) EXPECT_EQ(run.state().status[w], kWorldOk);
 }
 
+// The step start keeps the tree bodies' poses as loaded (the last step's forward kinematics);
+// the step's end places every tree body from q again. A state written from outside with a link
+// off its joint (5 mm here) is back on it after one step, and the world is not thrown: its
+// other bodies move as the undisturbed world's do, to well under the disturbance.
+TEST(SolverTree, StateOffItsJointsIsProjectedByTheFirstStep) {
+  Model m = LoadScene(ScenePath("arm7.xml"));
+  EngineOptions opt;
+  opt.nworld = 2;
+  opt.threads = 1;
+  Engine e(m, opt);
+  auto both = [&](int k) {  // world 0's servo targets in both worlds
+    std::vector<Real> one = ArmActions(m, 1, k), a = one;
+    a.insert(a.end(), one.begin(), one.end());
+    return a;
+  };
+  for (int k = 0; k < 10; ++k) e.Step(both(k).data());
+  e.Download();
+  const int link4 = m.BodyId("link4");
+  e.mutable_state().view.body_pos(0, link4)[0] += Real(0.005);
+  e.Upload();
+  e.Step(both(10).data());
+  e.Download();
+  const StateView& s = e.state().view;
+  // every hinge's anchor, seen from the child and from the parent, coincides in world 0
+  double worst = 0;
+  for (int b = 1; b < m.nbody(); ++b) {
+    int j = m.body_joint[b];
+    if (j < 0 || m.body_tree[b] < 0 || m.joint_type[j] != kJointHinge) continue;
+    int p = m.body_parent[b];
+    Vec3 child = LoadVec3(s.body_pos(0, b)) +
+                 Rotate(LoadQuat(s.body_quat(0, b)), LoadVec3(&m.joint_pos_child[3 * j]));
+    Vec3 parent = LoadVec3(s.body_pos(0, p)) +
+                  Rotate(LoadQuat(s.body_quat(0, p)), LoadVec3(&m.joint_pos_parent[3 * j]));
+    worst = std::max(worst, double(Length(child - parent)));
+  }
+  EXPECT_LT(worst, 1e-5) << "a hinge's anchors apart after the step, m";
+  // the hand moved like the undisturbed world's (same actions, same state but for link4)
+  const int hand = m.BodyId("hand");
+  double apart = Length(LoadVec3(s.body_pos(0, hand)) - LoadVec3(s.body_pos(1, hand)));
+  EXPECT_LT(apart, 1e-3) << "the disturbed world's hand, m";
+  EXPECT_EQ(e.state().status[0], kWorldOk);
+}
+
 // The arm under its servos, at 1 and 2 threads, 4 worlds: the same bits.
 TEST(SolverTree, ArmIsDeterministicAcrossThreadCounts) {
   Model m = LoadScene(ScenePath("arm7.xml"));
