@@ -108,6 +108,12 @@ Distribution ParseDistribution(const ConfigNode& n, const std::string& kind, boo
   return d;
 }
 
+std::string ReadFitText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path + ": cannot open fit file");
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 // `fit: {file, parameter, k}`: the distribution is centred on the fit's value, its width set by
 // the fit's standard deviation (docs/sweep.md)
 void CentreOnFit(const ConfigNode& fit, RandomParam* p, const std::string& base_dir, FitFiles* fits) {
@@ -119,13 +125,10 @@ void CentreOnFit(const ConfigNode& fit, RandomParam* p, const std::string& base_
   const double k = fit["k"].defined() ? fit["k"].Number(0, 100) : 2.0;
   std::vector<FitParameter> entries;
   try {
-    auto stored = fits != nullptr ? fits->find(written) : FitFiles::iterator();
-    if (fits != nullptr && stored != fits->end()) {
-      entries = ParseFitText(stored->second, file + " (as stored)");
+    if (fits != nullptr && fits->count(written) != 0) {
+      entries = ParseFitText(fits->at(written), file + " (as stored)");
     } else {
-      std::ifstream in(file, std::ios::binary);
-      if (!in) throw ConfigError(file + ": cannot open fit file");
-      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      const std::string text = ReadFitText(file);
       entries = ParseFitText(text, file);
       if (fits != nullptr) (*fits)[written] = text;
     }
@@ -208,11 +211,7 @@ void CheckSupport(const ConfigNode& at, const RandomParam& p, const Model& model
 
 }  // namespace
 
-std::vector<FitParameter> ReadFitFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path + ": cannot open fit file");
-  return ParseFitText(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), path);
-}
+std::vector<FitParameter> ReadFitFile(const std::string& path) { return ParseFitText(ReadFitText(path), path); }
 
 std::vector<FitParameter> ParseFitText(const std::string& text, const std::string& path) {
   nlohmann::json j;
