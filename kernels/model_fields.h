@@ -18,7 +18,7 @@
 //   type        element type: Real or int32_t
 //   entity      what the leading dimension counts: Body, Geom, Joint, Actuator, Site, Pair,
 //               Reduced (bodies of slide trees), Tree (bodies of articulated trees), HullVert (mesh
-//               hull vertices), Equality (<equality><joint> couplings), Tendon (fixed tendons),
+//               hull vertices), Equality (<equality> joint couplings and connects), Tendon (fixed tendons),
 //               Wrap (the joint terms of fixed tendons), or None (one set per model / world)
 //   per         values per entity
 //   components  names of those values, space separated ("" when per is 1 or they have none);
@@ -91,8 +91,12 @@ namespace s2r {
   X(hull_vert, Real, HullVert, 3, Input,                                                          \
     "convex hull vertices of the mesh geoms, each in its geom frame, m")                          \
   X(site_quat, Real, Site, 4, Input, "site orientation in its body frame")                        \
+  X(equality_type, int32_t, Equality, 1, Input, "EqualityType: joint coupling or connect")        \
   X(equality_joint, int32_t, Equality, 2, Input,                                                  \
-    "joint1 and joint2 of an <equality><joint> (joint2 -1: joint1 held at polycoef a0)")           \
+    "joint1 and joint2 of an <equality><joint> (joint2 -1: joint1 held at polycoef a0); -1 -1 "   \
+    "for a connect")                                                                              \
+  X(equality_body, int32_t, Equality, 2, Input,                                                   \
+    "body1 and body2 of an <equality><connect> (0: the world); -1 -1 for a joint coupling")       \
   X(equality_active, int32_t, Equality, 1, Input, "1 if the coupling is enforced (MJCF active)")  \
   X(tendon_wrap, int32_t, Tendon, 2, Input, "first wrap_joint row of a fixed tendon and its count")\
   X(wrap_joint, int32_t, Wrap, 1, Input, "joint of each fixed-tendon term")                       \
@@ -154,12 +158,22 @@ namespace s2r {
     "friction loss softness (MJCF solreffriction[0]); 0: hard")                                   \
   X(joint_frictionloss_impedance, Real, Joint, 2, "dmin dmax", "1", UnitInterval, "", (0.9, 0.95),\
     "soft friction loss impedance (MJCF solimpfriction[0:2])")                                    \
+  X(joint_limit_hertz, Real, Joint, 1, "", "Hz", NonNegative, "", (0),                           \
+    "the joint's limit stiffness as a natural frequency; 0: joint_hertz (MJCF solreflimit and "   \
+    "solimplimit, mapped: docs/mjcf_subset.md)")                                                 \
+  X(joint_stiffness, Real, Joint, 1, "", "N/m or N m/rad", NonNegative, "", (0),                  \
+    "joint spring: generalized force -stiffness (q - springref) (MJCF stiffness; tree joints)")   \
+  X(joint_springref, Real, Joint, 1, "", "m or rad", Finite, "", (0),                             \
+    "the spring's rest position (MJCF springref)")                                                \
   X(joint_armature, Real, Joint, 1, "", "kg or kg m^2", NonNegative, "", (0),                     \
     "inertia added on the joint axis (rotor)")                                                    \
   X(joint_qpos0, Real, Joint, 1, "", "m or rad", Finite, "s2r_qpos0", (0), "initial joint position") \
   X(joint_qvel0, Real, Joint, 1, "", "m/s or rad/s", Finite, "", (0), "initial joint velocity")   \
   X(actuator_gear, Real, Actuator, 6, "", "1", Finite, "", (1, 0, 0, 0, 0, 0),                    \
     "transmission gear: joint: [0] scales q; site: force [0:3] and torque [3:6], site frame")     \
+  X(actuator_ctrlmap, Real, Actuator, 2, "scale offset", "1", Finite, "", (1, 0),                 \
+    "the control as the actuator reads it: scale ctrl + offset (the target of a servo, a "        \
+    "motor's force; MJCF general: gainprm[0] / kp and biasprm[0] / kp)")                          \
   X(actuator_kp, Real, Actuator, 1, "", "N/m or N m/rad", NonNegative, "", (0),                   \
     "position gain: force = kp (ctrl - length) - kv d(length)/dt")                                \
   X(actuator_kv, Real, Actuator, 1, "", "N s/m or N m s/rad", NonNegative, "", (0),               \
@@ -194,6 +208,9 @@ namespace s2r {
     "gravity compensation: a force -gravcomp m g at the COM (MJCF body gravcomp; 1 cancels gravity)") \
   X(equality_polycoef, Real, Equality, 5, "a0 a1 a2 a3 a4", "m or rad", Finite, "", (0, 1, 0, 0, 0), \
     "joint coupling q1 = a0 + a1 q2 + a2 q2^2 + a3 q2^3 + a4 q2^4 (MJCF polycoef)")              \
+  X(equality_anchor, Real, Equality, 6, "x1 y1 z1 x2 y2 z2", "m", Finite, "", (0, 0, 0, 0, 0, 0),  \
+    "connect: the joined point in body1's frame and in body2's frame (MJCF anchor; the second "   \
+    "from the reference configuration)")                                                          \
   X(equality_solref, Real, Equality, 2, "timeconst dampratio", "s, 1", Positive, "", (0.02, 1),   \
     "how fast a coupling error is corrected: a spring of frequency 1 / (2 pi timeconst dampratio) " \
     "and damping ratio dampratio (MJCF solref)")

@@ -54,6 +54,11 @@ enum TransmissionType : int32_t {
   kTransmissionTendon = 2, // length = gear[0] * (fixed tendon length sum coef q)
 };
 
+enum EqualityType : int32_t {
+  kEqualityJoint = 0,    // joint1 = polycoef(joint2) (MJCF <equality><joint>)
+  kEqualityConnect = 1,  // a point of body1 held on a point of body2 (MJCF <equality><connect>)
+};
+
 struct ModelView {
   // --- sizes ---
   int32_t nbody = 0;      // including body 0, the world
@@ -65,7 +70,7 @@ struct ModelView {
   int32_t nreduced = 0;   // bodies of slide trees stepped in reduced coordinates (solver_reduced.h)
   int32_t nhullvert = 0;  // mesh hull vertices of all mesh geoms (hull_vert rows)
   int32_t ntree = 0;      // bodies of hinge/slide trees in reduced coordinates (solver_tree.h)
-  int32_t nequality = 0;  // <equality><joint> couplings (solver_coupling.h)
+  int32_t nequality = 0;  // <equality> joint couplings and connects (solver_coupling.h)
   int32_t ntendon = 0;    // fixed tendons
   int32_t nwrap = 0;      // joint terms of all fixed tendons (wrap_joint rows)
   // contact points a world's step can hold: max_contacts, but never more than the pairs' manifolds

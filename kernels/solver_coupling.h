@@ -1,4 +1,5 @@
-// Couplings in joint space: MJCF <equality><joint> and fixed tendons, on articulated trees.
+// Couplings in joint space: MJCF <equality><joint> and <connect>, and fixed tendons, on articulated
+// trees.
 //
 // Both are rows in the joint space of the reduced-coordinate trees (solver_tree.h): a row is a
 // sparse vector J over the tree ranks, its velocity J q-dot, its inverse effective mass
@@ -20,8 +21,18 @@
 //              implicit spring-damper as on a joint (SolveActuatorRows) with q -> L, q-dot -> L-dot
 //              and w = J M^-1 J^T; a motor applies J^T (gear ctrl). Either way each joint gets
 //              coef_k times the tendon force, as MuJoCo's fixed-tendon transmission.
-// Equality impulses are warm-started from the last step (the state's equality_impulse, a
-// generalized impulse along J); tendon actuators use the actuators' own warm start.
+//   connect    a point of body1 held on a point of body2 (MuJoCo's connect: a ball joint that closes
+//              a loop, the Robotiq 2F-85's four-bar linkages). Three rows, C = p1 - p2 (world),
+//              J = J_p1 - J_p2 (the points' Jacobians over the tree ranks, in the configuration of
+//              the substep start, like M^-1); a fixed body contributes nothing. The rows are
+//              solved together, rigid at the velocity level with the same solref bias as a joint
+//              coupling: lambda = -W^-1 (J q-dot + bias C), W = J M^-1 J^T (3 x 3). A planar loop
+//              moves its point in a plane only: W is singular along the hinges' axis, and the
+//              factorization drops a pivot below kConnectPivot of the largest (that direction is
+//              neither violated nor correctable by the joints).
+// Equality impulses are warm-started from the last step (the state's equality_impulse, three per
+// equality: a joint coupling's generalized impulse along J in the first, a connect's world-frame
+// impulse on body1); tendon actuators use the actuators' own warm start.
 #pragma once
 
 #include "kernels/solver_joint.h"
@@ -101,16 +112,138 @@ S2R_HD Real EqualityBiasRate(const ModelView& m, int world, int e, Real h) {
   return MakeSoft(Min(hertz, Real(0.25) / h), dampratio, h).bias_rate;
 }
 
+// --- connect ---------------------------------------------------------------------------------
+
+// relative pivot below which a connect's 3 x 3 W is taken as singular along that direction
+constexpr Real kConnectPivot = Real(1e-6);
+
+// A connect's three rows at the substep start: J (row a: the world axis a component of the
+// relative velocity p1-dot - p2-dot per unit q-dot, dense over the ranks) and C = p1 - p2.
+struct ConnectRows {
+  Real j[3][kMaxTreeDofs];
+  Vec3 c;
+};
+
+// body b's point (world) at its current pose, and its rows' terms (sign +1 for body1, -1 body2)
+S2R_HD Vec3 ConnectPoint(const TreeSet& t, const SolverBody& b, Vec3 local, Real sign,
+                         ConnectRows* rows) {
+  Vec3 p = b.com + Rotate(b.rot, local - b.ipos);
+  if (b.tree < 0) return p;  // fixed: contributes no velocity
+  for (int k = b.tree; k >= 0; k = t.parent[k]) {
+    if (TreeIsWeld(t, k)) continue;
+    Vec3 a = LoadVec3(t.axis_now + 3 * k);
+    Vec3 col = TreeIsHinge(t, k) ? Cross(a, p - LoadVec3(t.anchor_now + 3 * k)) : a;
+    rows->j[0][k] += sign * col.x;
+    rows->j[1][k] += sign * col.y;
+    rows->j[2][k] += sign * col.z;
+  }
+  return p;
+}
+
+S2R_HD void MakeConnectRows(const ModelView& m, int world, const TreeSet& t, int e, ConnectRows* rows) {
+  for (int a = 0; a < 3; ++a) {
+    for (int k = 0; k < t.count; ++k) rows->j[a][k] = Real(0);
+  }
+  const Real* anchor = m.equality_anchor.At(world) + 6 * e;
+  const SolverBody& b1 = t.bodies[m.equality_body[2 * e]];
+  const SolverBody& b2 = t.bodies[m.equality_body[2 * e + 1]];
+  Vec3 p1 = ConnectPoint(t, b1, LoadVec3(anchor), Real(1), rows);
+  Vec3 p2 = ConnectPoint(t, b2, LoadVec3(anchor + 3), Real(-1), rows);
+  rows->c = p1 - p2;
+}
+
+// q-dot += M^-1 J^T lambda
+S2R_HD void ConnectImpulse(const TreeSet& t, const ConnectRows& rows, Vec3 lambda) {
+  for (int k = 0; k < t.count; ++k) {
+    Real tau = rows.j[0][k] * lambda.x + rows.j[1][k] * lambda.y + rows.j[2][k] * lambda.z;
+    if (tau != Real(0)) TreeJointImpulse(t, k, tau);
+  }
+}
+
+// One exact solve of connect e's rows: the impulse that takes J q-dot to -bias_rate C (solve
+// pass) or 0 (relax pass), accumulated into lambda (world frame, on body1).
+S2R_HD void SolveConnect(const ModelView& m, int world, const TreeSet& t, int e, Real* lambda,
+                         bool use_bias, Real h) {
+  ConnectRows rows;
+  MakeConnectRows(m, world, t, e, &rows);
+  const int r = t.count;
+  // W = J M^-1 J^T and the rows' velocities
+  Real w[3][3], rhs[3];
+  Real bias[3] = {rows.c.x, rows.c.y, rows.c.z};
+  const Real rate = use_bias ? EqualityBiasRate(m, world, e, h) : Real(0);
+  for (int a = 0; a < 3; ++a) {
+    // W_ba = J_b M^-1 J_a^T, without a per-row M^-1 J^T vector (the device's stack frame)
+    for (int b = 0; b <= a; ++b) {
+      Real v = Real(0);
+      for (int k = 0; k < r; ++k) {
+        const Real jk = rows.j[a][k];
+        if (jk == Real(0)) continue;
+        Real row = Real(0);
+        for (int i = 0; i < r; ++i) row += rows.j[b][i] * t.minv[k * r + i];
+        v += row * jk;
+      }
+      w[b][a] = v;
+      w[a][b] = v;
+    }
+    Real vel = Real(0);
+    for (int i = 0; i < r; ++i) vel += rows.j[a][i] * t.qdot[i];
+    rhs[a] = -(vel + rate * bias[a]);
+  }
+  // W = L D L^T, pivots below kConnectPivot of the largest diagonal dropped (a direction the
+  // joints cannot move: its lambda stays 0)
+  Real scale = Max(w[0][0], Max(w[1][1], w[2][2]));
+  if (!(scale > Real(0))) return;
+  Real l[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}, d[3];
+  bool keep[3];
+  for (int i = 0; i < 3; ++i) {
+    Real di = w[i][i];
+    for (int k = 0; k < i; ++k) di -= l[i][k] * l[i][k] * d[k];
+    keep[i] = di > kConnectPivot * scale;
+    d[i] = keep[i] ? di : Real(0);
+    for (int jr = i + 1; jr < 3; ++jr) {
+      Real v = w[jr][i];
+      for (int k = 0; k < i; ++k) v -= l[jr][k] * l[i][k] * d[k];
+      l[jr][i] = keep[i] ? v / di : Real(0);
+    }
+  }
+  Real y[3];
+  for (int i = 0; i < 3; ++i) {
+    y[i] = rhs[i];
+    for (int k = 0; k < i; ++k) y[i] -= l[i][k] * y[k];
+  }
+  Real x[3];
+  for (int i = 2; i >= 0; --i) {
+    x[i] = keep[i] ? y[i] / d[i] : Real(0);
+    for (int k = i + 1; k < 3; ++k) x[i] -= l[k][i] * x[k];
+    if (!keep[i]) x[i] = Real(0);
+  }
+  Vec3 dl{x[0], x[1], x[2]};
+  lambda[0] += dl.x;
+  lambda[1] += dl.y;
+  lambda[2] += dl.z;
+  ConnectImpulse(t, rows, dl);
+}
+
+
 // Substep start: the equalities' accumulated impulses along their current rows, and the tendon
 // actuators' along their tendons (joint actuators are warm-started with their joint's rows).
 S2R_HD void WarmStartCouplings(const ModelView& m, int world, const TreeSet& t,
                                const Real* eq_impulse, const Real* act_impulse) {
   JointSpaceRow r;
   for (int e = 0; e < m.nequality; ++e) {
-    if (!m.equality_active[e] || eq_impulse[e] == Real(0)) continue;
+    const Real* imp = eq_impulse + 3 * e;
+    if (!m.equality_active[e]) continue;
+    if (m.equality_type[e] == kEqualityConnect) {
+      if (imp[0] == Real(0) && imp[1] == Real(0) && imp[2] == Real(0)) continue;
+      ConnectRows rows;
+      MakeConnectRows(m, world, t, e, &rows);
+      ConnectImpulse(t, rows, Vec3{imp[0], imp[1], imp[2]});
+      continue;
+    }
+    if (imp[0] == Real(0)) continue;
     Real c;
     EqualityRow(m, world, t, e, &r, &c);
-    JointRowImpulse(t, r, eq_impulse[e]);
+    JointRowImpulse(t, r, imp[0]);
   }
   for (int tn = 0; tn < m.ntendon; ++tn) {
     Real along = Real(0);
@@ -156,13 +289,17 @@ S2R_HD void SolveCouplings(const ModelView& m, int world, const TreeSet& t, Real
   }
   for (int e = 0; e < m.nequality; ++e) {
     if (!m.equality_active[e]) continue;
+    if (m.equality_type[e] == kEqualityConnect) {
+      SolveConnect(m, world, t, e, eq_impulse + 3 * e, use_bias, h);
+      continue;
+    }
     Real c;
     EqualityRow(m, world, t, e, &r, &c);
     Real w = JointRowInvMass(t, r);
     if (!(w > Real(0))) continue;
     Real bias = use_bias ? EqualityBiasRate(m, world, e, h) * c : Real(0);
     Real d = -(JointRowDot(r, t.qdot) + bias) / w;
-    eq_impulse[e] += d;
+    eq_impulse[3 * e] += d;
     JointRowImpulse(t, r, d);
   }
 }

@@ -405,6 +405,14 @@ S2R_HD bool ActuatorIsImplicit(const ModelView& m, int i) {
          m.actuator_type[i] != kActuatorMotor;
 }
 
+// The control as actuator i reads it, from the world's control u: scale u + offset
+// (actuator_ctrlmap; MJCF <general> laws with gainprm[0] != kp, as Menagerie's Robotiq 2F-85
+// remapping 0..255 onto the finger travel). The servo's target or the motor's force.
+S2R_HDI Real ActuatorInput(const ModelView& m, int world, int i, Real u) {
+  const Real* map = m.actuator_ctrlmap.At(world) + 2 * i;
+  return map[0] * u + map[1];
+}
+
 // Position / velocity actuator i on its joint is one implicit spring-damper row along the axis:
 // length = g q, force = kp (u - g q) - kv g qdot  =>  generalized force g * force, clamped to the
 // force range. On a fixed tendon q is the tendon length L = sum coef q_k and the row runs along
@@ -423,7 +431,7 @@ S2R_HD void PrepareAxisRows(const ModelView& m, int world, const Real* ctrl, Rea
     Real kv = m.actuator_kv.At(world)[i];
     SpringDamper sd = MakeSpringDamper(kp * g * g, kv * g * g, h);
     if (sd.gamma <= Real(0)) continue;
-    Real target = ctrl[i] / g;
+    Real target = ActuatorInput(m, world, i, ctrl[i]) / g;
     p[kActPrepBiasRate] = position ? sd.bias_rate : Real(0);
     p[kActPrepGamma] = sd.gamma;
     p[kActPrepOffset] = position ? -sd.bias_rate * target : -target;
@@ -567,9 +575,15 @@ S2R_HD Real SolveAxisRows(const ModelView& m, int world, int j, Real q, Real cdo
       if (c > Real(0)) {
         bias = c * inv_h;
       } else if (use_bias) {
-        bias = soft.bias_rate * c;
-        mass_scale = soft.mass_scale;
-        impulse_scale = soft.impulse_scale;
+        Softness limit_soft = soft;
+        const Real hertz = m.joint_limit_hertz.At(world)[j];
+        if (hertz > Real(0)) {  // the joint's own limit stiffness, capped like joint_hertz
+          const Real h = Real(1) / inv_h;
+          limit_soft = MakeSoft(Min(hertz, Real(0.25) * inv_h), m.joint_damping_ratio.At(world)[0], h);
+        }
+        bias = limit_soft.bias_rate * c;
+        mass_scale = limit_soft.mass_scale;
+        impulse_scale = limit_soft.impulse_scale;
       }
       Real& acc = impulse[side == 0 ? kSlotLowerLimit : kSlotUpperLimit];
       Real k = mass_scale * inv_w;

@@ -10,7 +10,8 @@
 //     bodies (CRBA: M_ik = S_i . (wrench of k's subtree moved rigidly by unit S_k)), plus the
 //     joints' armature on its diagonal; it is factored (dense Cholesky) and inverted at every
 //     substep start, in the configuration reached (TreeRefreshDynamics says why per substep);
-//   - the bias forces C (gravity, Coriolis, centrifugal and gyroscopic terms) come from recursive
+//   - the bias forces C (gravity, Coriolis, centrifugal and gyroscopic terms, and the joints'
+//     springs -stiffness (q - springref)) come from recursive
 //     Newton-Euler with zero joint acceleration, with M: per substep q-dot += h (-M^-1 C), and
 //     after the solve pass half the change of -M^-1 C over the substep (trapezoidal Coriolis);
 //     damping is implicit in its row;
@@ -337,9 +338,14 @@ S2R_HD void TreeBias(const ModelView& m, int world, const TreeSet& t, Vec3 gravi
     moment[k] = torque + Cross(e, f);
   }
   // leaves first: a rank's children come after it, so they are folded in before it is read
+  const Real* stiffness = m.joint_stiffness.At(world);
+  const Real* springref = m.joint_springref.At(world);
   for (int k = r - 1; k >= 0; --k) {
     Vec3 a = LoadVec3(t.axis_now + 3 * k);
     c_bias[k] = TreeIsWeld(t, k) ? Real(0) : TreeIsHinge(t, k) ? Dot(a, moment[k]) : Dot(a, force[k]);
+    // the joint's spring (MJCF stiffness, springref), explicit as in MuJoCo's passive forces
+    const int j = m.body_joint[t.body[k]];
+    c_bias[k] += stiffness[j] * (t.q[k] - springref[j]);
     int p = t.parent[k];
     if (p < 0) continue;
     Vec3 lever = LoadVec3(t.anchor_now + 3 * k) - LoadVec3(t.anchor_now + 3 * p);

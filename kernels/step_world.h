@@ -70,7 +70,7 @@ S2R_HD void ResetWorld(const ModelView& m, const StateView& s, int world) {
     int type = m.joint_type[j];
     s.joint_q(world)[j] = type == kJointHinge || type == kJointSlide ? m.joint_qpos0.At(world)[j] : Real(0);
   }
-  for (int e = 0; e < m.nequality; ++e) s.equality_impulse(world)[e] = Real(0);
+  for (int e = 0; e < 3 * m.nequality; ++e) s.equality_impulse(world)[e] = Real(0);
   for (int i = 0; i < m.nactuator; ++i) {
     s.ctrl(world)[i] = Real(0);
     s.actuator_impulse(world)[i] = Real(0);
@@ -149,10 +149,11 @@ S2R_HD void ApplyExplicitActuators(const ModelView& m, const StateView& s, int w
   for (int i = 0; i < m.nactuator; ++i) {
     if (ActuatorIsImplicit(m, i)) continue;
     const Real* gear = m.actuator_gear.At(world) + 6 * i;
+    const Real u = ActuatorInput(m, world, i, ctrl[i]);
     if (m.actuator_trntype[i] == kTransmissionJoint) {
       // motor on a joint: generalized force g * u
       int j = m.actuator_trnid[i];
-      Real force = ctrl[i];
+      Real force = u;
       if (m.actuator_forcelimited[i]) {
         const Real* fr = m.actuator_forcerange.At(world) + 2 * i;
         force = Clamp(force, fr[0], fr[1]);
@@ -166,7 +167,7 @@ S2R_HD void ApplyExplicitActuators(const ModelView& m, const StateView& s, int w
       continue;
     }
     if (m.actuator_trntype[i] == kTransmissionTendon) {  // motor on a fixed tendon
-      if (kTrees) s.actuator_force(world)[i] = ApplyTendonMotor(m, world, red.tree, i, ctrl[i], h);
+      if (kTrees) s.actuator_force(world)[i] = ApplyTendonMotor(m, world, red.tree, i, u, h);
       continue;
     }
     // site transmission: wrench gear (force, torque) in the site frame, scaled by the force
@@ -183,10 +184,10 @@ S2R_HD void ApplyExplicitActuators(const ModelView& m, const StateView& s, int w
     Real force;
     switch (m.actuator_type[i]) {
       case kActuatorPosition:
-        force = m.actuator_kp.At(world)[i] * ctrl[i] - m.actuator_kv.At(world)[i] * velocity;
+        force = m.actuator_kp.At(world)[i] * u - m.actuator_kv.At(world)[i] * velocity;
         break;
-      case kActuatorVelocity: force = m.actuator_kv.At(world)[i] * (ctrl[i] - velocity); break;
-      default: force = ctrl[i];
+      case kActuatorVelocity: force = m.actuator_kv.At(world)[i] * (u - velocity); break;
+      default: force = u;
     }
     if (m.actuator_forcelimited[i]) {
       const Real* fr = m.actuator_forcerange.At(world) + 2 * i;
@@ -414,7 +415,7 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
       for (int k = 0; k < kJointImpulseSlots; ++k) s.joint_impulse(world, j)[k] *= scale;
     }
     for (int i = 0; i < m.nactuator; ++i) s.actuator_impulse(world)[i] *= scale;
-    for (int e = 0; e < m.nequality; ++e) s.equality_impulse(world)[e] *= scale;
+    for (int e = 0; e < 3 * m.nequality; ++e) s.equality_impulse(world)[e] *= scale;
   }
 
   // softness: stiffness capped at a quarter of the substep rate for stability

@@ -140,13 +140,17 @@ const std::vector<AttrSpec>* SchemaFor(const std::string& tag) {
         Reals("lengthrange", 2, 2), Text("user"), Visual("group")}},
       {"contact", {}},
       {"exclude", {Text("name"), Text("body1"), Text("body2")}},
-      // <equality> defaults and <equality><joint> (ReadEquality, mjcf_load.cc)
+      // <equality> defaults, <equality><joint> and <connect> (ReadEquality, mjcf_load.cc)
       {"equality",
        {Keyword("active", "true false"), Reals("solref", 2, 2), Reals("solimp", 3, 5)}},
       {"equality.section", {}},
       {"equality.joint",
        {Text("name"), Text("class"), Keyword("active", "true false"), Reals("solref", 2, 2),
         Reals("solimp", 3, 5), Text("joint1"), Text("joint2"), Reals("polycoef", 1, 5)}},
+      {"equality.connect",
+       {Text("name"), Text("class"), Keyword("active", "true false"), Reals("solref", 2, 2),
+        Reals("solimp", 3, 5), Text("body1"), Text("body2"), Reals("anchor", 3, 3), Text("site1"),
+        Text("site2")}},
       // <tendon><fixed> and its <joint> terms (ReadTendon, mjcf_load.cc)
       {"tendon", {}},
       {"fixed",

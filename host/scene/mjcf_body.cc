@@ -288,6 +288,7 @@ void BodyReader::MergeIntoParent(pugi::xml_node n, int parent, const Frame& worl
   // its name stands for the body it joins (in <exclude>, say); its geoms (massless) and sites
   // move into that body's frame; its children hang from that body
   s_.Register(&s_.body_ids, n, "body", parent);
+  if (n.attribute("name")) s_.merged_bodies.insert(n.attribute("name").value());
   s_.Note(n, "body.merged",
           "massless body welded to moving body " + Quote(m_.body_name[parent]) +
               ": merged into it (its geoms and sites belong to that body)");
@@ -322,6 +323,7 @@ void BodyReader::ReadJoint(pugi::xml_node n, int body, const std::string& type,
   }
   int j = AddJoint(&m_, n.attribute("name").value(), body, jt, ToReal3(pos), ToReal3(axis));
   s_.Register(&s_.joint_ids, n, "joint", j);
+  s_.joint_nodes[j] = n;
 
   double range[2] = {0, 0};
   LayeredReals(layers, "range", range);
@@ -339,13 +341,22 @@ void BodyReader::ReadJoint(pugi::xml_node n, int body, const std::string& type,
   m_.joint_range[2 * j] = static_cast<Real>(range[0]);
   m_.joint_range[2 * j + 1] = static_cast<Real>(range[1]);
 
-  // springs, reference offsets and per-joint actuator force limits: not in s2r's joint model
-  for (const char* a : {"stiffness", "ref"}) {
-    pugi::xml_node src = Source(layers, a);
-    if (src && Real1(src, a) != 0) {
-      file_.Fail(n, std::string("attribute '") + a + "' = " + Num(Real1(src, a)) +
-                        (std::string(a) == "stiffness" ? ": s2r has no joint springs"
-                                                       : ": s2r joints have no reference offset") +
+  // the joint's spring: generalized force -stiffness (q - springref), springref in the joint's
+  // units (radians after <compiler angle>); on joints of reduced-coordinate trees (Model::Finalize)
+  if (pugi::xml_node src = Source(layers, "stiffness")) {
+    double k = Real1(src, "stiffness");
+    if (!(k >= 0)) file_.Fail(n, "attribute 'stiffness' must be >= 0, got " + Num(k) + file_.Origin(src));
+    if (k > 0 && free) file_.Fail(n, "a free joint cannot have a stiffness" + file_.Origin(src));
+    m_.joint_stiffness[j] = static_cast<Real>(k);
+  }
+  if (pugi::xml_node src = Source(layers, "springref")) {
+    double ref = Real1(src, "springref");
+    m_.joint_springref[j] = static_cast<Real>(jt == kJointHinge ? Angle(ref) : ref);
+  }
+  // reference offsets and per-joint actuator force limits: not in s2r's joint model
+  if (pugi::xml_node src = Source(layers, "ref")) {
+    if (Real1(src, "ref") != 0) {
+      file_.Fail(n, "attribute 'ref' = " + Num(Real1(src, "ref")) + ": s2r joints have no reference offset" +
                         file_.Origin(src));
     }
   }
@@ -370,8 +381,33 @@ void BodyReader::ReadJoint(pugi::xml_node n, int body, const std::string& type,
                         file_.Origin(src));
     }
   }
-  NoteAttributes(layers, "joint", {"solreflimit", "solimplimit", "margin"},
-                 "s2r's joint and limit softness is s2r_joint_hertz / s2r_joint_damping_ratio");
+  // limit softness: MuJoCo's solreflimit / solimplimit, when given, as the natural frequency of
+  // the s2r soft limit that sinks as far under a steady load (docs/mjcf_subset.md): MuJoCo's
+  // limit force keeps a fraction d of its reference acceleration -k r, k = 1 / (dmax tc zeta)^2,
+  // so under a load a0 it sinks r = (1 - d) a0 / (d k), and a spring of frequency omega sinks
+  // a0 / omega^2: omega = sqrt(d / (1 - d)) / (dmax tc zeta), d = dmax. Not given: the scene's
+  // s2r_joint_hertz.
+  if (Source(layers, "solreflimit") || Source(layers, "solimplimit")) {
+    double ref[2] = {0.02, 1.0};
+    double imp[5] = {0.9, 0.95, 0.001, 0.5, 2.0};
+    LayeredReals(layers, "solreflimit", ref);
+    LayeredReals(layers, "solimplimit", imp);
+    pugi::xml_node src = Source(layers, "solreflimit") ? Source(layers, "solreflimit") : Source(layers, "solimplimit");
+    if (!(ref[0] > 0) || !(ref[1] > 0)) {
+      file_.Fail(n, "attribute 'solreflimit' must be two numbers > 0 (timeconst dampratio; s2r has no "
+                    "direct stiffness/damping form), got " + Num(ref[0]) + " " + Num(ref[1]) + file_.Origin(src));
+    }
+    if (!(imp[1] > 0 && imp[1] < 1)) {
+      file_.Fail(n, "attribute 'solimplimit': dmax must be in (0, 1), got " + Num(imp[1]) + file_.Origin(src));
+    }
+    const double d = imp[1];
+    const double omega = std::sqrt(d / (1 - d)) / (d * ref[0] * ref[1]);
+    m_.joint_limit_hertz[j] = static_cast<Real>(omega / (2 * M_PI));
+    s_.Note(src, "joint.solreflimit",
+            "solreflimit / solimplimit are mapped onto the limit's natural frequency "
+            "(joint_limit_hertz, docs/mjcf_subset.md); solimp's width and shape are not used");
+  }
+  NoteAttributes(layers, "joint", {"margin"}, "s2r joint limits have no margin");
   // friction loss softness: honoured when solreffriction is given (MuJoCo's soft friction loss);
   // without it the friction loss is hard (docs/physics.md, "Joints", friction loss)
   if (pugi::xml_node src = Source(layers, "solreffriction")) {
@@ -395,10 +431,6 @@ void BodyReader::ReadJoint(pugi::xml_node n, int body, const std::string& type,
   } else {
     NoteAttributes(layers, "joint", {"solimpfriction"},
                    "friction loss is hard unless the joint (or its class) gives solreffriction");
-  }
-  if (Source(layers, "springref")) {
-    s_.Note(Source(layers, "springref"), "joint.springref",
-            "attribute 'springref' is not used (the joint has no stiffness)");
   }
 
   const char* nonneg[] = {"damping", "frictionloss", "armature"};

@@ -48,11 +48,13 @@ class Loader {
   void ReadOption(pugi::xml_node n);
   void ReadExclude(pugi::xml_node n);
   void ReadEquality(pugi::xml_node section);
+  int ReadEqualityJoint(pugi::xml_node c);
+  int ReadEqualityConnect(pugi::xml_node c);
   void ReadTendon(pugi::xml_node section);
   void ReadActuator(pugi::xml_node n);
   void ReadKeyframes(const std::vector<pugi::xml_node>& sections);
   void MapGeneral(pugi::xml_node n, const Layers& general_layers, ActuatorType* type, double* kp,
-                  double* kv);
+                  double* kv, double* scale, double* offset);
 
   SourceFile file_;
   LoadState s_;
@@ -281,48 +283,28 @@ void Loader::ReadExclude(pugi::xml_node n) {
 
 // --- equality, tendon -----------------------------------------------------------------------------
 
-// <equality><joint joint1 joint2 polycoef solref solimp active name class/>: q1 = poly(q2)
-// (kernels/solver_coupling.h). connect, weld, tendon and flex equalities are rejected at their line.
+// <equality><joint joint1 joint2 polycoef .../>: q1 = poly(q2); <equality><connect body1 body2
+// anchor .../> or <connect site1 site2 .../>: a point of body1 held on a point of body2
+// (kernels/solver_coupling.h). Both share name, class, active, solref and solimp. weld, tendon and
+// flex equalities are rejected at their line.
 void Loader::ReadEquality(pugi::xml_node section) {
   CheckAttributes(file_, section, false, "equality.section");
   CheckNoText(file_, section);
   for (pugi::xml_node c : section.children()) {
     if (c.type() != pugi::node_element) continue;
     std::string tag = c.name();
-    if (tag != "joint") {
+    if (tag != "joint" && tag != "connect") {
       file_.Fail(c, "<equality><" + tag + "> is not supported by s2r (the subset has joint "
-                    "equalities: joint1 = polycoef(joint2), on joints of reduced-coordinate trees)");
+                    "couplings, joint1 = polycoef(joint2), and connects, on bodies and joints of "
+                    "reduced-coordinate trees)");
     }
-    CheckAttributes(file_, c, false, "equality.joint");
+    CheckAttributes(file_, c, false, ("equality." + tag).c_str());
     CheckNoText(file_, c);
     if (c.first_child()) file_.Fail(c.first_child(), "unexpected child element");
     int cls = c.attribute("class") ? s_.defaults.ClassIndex(c, "class") : 0;
     Layers layers = s_.defaults.LayersFor(c, cls, "equality");
-    int joints[2] = {-1, -1};
-    const char* attrs[2] = {"joint1", "joint2"};
-    for (int k = 0; k < 2; ++k) {
-      if (!c.attribute(attrs[k])) {
-        if (k == 0) file_.Fail(c, "missing required attribute 'joint1'");
-        continue;
-      }
-      std::string name = c.attribute(attrs[k]).value();
-      auto it = s_.joint_ids.find(name);
-      if (it == s_.joint_ids.end()) {
-        file_.Fail(c, std::string("attribute '") + attrs[k] + "' names unknown joint " + Quote(name));
-      }
-      int j = it->second;
-      if (m_.joint_type[j] != kJointHinge && m_.joint_type[j] != kJointSlide) {
-        file_.Fail(c, std::string("attribute '") + attrs[k] + "': joint " + Quote(name) +
-                          " is not a hinge or slide joint");
-      }
-      joints[k] = j;
-    }
-    if (joints[0] == joints[1]) file_.Fail(c, "joint1 and joint2 are the same joint");
-    int e = AddEqualityJoint(&m_, c.attribute("name").value(), joints[0], joints[1]);
+    const int e = tag == "joint" ? ReadEqualityJoint(c) : ReadEqualityConnect(c);
     equality_nodes_.push_back(c);
-    double polycoef[5] = {0, 1, 0, 0, 0};
-    if (c.attribute("polycoef")) LayeredReals(Layers{c}, "polycoef", polycoef);
-    for (int k = 0; k < 5; ++k) m_.equality_polycoef[5 * e + k] = static_cast<Real>(polycoef[k]);
     double solref[2] = {0.02, 1};
     LayeredReals(layers, "solref", solref);
     if (!(solref[0] > 0 && solref[1] > 0)) {
@@ -338,6 +320,94 @@ void Loader::ReadEquality(pugi::xml_node section) {
               "corrects its position error at the rate solref gives (docs/physics.md)");
     }
   }
+}
+
+int Loader::ReadEqualityJoint(pugi::xml_node c) {
+  int joints[2] = {-1, -1};
+  const char* attrs[2] = {"joint1", "joint2"};
+  for (int k = 0; k < 2; ++k) {
+    if (!c.attribute(attrs[k])) {
+      if (k == 0) file_.Fail(c, "missing required attribute 'joint1'");
+      continue;
+    }
+    std::string name = c.attribute(attrs[k]).value();
+    auto it = s_.joint_ids.find(name);
+    if (it == s_.joint_ids.end()) {
+      file_.Fail(c, std::string("attribute '") + attrs[k] + "' names unknown joint " + Quote(name));
+    }
+    int j = it->second;
+    if (m_.joint_type[j] != kJointHinge && m_.joint_type[j] != kJointSlide) {
+      file_.Fail(c, std::string("attribute '") + attrs[k] + "': joint " + Quote(name) +
+                        " is not a hinge or slide joint");
+    }
+    joints[k] = j;
+  }
+  if (joints[0] == joints[1]) file_.Fail(c, "joint1 and joint2 are the same joint");
+  int e = AddEqualityJoint(&m_, c.attribute("name").value(), joints[0], joints[1]);
+  double polycoef[5] = {0, 1, 0, 0, 0};
+  if (c.attribute("polycoef")) LayeredReals(Layers{c}, "polycoef", polycoef);
+  for (int k = 0; k < 5; ++k) m_.equality_polycoef[5 * e + k] = static_cast<Real>(polycoef[k]);
+  return e;
+}
+
+// MuJoCo's connect: with body1 (body2 absent: the world) the point is `anchor` in body1's frame,
+// and body2's point is where that point lies in body2's frame at the reference configuration (the
+// bodies as the file places them); with site1 and site2, the two sites' positions. The bodies'
+// world poses here are that configuration (body_pos0 / body_quat0).
+int Loader::ReadEqualityConnect(pugi::xml_node c) {
+  const bool by_body = c.attribute("body1"), by_site = c.attribute("site1") || c.attribute("site2");
+  if (by_body == by_site) {
+    file_.Fail(c, "a connect names either body1 (and body2) with anchor, or site1 and site2");
+  }
+  auto body_named = [&](const char* attr) {
+    std::string name = c.attribute(attr).value();
+    if (s_.merged_bodies.count(name)) {
+      file_.Fail(c, std::string("attribute '") + attr + "' names body " + Quote(name) +
+                        ", a massless welded body s2r merged into its parent; name the parent");
+    }
+    auto it = s_.body_ids.find(name);
+    if (it == s_.body_ids.end()) {
+      file_.Fail(c, std::string("attribute '") + attr + "' names unknown body " + Quote(name));
+    }
+    return it->second;
+  };
+  auto world_pose = [&](int b) {
+    return Transform{LoadVec3(&m_.body_pos0[3 * b]), LoadQuat(&m_.body_quat0[4 * b])};
+  };
+  int bodies[2] = {0, 0};
+  Vec3 local[2];
+  if (by_body) {
+    if (c.attribute("site1") || c.attribute("site2")) {
+      file_.Fail(c, "a connect names either body1 (and body2) with anchor, or site1 and site2");
+    }
+    if (!c.attribute("anchor")) file_.Fail(c, "missing required attribute 'anchor'");
+    bodies[0] = body_named("body1");
+    bodies[1] = c.attribute("body2") ? body_named("body2") : 0;
+    double anchor[3] = {0, 0, 0};
+    LayeredReals(Layers{c}, "anchor", anchor);
+    local[0] = Vec3{static_cast<Real>(anchor[0]), static_cast<Real>(anchor[1]), static_cast<Real>(anchor[2])};
+    Vec3 point = TransformPoint(world_pose(bodies[0]), local[0]);
+    local[1] = InvTransformPoint(world_pose(bodies[1]), point);
+  } else {
+    if (c.attribute("anchor")) file_.Fail(c, "attribute 'anchor' is for a connect by body1 and body2");
+    const char* attrs[2] = {"site1", "site2"};
+    for (int k = 0; k < 2; ++k) {
+      if (!c.attribute(attrs[k])) file_.Fail(c, std::string("missing required attribute '") + attrs[k] + "'");
+      std::string name = c.attribute(attrs[k]).value();
+      auto it = s_.site_ids.find(name);
+      if (it == s_.site_ids.end()) {
+        file_.Fail(c, std::string("attribute '") + attrs[k] + "' names unknown site " + Quote(name));
+      }
+      bodies[k] = m_.site_body[it->second];
+      local[k] = LoadVec3(&m_.site_pos[3 * it->second]);
+    }
+  }
+  if (bodies[0] == bodies[1]) file_.Fail(c, "a connect joins two different bodies");
+  if (!m_.body_dynamic[bodies[0]] && !m_.body_dynamic[bodies[1]]) {
+    file_.Fail(c, "a connect between two fixed bodies holds nothing");
+  }
+  return AddEqualityConnect(&m_, c.attribute("name").value(), bodies[0], bodies[1],
+                            {local[0].x, local[0].y, local[0].z}, {local[1].x, local[1].y, local[1].z});
 }
 
 // <tendon><fixed name><joint joint coef/>...</fixed></tendon>: length = sum coef q, for actuator
@@ -416,12 +486,14 @@ void Loader::ReadTendon(pugi::xml_node section) {
 }
 
 // <general>: force = gain ctrl + b0 + b1 length + b2 velocity (dyntype none, gaintype fixed,
-// biastype none or affine). s2r has this law in three forms, and maps a <general> onto the one it
-// is exactly: a position servo (b0 = 0, b1 = -gain, b2 <= 0: kp = gain, kv = -b2), a velocity
-// servo (b0 = b1 = 0, b2 = -gain: kv = gain) or a motor (gain 1, no bias). Anything else is an
-// error naming the line.
+// biastype none or affine). s2r has this law in three forms, each reading the control through
+// actuator_ctrlmap (u = scale ctrl + offset), and maps a <general> onto the one it is exactly:
+// a position servo when b1 < 0 (kp = -b1, kv = -b2, u = (gain ctrl + b0) / kp: the target), a
+// velocity servo when b1 = 0 and b2 < 0 (kv = -b2, u = (gain ctrl + b0) / kv), or a motor when
+// b1 = b2 = 0 (u = gain ctrl + b0: the force). A positive b1 or b2 (a spring or damper pushing
+// away from the target) is an error naming the line.
 void Loader::MapGeneral(pugi::xml_node n, const Layers& layers, ActuatorType* type, double* kp,
-                        double* kv) {
+                        double* kv, double* scale, double* offset) {
   const std::string dyntype = LayeredWord(layers, "dyntype", "none");
   if (dyntype != "none") {
     file_.Fail(n, "dyntype=\"" + dyntype + "\": s2r actuators have no activation dynamics " +
@@ -442,23 +514,30 @@ void Loader::MapGeneral(pugi::xml_node n, const Layers& layers, ActuatorType* ty
   LayeredReals(layers, "gainprm", gainprm);
   if (biastype == "affine") LayeredReals(layers, "biasprm", biasprm);
   const double g = gainprm[0], b0 = biasprm[0], b1 = biasprm[1], b2 = biasprm[2];
-  if (g >= 0 && b0 == 0 && b1 == -g && b2 <= 0 && g != 0) {
+  if (b1 < 0 && b2 <= 0) {
     *type = kActuatorPosition;
-    *kp = g;
+    *kp = -b1;
     *kv = -b2;
-  } else if (g > 0 && b0 == 0 && b1 == 0 && b2 == -g) {
+    *scale = g / *kp;
+    *offset = b0 / *kp;
+  } else if (b1 == 0 && b2 < 0) {
     *type = kActuatorVelocity;
     *kp = 0;
-    *kv = g;
-  } else if (g == 1 && b0 == 0 && b1 == 0 && b2 == 0) {
+    *kv = -b2;
+    *scale = g / *kv;
+    *offset = b0 / *kv;
+  } else if (b1 == 0 && b2 == 0) {
     *type = kActuatorMotor;
     *kp = 0;
     *kv = 0;
+    *scale = g;
+    *offset = b0;
   } else {
     file_.Fail(n, "the law force = " + Num(g) + " ctrl + " + Num(b0) + " + " + Num(b1) +
-                      " length + " + Num(b2) + " velocity is not one s2r has: a position servo "
-                      "(biasprm = 0 -kp -kv with gainprm = kp), a velocity servo (biasprm = 0 0 "
-                      "-kv with gainprm = kv) or a motor (gainprm 1, no bias)");
+                      " length + " + Num(b2) + " velocity is not one s2r has: biasprm[1] and "
+                      "biasprm[2] must be <= 0 (a position servo: biasprm[1] = -kp < 0, biasprm[2] "
+                      "= -kv; a velocity servo: biasprm[1] = 0, biasprm[2] = -kv < 0; a motor: "
+                      "both 0)");
   }
 }
 
@@ -520,8 +599,9 @@ void Loader::ReadActuator(pugi::xml_node n) {
                                           : kActuatorMotor;
   double kp = type == kActuatorPosition ? 1.0 : 0.0;
   double kv = type == kActuatorVelocity ? 1.0 : 0.0;
+  double ctrl_scale = 1.0, ctrl_offset = 0.0;
   if (tag == "general") {
-    MapGeneral(n, gain_layers, &type, &kp, &kv);
+    MapGeneral(n, gain_layers, &type, &kp, &kv, &ctrl_scale, &ctrl_offset);
   } else {
     if (type == kActuatorPosition) {
       if (pugi::xml_node src = Source(gain_layers, "kp")) {
@@ -544,6 +624,8 @@ void Loader::ReadActuator(pugi::xml_node n) {
   for (int k = 0; k < 6; ++k) m_.actuator_gear[6 * a + k] = static_cast<Real>(gear[k]);
   m_.actuator_kp[a] = static_cast<Real>(kp);
   m_.actuator_kv[a] = static_cast<Real>(kv);
+  m_.actuator_ctrlmap[2 * a] = static_cast<Real>(ctrl_scale);
+  m_.actuator_ctrlmap[2 * a + 1] = static_cast<Real>(ctrl_offset);
 
   const char* range_attrs[2] = {"ctrlrange", "forcerange"};
   const char* limited_attrs[2] = {"ctrllimited", "forcelimited"};
@@ -662,7 +744,8 @@ Model Loader::Load() {
   } catch (const LoadError&) {
     throw;
   } catch (const ModelEntityError& e) {
-    // an equality's or a tendon's problem: at its element
+    // a joint's, an equality's or a tendon's problem: at its element
+    if (e.entity == Entity::kJoint && s_.joint_nodes.count(e.index)) file_.Fail(s_.joint_nodes[e.index], e.what());
     const std::vector<pugi::xml_node>& nodes = e.entity == Entity::kEquality ? equality_nodes_ : tendon_nodes_;
     if ((e.entity == Entity::kEquality || e.entity == Entity::kTendon) && e.index >= 0 &&
         e.index < static_cast<int>(nodes.size())) {

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <map>
+#include <set>
 #include <pugixml.hpp>
 #include <string>
 #include <vector>
@@ -81,6 +82,8 @@ struct LoadState {
   DefaultClasses defaults;
   Model model;
   std::map<std::string, int> body_ids, geom_ids, joint_ids, site_ids, actuator_ids;
+  std::set<std::string> merged_bodies;  // names of massless welded bodies merged into their parent
+  std::map<int, pugi::xml_node> joint_nodes;  // each joint's element, for Finalize's errors
   std::vector<std::string> notes;
   std::vector<int> note_counts;
   std::map<std::string, int> note_index;

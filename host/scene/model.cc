@@ -212,6 +212,19 @@ void Model::Finalize() {
            (joint_type[j] == kJointHinge || joint_type[j] == kJointSlide);
   };
   for (int e = 0; e < nequality(); ++e) {
+    if (equality_type[e] == kEqualityConnect) {
+      int b1 = equality_body[2 * e], b2 = equality_body[2 * e + 1];
+      if (b1 < 0 || b1 >= static_cast<int>(nb) || b2 < 0 || b2 >= static_cast<int>(nb) || b1 == b2 ||
+          !(body_dynamic[b1] || (b2 > 0 && body_dynamic[b2]))) {
+        throw ModelEntityError(Entity::kEquality, e, "connect '" + equality_name[e] +
+                               "' must join two different bodies, at least one of them moving");
+      }
+      continue;
+    }
+    if (equality_type[e] != kEqualityJoint) {
+      throw ModelEntityError(Entity::kEquality, e, "equality '" + equality_name[e] + "' has unknown type " +
+                             std::to_string(equality_type[e]));
+    }
     int j1 = equality_joint[2 * e], j2 = equality_joint[2 * e + 1];
     if (!axial(j1) || !(j2 == -1 || axial(j2)) || j1 == j2) {
       throw ModelEntityError(Entity::kEquality, e, "equality " + std::to_string(e) + " '" + equality_name[e] +
@@ -335,6 +348,31 @@ void Model::Finalize() {
     const std::string what = "equality '" + equality_name[e] + "'";
     in_tree(Entity::kEquality, e, what, equality_joint[2 * e]);
     in_tree(Entity::kEquality, e, what, equality_joint[2 * e + 1]);
+    if (equality_type[e] != kEqualityConnect) continue;
+    for (int k = 0; k < 2; ++k) {
+      int b = equality_body[2 * e + k];
+      if (!body_dynamic[b] || body_tree[b] >= 0) continue;
+      throw ModelEntityError(
+          Entity::kEquality, e,
+          "connect '" + equality_name[e] + "': body '" + body_name[b] + "' is not a body of a reduced-coordinate tree "
+              "(a free body, s2r_reduce_trees = 0, more than " + std::to_string(kMaxTreeDofs) +
+              " tree joints, or a body that is not on a hinge, slide or weld hangs from its tree); a connect "
+              "joins bodies of articulated trees or fixed bodies");
+    }
+  }
+  for (size_t j = 0; j < nj; ++j) {
+    if (joint_stiffness[j] == Real(0)) continue;
+    if (joint_type[j] != kJointHinge && joint_type[j] != kJointSlide) {
+      throw ModelEntityError(Entity::kJoint, static_cast<int>(j), "joint '" + joint_name[j] +
+                             "' has a stiffness but is not a hinge or slide");
+    }
+    if (body_tree[joint_body[j]] < 0) {
+      throw ModelEntityError(
+          Entity::kJoint, static_cast<int>(j),
+          "joint '" + joint_name[j] + "' has a stiffness, which acts only on joints of reduced-coordinate trees; it is "
+              "stepped in maximal coordinates (s2r_reduce_trees = 0, more than " + std::to_string(kMaxTreeDofs) +
+              " tree joints, or a body that is not on a hinge, slide or weld hangs from its tree)");
+    }
   }
   for (int t = 0; t < ntendon(); ++t) {
     for (int w = tendon_wrap[2 * t]; w < tendon_wrap[2 * t] + tendon_wrap[2 * t + 1]; ++w) {
@@ -462,8 +500,9 @@ void Model::FindSlideTrees() {
     member[b] = body_dynamic[b] && ((axial && (fixed_parent || member[p])) || welded);
     if (member[b]) root[b] = fixed_parent ? b : root[p];
   }
-  // trees whose joints an equality or a fixed tendon couples are stepped as articulated trees
-  // (solver_coupling.h acts on their joint space), slides only or not
+  // trees whose joints an equality or a fixed tendon couples, whose bodies a connect joins, or
+  // whose joints have a spring are stepped as articulated trees (solver_coupling.h and the
+  // springs act in their joint space), slides only or not
   std::vector<int> coupled(nb, 0);
   auto mark = [&](int j) {
     if (j >= 0 && member[joint_body[j]]) coupled[root[joint_body[j]]] = 1;
@@ -471,8 +510,15 @@ void Model::FindSlideTrees() {
   for (int e = 0; e < nequality(); ++e) {
     mark(equality_joint[2 * e]);
     mark(equality_joint[2 * e + 1]);
+    for (int k = 0; k < 2; ++k) {
+      int b = equality_body[2 * e + k];
+      if (b > 0 && member[b]) coupled[root[b]] = 1;  // a connect
+    }
   }
   for (int w = 0; w < nwrap(); ++w) mark(wrap_joint[w]);
+  for (int j = 0; j < njoint(); ++j) {
+    if (joint_stiffness[j] != Real(0)) mark(j);  // springs act in joint space
+  }
   std::vector<int> bad(nb, 0), size(nb, 0), hinge(nb, 0), weld(nb, 0);
   for (int b = 1; b < nb; ++b) {
     int p = body_parent[b];

@@ -170,6 +170,10 @@ int AddSite(Model* m, const std::string& name, int body, const std::array<Real, 
 // An <equality><joint> coupling joint1 = a0 + a1 joint2 + ... (joint2 -1: joint1 held at a0),
 // polycoef (0 1 0 0 0) and solref (0.02 1) as MJCF's defaults; active.
 int AddEqualityJoint(Model* m, const std::string& name, int joint1, int joint2);
+// <equality><connect>: body1's point anchor1 (its frame) held on body2's point anchor2 (its frame);
+// body2 0 is the world
+int AddEqualityConnect(Model* m, const std::string& name, int body1, int body2,
+                       const std::array<Real, 3>& anchor1, const std::array<Real, 3>& anchor2);
 // A fixed tendon: length = sum of coef q over its (joint, coef) terms.
 int AddFixedTendon(Model* m, const std::string& name,
                    const std::vector<std::pair<int, Real>>& terms);

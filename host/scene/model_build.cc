@@ -155,10 +155,31 @@ int AddSite(Model* m, const std::string& name, int body, const std::array<Real, 
 int AddEqualityJoint(Model* m, const std::string& name, int joint1, int joint2) {
   int id = m->nequality();
   m->equality_name.push_back(name);
+  m->equality_type.push_back(kEqualityJoint);
   m->equality_joint.push_back(joint1);
   m->equality_joint.push_back(joint2);
+  m->equality_body.push_back(-1);
+  m->equality_body.push_back(-1);
   m->equality_active.push_back(1);
   AppendDefaults(m, Entity::kEquality);
+  return id;
+}
+
+int AddEqualityConnect(Model* m, const std::string& name, int body1, int body2,
+                       const std::array<Real, 3>& anchor1, const std::array<Real, 3>& anchor2) {
+  int id = m->nequality();
+  m->equality_name.push_back(name);
+  m->equality_type.push_back(kEqualityConnect);
+  m->equality_joint.push_back(-1);
+  m->equality_joint.push_back(-1);
+  m->equality_body.push_back(body1);
+  m->equality_body.push_back(body2);
+  m->equality_active.push_back(1);
+  AppendDefaults(m, Entity::kEquality);
+  for (int k = 0; k < 3; ++k) {
+    m->equality_anchor[6 * id + k] = anchor1[k];
+    m->equality_anchor[6 * id + 3 + k] = anchor2[k];
+  }
   return id;
 }
 

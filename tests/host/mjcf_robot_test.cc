@@ -333,16 +333,41 @@ TEST(MjcfGeneral, MappedOntoPositionVelocityAndMotor) {
   EXPECT_NEAR(m.actuator_kv[3], 0, kTol);
 }
 
+TEST(MjcfGeneral, ScaledAndOffsetLawsReadTheControlThroughCtrlmap) {
+  // force = gain ctrl + b0 + b1 length + b2 velocity with gain != -b1: Menagerie's Robotiq 2F-85
+  // (gainprm 0.3137255, biasprm 0 -100 -10) maps 0..255 onto the driver's travel
+  Model m = Load(std::string(kActuatorHead) + R"(
+    <general name="grip" joint="j" biastype="affine" gainprm="0.3137255" biasprm="0 -100 -10"/>
+    <general name="off" joint="j" biastype="affine" gainprm="10" biasprm="1 -10 -1"/>
+    <general name="vel" joint="j" biastype="affine" gainprm="6" biasprm="0 0 -3"/>
+    <general name="mot" joint="j" gainprm="2" biastype="affine" biasprm="0.5"/>
+  </actuator>
+</mujoco>)");
+  ASSERT_EQ(m.nactuator(), 4);
+  EXPECT_EQ(m.actuator_type[0], kActuatorPosition);
+  EXPECT_NEAR(m.actuator_kp[0], 100, kTol);
+  EXPECT_NEAR(m.actuator_kv[0], 10, kTol);
+  EXPECT_NEAR(m.actuator_ctrlmap[0], 0.003137255, 1e-9);  // target per unit control
+  EXPECT_NEAR(m.actuator_ctrlmap[1], 0, kTol);
+  EXPECT_EQ(m.actuator_type[1], kActuatorPosition);
+  EXPECT_NEAR(m.actuator_ctrlmap[2], 1, kTol);
+  EXPECT_NEAR(m.actuator_ctrlmap[3], 0.1, kTol);
+  EXPECT_EQ(m.actuator_type[2], kActuatorVelocity);
+  EXPECT_NEAR(m.actuator_kv[2], 3, kTol);
+  EXPECT_NEAR(m.actuator_ctrlmap[4], 2, kTol);
+  EXPECT_EQ(m.actuator_type[3], kActuatorMotor);
+  EXPECT_NEAR(m.actuator_ctrlmap[6], 2, kTol);
+  EXPECT_NEAR(m.actuator_ctrlmap[7], 0.5, kTol);
+}
+
 TEST(MjcfGeneral, OtherLawsAreRejectedAtTheirLine) {
   const std::string head(kActuatorHead);  // the actuator is on line 6
-  EXPECT_TRUE(FailsAt(head + "<general joint='j' gainprm='2'/></actuator></mujoco>", 6,
-                      "the law force = 2 ctrl + 0 + 0 length + 0 velocity is not one s2r has"));
   EXPECT_TRUE(FailsAt(head +
-                          "<general joint='j' biastype='affine' gainprm='10' biasprm='1 -10 -1'/>"
+                          "<general joint='j' biastype='affine' gainprm='10' biasprm='0 5 -1'/>"
                           "</actuator></mujoco>",
-                      6, "is not one s2r has"));
+                      6, "the law force = 10 ctrl + 0 + 5 length + -1 velocity is not one s2r has"));
   EXPECT_TRUE(FailsAt(head +
-                          "<general joint='j' biastype='affine' gainprm='10' biasprm='0 -5 -1'/>"
+                          "<general joint='j' biastype='affine' gainprm='10' biasprm='0 0 2'/>"
                           "</actuator></mujoco>",
                       6, "is not one s2r has"));
   EXPECT_TRUE(FailsAt(head + "<general joint='j' dyntype='filter' dynprm='0.1'/></actuator></mujoco>",
@@ -485,8 +510,21 @@ TEST(MjcfEquality, ErrorsNameFileLineAndKey) {
   EXPECT_TRUE(FailsAt(Gripper("<equality>\n<joint joint1='a' joint2='b' solref='-100 -10'/>"
                               "</equality>\n"),
                       11, "both > 0"));
-  EXPECT_TRUE(FailsAt(Gripper("<equality>\n<connect body1='left' anchor='0 0 0'/></equality>\n"), 11,
-                      "<equality><connect> is not supported by s2r"));
+  EXPECT_TRUE(FailsAt(Gripper("<equality>\n<connect body1='left' body2='nope' anchor='0 0 0'/>"
+                              "</equality>\n"),
+                      11, "attribute 'body2' names unknown body 'nope'"));
+  EXPECT_TRUE(FailsAt(Gripper("<equality>\n<connect body1='left'/></equality>\n"), 11,
+                      "missing required attribute 'anchor'"));
+  EXPECT_TRUE(FailsAt(Gripper("<equality>\n<connect body1='left' site1='s' anchor='0 0 0'/>"
+                              "</equality>\n"),
+                      11, "a connect names either body1 (and body2) with anchor, or site1 and site2"));
+  EXPECT_TRUE(FailsAt(Gripper("<equality>\n<connect body1='left' body2='left' anchor='0 0 0'/>"
+                              "</equality>\n"),
+                      11, "a connect joins two different bodies"));
+  // a free body is stepped in maximal coordinates: the model's check, at the connect's line
+  EXPECT_TRUE(FailsAt(Gripper("<equality>\n<connect body1='free' body2='left' anchor='0 0 0'/>"
+                              "</equality>\n"),
+                      11, "connect '': body 'free' is not a body of a reduced-coordinate tree"));
   EXPECT_TRUE(FailsAt(Gripper("<equality>\n<weld body1='left'/></equality>\n"), 11,
                       "<equality><weld> is not supported by s2r"));
   // a joint in maximal coordinates: the trees are turned off, or too big
@@ -603,17 +641,33 @@ TEST(MjcfGeom, ContactAttributesMappedNotedOrRejected) {
   EXPECT_TRUE(HasNote(m, "attribute 'priority' is not used"));
 }
 
-TEST(MjcfJoint, SpringsReferencesAndBallJointsAreRejected) {
+TEST(MjcfJoint, SpringsAreReadReferencesAndBallJointsAreRejected) {
   const std::string head = "<mujoco><worldbody><body>\n";
   const std::string tail = "<geom size='1'/></body></worldbody></mujoco>";
-  EXPECT_TRUE(FailsAt(head + "<joint stiffness='10'/>" + tail, 2, "s2r has no joint springs"));
+  // a spring: stiffness and springref, in <compiler angle> units (degrees by default) for a hinge
+  Model spring = Load(head + "<joint stiffness='10' springref='90'/>" + tail);
+  EXPECT_NEAR(spring.joint_stiffness[0], 10, kTol);
+  EXPECT_NEAR(spring.joint_springref[0], M_PI / 2, 1e-6);
+  EXPECT_GE(spring.body_tree[1], 0);
+  EXPECT_TRUE(FailsAt(head + "<joint stiffness='-1'/>" + tail, 2, "attribute 'stiffness' must be >= 0"));
+  // springs act in the joint space of reduced-coordinate trees
+  EXPECT_TRUE(FailsAt("<mujoco><custom><numeric name='s2r_reduce_trees' data='0'/></custom>"
+                      "<worldbody><body>\n<joint name='j' stiffness='10'/>" + tail,
+                      2, "joint 'j' has a stiffness, which acts only on joints of reduced-coordinate trees"));
   EXPECT_TRUE(FailsAt(head + "<joint ref='0.1'/>" + tail, 2, "no reference offset"));
   EXPECT_TRUE(FailsAt(head + "<joint type='ball'/>" + tail, 2, "ball joints are not supported"));
   EXPECT_TRUE(FailsAt(head + "<joint actuatorfrcrange='-1 1'/>" + tail, 2,
                       "joint-level actuator force limit"));
-  Model m = Load(head + "<joint stiffness='0' springref='0.2' solreflimit='0.02 1'/>" + tail);
-  EXPECT_TRUE(HasNote(m, "attribute 'springref' is not used"));
-  EXPECT_TRUE(HasNote(m, "attribute 'solreflimit' is not used"));
+  // limit softness: MuJoCo's solreflimit / solimplimit as the limit's natural frequency,
+  // sqrt(d / (1 - d)) / (d tc zeta) / (2 pi) with d = dmax (the Robotiq 2F-85's 0.005 1 and
+  // 0.95 0.99: 320 Hz); without them the joint has none of its own (0: s2r_joint_hertz)
+  Model m = Load(head + "<joint solreflimit='0.005 1' solimplimit='0.95 0.99 0.001' margin='0.01'/>" + tail);
+  EXPECT_NEAR(m.joint_limit_hertz[0], std::sqrt(99.0) / (0.99 * 0.005) / (2 * M_PI), 1e-3);
+  EXPECT_TRUE(HasNote(m, "solreflimit / solimplimit are mapped onto the limit's natural frequency"));
+  EXPECT_TRUE(HasNote(m, "attribute 'margin' is not used"));
+  EXPECT_NEAR(Load(head + "<joint/>" + tail).joint_limit_hertz[0], 0, kTol);
+  EXPECT_TRUE(FailsAt(head + "<joint solreflimit='-100 -10'/>" + tail, 2,
+                      "attribute 'solreflimit' must be two numbers > 0"));
 }
 
 TEST(MjcfBody, MasslessWeldedBodyIsMergedIntoItsParent) {
