@@ -146,6 +146,10 @@ namespace s2r {
     "orientation in the body frame")                                                              \
   X(geom_friction, Real, Geom, 1, "", "1", NonNegative, "", (1),                                  \
     "sliding (Coulomb) friction coefficient; a pair uses the larger")                             \
+  X(geom_contact_hertz, Real, Geom, 1, "", "Hz", NonNegative, "", (0),                            \
+    "the geom's contact stiffness as a natural frequency; a pair takes the largest of its geoms' " \
+    "and contact_hertz (MJCF solref and solimp, mapped: docs/mjcf_subset.md); a scene whose geoms " \
+    "all have 0 runs a step without it (kernels/step_features.h), where per-world values are not used") \
   X(geom_restitution, Real, Geom, 1, "", "1", UnitInterval, "s2r_restitution", (0),               \
     "coefficient of restitution; a pair uses the larger")                                         \
   X(joint_range, Real, Joint, 2, "lo hi", "m or rad", Ordered, "", (0, 0),                        \

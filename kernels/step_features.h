@@ -46,8 +46,12 @@ inline unsigned StepFeaturesOf(const ModelView& m) {
     else if (m.body_tree != nullptr && m.body_tree[b] >= 0) f |= kStepTrees;
     else f |= kStepJointBlocks;
   }
-  // equalities and tendons couple articulated trees' joints (solver_coupling.h)
+  // equalities and tendons couple articulated trees' joints (solver_coupling.h); geoms with their
+  // own contact softness (geom_contact_hertz) are honoured by the variants with trees only
   if (m.nequality > 0 || m.ntendon > 0) f |= kStepTrees;
+  for (int g = 0; g < m.ngeom; ++g) {
+    if (m.geom_contact_hertz.At(0)[g] > Real(0)) f |= kStepTrees;
+  }
   for (int p = 0; p < m.npair; ++p) {
     for (int k = 0; k < 2; ++k) {
       if (m.geom_type[m.pair_geom[2 * p + k]] > kGeomBox) f |= kStepConvex;

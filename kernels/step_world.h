@@ -235,6 +235,8 @@ struct StepSoftness {
   Softness contact;         // dynamic vs dynamic
   Softness contact_static;  // against a static body: twice as stiff (Box2D v3)
   Softness joint;
+  Real contact_hertz;  // the scene's contact frequency (contact_hertz, uncapped) and damping ratio
+  Real contact_zeta;
 };
 
 // One pass over every constraint: contacts, then per joint its actuators and axis rows, then the
@@ -266,9 +268,7 @@ S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspac
     ContactManifold* mf = &ws->manifolds[k];
     SolverBody* a = &ws->bodies[mf->body_a];
     SolverBody* b = &ws->bodies[mf->body_b];
-    bool against_static = IsStatic(*a) || IsStatic(*b);
-    SolveManifold<kTrees>(red, mf, ws->constraints, a, b,
-                  against_static ? soft.contact_static : soft.contact, use_bias, inv_h, push, slop);
+    SolveManifold<kTrees>(red, mf, ws->constraints, a, b, mf->soft, use_bias, inv_h, push, slop);
   }
   if (kBlocks && ws->locks_together) {
     int rows = TotalBlockRows(m);
@@ -424,6 +424,8 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
   Real contact_zeta = m.contact_damping_ratio.At(world)[0];
   StepSoftness soft;
   soft.contact = MakeSoft(contact_hertz, contact_zeta, h);
+  soft.contact_hertz = m.contact_hertz.At(world)[0];
+  soft.contact_zeta = contact_zeta;
   soft.contact_static = MakeSoft(Min(Real(2) * contact_hertz, max_hertz), contact_zeta, h);
   soft.joint = MakeSoft(Min(m.joint_hertz.At(world)[0], max_hertz),
                         m.joint_damping_ratio.At(world)[0], h);
@@ -454,6 +456,7 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
   int nold = s.contact_count(world);
   const Real* friction = m.geom_friction.At(world);
   const Real* restitution = m.geom_restitution.At(world);
+  const Real* geom_hertz = m.geom_contact_hertz.At(world);
   Real match_radius = Real(2) * m.speculative_distance.At(world)[0];
   // last step's points of the current geom pair: [old_first, old_end) (each pair's points are
   // contiguous, in the same narrow-phase order)
@@ -507,6 +510,16 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
     PrepareManifold<kTrees>(red, mf, ws->constraints, first, c - first, a, b);
     int ga = ws->contacts[first].geom_a, gb = ws->contacts[first].geom_b;
     mf->friction = Max(friction[ga], friction[gb]);
+    // softness: the scene's, twice as stiff against a static body (Box2D v3); a pair whose geoms
+    // set their own frequency (MJCF solref / solimp) above the scene's takes it, doubled against a
+    // static body and capped like the scene's; compiled into the variants with articulated trees (StepFeaturesOf puts a
+    // scene whose geoms set it there), which keeps it out of the bench scenes' registers
+    const bool against_static = IsStatic(a) || IsStatic(b);
+    mf->soft = against_static ? soft.contact_static : soft.contact;
+    const Real hertz = kTrees ? Max(geom_hertz[ga], geom_hertz[gb]) : Real(0);
+    if (kTrees && hertz > soft.contact_hertz) {
+      mf->soft = MakeSoft(Min(against_static ? Real(2) * hertz : hertz, Real(0.25) / h), soft.contact_zeta, h);
+    }
     WarmStartManifoldFriction(mf, old, nold, ga, gb, a.com + mf->anchor_a, h);
   }
 

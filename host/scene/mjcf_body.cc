@@ -69,6 +69,7 @@ class BodyReader {
   void NoteAttributes(const Layers& layers, const char* kind,
                       std::initializer_list<const char*> attrs, const std::string& why);
   void ReadJoint(pugi::xml_node n, int body, const std::string& type, const Layers& layers);
+  double SoftnessHertz(pugi::xml_node n, const Layers& layers, const char* ref_attr, const char* imp_attr);
   void ReadSite(pugi::xml_node n, int body, int childclass, const Frame& offset = Frame());
   void ReadInertial(pugi::xml_node n, int body);
 
@@ -305,6 +306,37 @@ void BodyReader::MergeIntoParent(pugi::xml_node n, int parent, const Frame& worl
   for (pugi::xml_node b : bodies) ReadBody(b, parent, world, childclass);
 }
 
+// MuJoCo's soft constraint (solref timeconst, dampratio; solimp dmax) as the natural frequency of
+// the s2r soft constraint that sinks as far under a steady load: MuJoCo keeps a fraction d of its
+// reference acceleration -k r, k = 1 / (d timeconst dampratio)^2, so under a load a0 it sinks
+// r = (1 - d) a0 / (d k), and an s2r soft row of frequency omega sinks a0 / omega^2:
+// omega = sqrt(d / (1 - d)) / (d timeconst dampratio), d = dmax. Hz.
+double SteadyLoadHertz(double timeconst, double dampratio, double dmax) {
+  return std::sqrt(dmax / (1 - dmax)) / (dmax * timeconst * dampratio) / (2 * M_PI);
+}
+
+// solref / solimp pair `ref_attr` / `imp_attr` of an element as SteadyLoadHertz, or 0 when neither
+// is given (on the element or its classes)
+double BodyReader::SoftnessHertz(pugi::xml_node n, const Layers& layers, const char* ref_attr,
+                                 const char* imp_attr) {
+  if (!Source(layers, ref_attr) && !Source(layers, imp_attr)) return 0;
+  double ref[2] = {0.02, 1.0};
+  double imp[5] = {0.9, 0.95, 0.001, 0.5, 2.0};
+  LayeredReals(layers, ref_attr, ref);
+  LayeredReals(layers, imp_attr, imp);
+  pugi::xml_node src = Source(layers, ref_attr) ? Source(layers, ref_attr) : Source(layers, imp_attr);
+  if (!(ref[0] > 0) || !(ref[1] > 0)) {
+    file_.Fail(n, std::string("attribute '") + ref_attr + "' must be two numbers > 0 (timeconst dampratio; "
+                  "s2r has no direct stiffness/damping form), got " + Num(ref[0]) + " " + Num(ref[1]) +
+                  file_.Origin(src));
+  }
+  if (!(imp[1] > 0 && imp[1] < 1)) {
+    file_.Fail(n, std::string("attribute '") + imp_attr + "': dmax must be in (0, 1), got " + Num(imp[1]) +
+                  file_.Origin(src));
+  }
+  return SteadyLoadHertz(ref[0], ref[1], imp[1]);
+}
+
 void BodyReader::ReadJoint(pugi::xml_node n, int body, const std::string& type,
                            const Layers& layers) {
   const bool free = type == "free";
@@ -382,27 +414,11 @@ void BodyReader::ReadJoint(pugi::xml_node n, int body, const std::string& type,
     }
   }
   // limit softness: MuJoCo's solreflimit / solimplimit, when given, as the natural frequency of
-  // the s2r soft limit that sinks as far under a steady load (docs/mjcf_subset.md): MuJoCo's
-  // limit force keeps a fraction d of its reference acceleration -k r, k = 1 / (dmax tc zeta)^2,
-  // so under a load a0 it sinks r = (1 - d) a0 / (d k), and a spring of frequency omega sinks
-  // a0 / omega^2: omega = sqrt(d / (1 - d)) / (dmax tc zeta), d = dmax. Not given: the scene's
-  // s2r_joint_hertz.
-  if (Source(layers, "solreflimit") || Source(layers, "solimplimit")) {
-    double ref[2] = {0.02, 1.0};
-    double imp[5] = {0.9, 0.95, 0.001, 0.5, 2.0};
-    LayeredReals(layers, "solreflimit", ref);
-    LayeredReals(layers, "solimplimit", imp);
+  // the s2r soft limit that sinks as far under a steady load (SteadyLoadHertz); not given: the
+  // scene's s2r_joint_hertz
+  if (double hz = SoftnessHertz(n, layers, "solreflimit", "solimplimit"); hz > 0) {
+    m_.joint_limit_hertz[j] = static_cast<Real>(hz);
     pugi::xml_node src = Source(layers, "solreflimit") ? Source(layers, "solreflimit") : Source(layers, "solimplimit");
-    if (!(ref[0] > 0) || !(ref[1] > 0)) {
-      file_.Fail(n, "attribute 'solreflimit' must be two numbers > 0 (timeconst dampratio; s2r has no "
-                    "direct stiffness/damping form), got " + Num(ref[0]) + " " + Num(ref[1]) + file_.Origin(src));
-    }
-    if (!(imp[1] > 0 && imp[1] < 1)) {
-      file_.Fail(n, "attribute 'solimplimit': dmax must be in (0, 1), got " + Num(imp[1]) + file_.Origin(src));
-    }
-    const double d = imp[1];
-    const double omega = std::sqrt(d / (1 - d)) / (d * ref[0] * ref[1]);
-    m_.joint_limit_hertz[j] = static_cast<Real>(omega / (2 * M_PI));
     s_.Note(src, "joint.solreflimit",
             "solreflimit / solimplimit are mapped onto the limit's natural frequency "
             "(joint_limit_hertz, docs/mjcf_subset.md); solimp's width and shape are not used");
@@ -500,8 +516,15 @@ void BodyReader::ReadGeom(pugi::xml_node n, int body, bool body_static, bool mas
       file_.Fail(n, "attribute 'shellinertia' is not supported" + file_.Origin(src));
     }
   }
-  NoteAttributes(layers, "geom", {"solref", "solimp", "solmix"},
-                 "s2r's contact softness is s2r_contact_hertz / s2r_contact_damping_ratio");
+  // contact softness: solref / solimp, when given, as the geom's own contact frequency
+  // (SteadyLoadHertz); a pair takes the largest of its geoms' and the scene's s2r_contact_hertz
+  const double contact_hertz = SoftnessHertz(n, layers, "solref", "solimp");
+  if (contact_hertz > 0) {
+    s_.Note(Source(layers, "solref") ? Source(layers, "solref") : Source(layers, "solimp"), "geom.solref",
+            "solref / solimp are mapped onto the geom's contact frequency (geom_contact_hertz, "
+            "docs/mjcf_subset.md); solimp's width and shape are not used");
+  }
+  NoteAttributes(layers, "geom", {"solmix"}, "a contact pair takes the stiffer of its geoms' softness");
   NoteAttributes(layers, "geom", {"margin", "gap"},
                  "s2r creates contacts within s2r_speculative_distance");
   NoteAttributes(layers, "geom", {"priority"},
@@ -650,6 +673,7 @@ void BodyReader::ReadGeom(pugi::xml_node n, int body, bool body_static, bool mas
   m_.geom_contype[g] = contype;
   m_.geom_conaffinity[g] = conaffinity;
   m_.geom_restitution[g] = 0;
+  m_.geom_contact_hertz[g] = static_cast<Real>(contact_hertz);
   if (type != kGeomPlane) {
     double volume = type == kGeomSphere     ? 4.0 / 3.0 * kPiD * std::pow(size[0], 3)
                     : type == kGeomCapsule  ? kPiD * size[0] * size[0] * 2.0 * size[1] +

@@ -636,7 +636,11 @@ TEST(MjcfGeom, ContactAttributesMappedNotedOrRejected) {
   // mass from the two density geoms only; the mass="0" geom adds none
   EXPECT_NEAR(m.body_mass[1], 2 * 1000 * 4.0 / 3.0 * M_PI * 0.001, 1e-4);
   EXPECT_TRUE(HasNote(m, "test.xml:4: <geom name='c'>: condim=4: s2r models sliding friction only"));
-  EXPECT_TRUE(HasNote(m, "attribute 'solref' is not used"));
+  // solref / solimp: the geom's own contact frequency, sqrt(d / (1 - d)) / (d tc zeta) / (2 pi)
+  // with d = solimp[1] = 0.95 (36.5 Hz); the others have none (0: the scene's s2r_contact_hertz)
+  EXPECT_NEAR(m.geom_contact_hertz[1], std::sqrt(19.0) / (0.95 * 0.01) / (2 * M_PI), 1e-3);
+  EXPECT_NEAR(m.geom_contact_hertz[0], 0, kTol);
+  EXPECT_TRUE(HasNote(m, "solref / solimp are mapped onto the geom's contact frequency"));
   EXPECT_TRUE(HasNote(m, "attribute 'margin' is not used"));
   EXPECT_TRUE(HasNote(m, "attribute 'priority' is not used"));
 }
