@@ -207,7 +207,7 @@ struct ContactManifold {
   ContactRow rows[3];       // tangent1, tangent2 (linear at the centre), twist (about the normal)
   Real tangent1_mass, tangent2_mass, twist_mass;
   Real friction;            // Coulomb coefficient
-  Softness soft;            // the pair's contact softness this step (scene or geom_contact_hertz)
+  Real hertz;               // the pair's own contact frequency (geom_contact_hertz), 0: the scene's
   Real tangent1_impulse, tangent2_impulse, twist_impulse;  // accumulated, N s / N m s per substep
 };
 

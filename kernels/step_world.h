@@ -268,7 +268,17 @@ S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspac
     ContactManifold* mf = &ws->manifolds[k];
     SolverBody* a = &ws->bodies[mf->body_a];
     SolverBody* b = &ws->bodies[mf->body_b];
-    SolveManifold<kTrees>(red, mf, ws->constraints, a, b, mf->soft, use_bias, inv_h, push, slop);
+    bool against_static = IsStatic(*a) || IsStatic(*b);
+    Softness contact = against_static ? soft.contact_static : soft.contact;
+    // a pair whose geoms set their own frequency (MJCF solref / solimp) above the scene's takes it,
+    // doubled against a static body and capped like the scene's; compiled into the variants with
+    // articulated trees only (StepFeaturesOf puts a scene whose geoms set it there), which keeps
+    // it out of the bench scenes' registers
+    if (kTrees && mf->hertz > soft.contact_hertz) {
+      contact = MakeSoft(Min(against_static ? Real(2) * mf->hertz : mf->hertz, Real(0.25) * inv_h),
+                         soft.contact_zeta, h);
+    }
+    SolveManifold<kTrees>(red, mf, ws->constraints, a, b, contact, use_bias, inv_h, push, slop);
   }
   if (kBlocks && ws->locks_together) {
     int rows = TotalBlockRows(m);
@@ -510,16 +520,7 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
     PrepareManifold<kTrees>(red, mf, ws->constraints, first, c - first, a, b);
     int ga = ws->contacts[first].geom_a, gb = ws->contacts[first].geom_b;
     mf->friction = Max(friction[ga], friction[gb]);
-    // softness: the scene's, twice as stiff against a static body (Box2D v3); a pair whose geoms
-    // set their own frequency (MJCF solref / solimp) above the scene's takes it, doubled against a
-    // static body and capped like the scene's; compiled into the variants with articulated trees (StepFeaturesOf puts a
-    // scene whose geoms set it there), which keeps it out of the bench scenes' registers
-    const bool against_static = IsStatic(a) || IsStatic(b);
-    mf->soft = against_static ? soft.contact_static : soft.contact;
-    const Real hertz = kTrees ? Max(geom_hertz[ga], geom_hertz[gb]) : Real(0);
-    if (kTrees && hertz > soft.contact_hertz) {
-      mf->soft = MakeSoft(Min(against_static ? Real(2) * hertz : hertz, Real(0.25) / h), soft.contact_zeta, h);
-    }
+    mf->hertz = kTrees ? Max(geom_hertz[ga], geom_hertz[gb]) : Real(0);  // SolveAll
     WarmStartManifoldFriction(mf, old, nold, ga, gb, a.com + mf->anchor_a, h);
   }
 
