@@ -1,9 +1,10 @@
-// Joint-space couplings (kernels/solver_coupling.h): <equality><joint> and fixed tendons with
-// their actuators, against closed forms. MuJoCo comparisons of the Panda gripper are in
+// Joint-space couplings (kernels/solver_coupling.h): <equality><joint>, <connect> and fixed
+// tendons with their actuators, and joint springs, against closed forms. MuJoCo comparisons of the Panda gripper are in
 // tests/python/test_robot_models.py.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -99,6 +100,86 @@ TEST(SolverCoupling, TendonMotorAppliesCoefTimesForceToEachJoint) {
   EXPECT_NEAR(run.Q("a"), 0.5 * 2 * 0.01, 1e-4);   // 1%
   EXPECT_NEAR(run.Q("b"), -0.5 * 1 * 0.01, 5e-5);  // 1%
   EXPECT_NEAR(run.engine.state().view.actuator_force(0)[0], 0.1, 1e-6);
+}
+
+TEST(SolverCoupling, JointSpringOscillatesAtItsNaturalPeriod) {
+  // a hinge with inertia 0.01 kg m^2 about its axis (gravity along it: no torque), stiffness
+  // 1 N m/rad about springref 0.2 rad, released at q = 0: q(t) = 0.2 (1 - cos(10 t))
+  Rollout run(LoadMjcfString(R"(<mujoco><compiler angle="radian"/>
+  <option timestep="0.001"/>
+  <custom><numeric name="s2r_control_hz" data="1000"/></custom>
+  <worldbody><body><joint name="j" axis="0 0 1" stiffness="1" springref="0.2"/>
+    <inertial pos="0 0 0" mass="1" diaginertia="0.01 0.01 0.01"/></body></worldbody>
+</mujoco>)", "spring.xml"));
+  const double half_period = M_PI / 10;  // 0.314 s
+  run.Hold({}, half_period);
+  ASSERT_EQ(run.engine.state().status[0], kWorldOk);
+  const double t1 = std::lround(half_period * 1000) / 1000.0;
+  // explicit spring at a 1 ms step: measured 1.7e-6 / 3.5e-6 rad off the closed form (float32)
+  EXPECT_NEAR(run.Q("j"), 0.2 * (1 - std::cos(10 * t1)), 1e-4) << "the far turning point";
+  run.Hold({}, half_period);
+  const double t2 = 2 * t1;
+  EXPECT_NEAR(run.Q("j"), 0.2 * (1 - std::cos(10 * t2)), 1e-4) << "back where it started after a period";
+}
+
+// A planar crank-rocker four-bar in the x-z plane (hinges along -y: positive turns +x toward
+// +z): crank A-B (a), coupler B-C (b), rocker D-C (c), ground A-D (d); the coupler's end C held on
+// the rocker's by an <equality><connect>. With the crank at angle t, C is where the circles about
+// B (radius b) and D (radius c) meet, on the branch of the assembled configuration.
+struct FourBar {
+  double a = 0.1, b = 0.3, c = 0.25, d = 0.3;
+  // C for crank angle t (x, z), the branch above the ground line
+  void Coupler(double t, double* cx, double* cz) const {
+    const double bx = a * std::cos(t), bz = a * std::sin(t);
+    const double ex = d - bx, ez = -bz, l = std::hypot(ex, ez);
+    const double along = (b * b - c * c + l * l) / (2 * l), across = std::sqrt(b * b - along * along);
+    *cx = bx + (along * ex - across * ez) / l;
+    *cz = bz + (along * ez + across * ex) / l;
+  }
+  double Rocker(double t) const {
+    double cx, cz;
+    Coupler(t, &cx, &cz);
+    return std::atan2(cz, cx - d);
+  }
+};
+
+TEST(SolverCoupling, ConnectClosesAFourBarLoop) {
+  const FourBar fb;
+  const double t0 = M_PI / 2;  // the reference configuration: crank straight up
+  double cx, cz;
+  fb.Coupler(t0, &cx, &cz);
+  const double bx = 0, bz = fb.a;
+  char xml[2048];
+  std::snprintf(xml, sizeof(xml), R"(<mujoco><compiler angle="radian"/>
+  <option timestep="0.001" gravity="0 0 0"/>
+  <worldbody>
+    <body name="crank"><joint name="crank" axis="0 -1 0"/>
+      <geom type="capsule" fromto="0 0 0 %.9f 0 %.9f" size="0.01" mass="0.1" contype="0" conaffinity="0"/>
+      <body name="coupler" pos="%.9f 0 %.9f"><joint name="coupler" axis="0 -1 0"/>
+        <geom type="capsule" fromto="0 0 0 %.9f 0 %.9f" size="0.01" mass="0.2" contype="0" conaffinity="0"/>
+      </body>
+    </body>
+    <body name="rocker" pos="%.9f 0 0"><joint name="rocker" axis="0 -1 0"/>
+      <geom type="capsule" fromto="0 0 0 %.9f 0 %.9f" size="0.01" mass="0.15" contype="0" conaffinity="0"/>
+    </body>
+  </worldbody>
+  <equality><connect body1="coupler" body2="rocker" anchor="%.9f 0 %.9f" solref="0.005 1"/></equality>
+  <actuator><position joint="crank" kp="20" kv="1"/></actuator>
+</mujoco>)",
+                bx, bz, bx, bz, cx - bx, cz - bz, fb.d, cx - fb.d, cz, cx - bx, cz - bz);
+  Model m = LoadMjcfString(xml, "fourbar.xml");
+  ASSERT_EQ(m.nequality(), 1);
+  EXPECT_GE(m.body_tree[m.BodyId("rocker")], 0);  // the connect makes the rocker a tree
+  Rollout run(m);
+  const double phi0 = fb.Rocker(t0);
+  for (double target : {0.5, 1.5, -0.8}) {
+    run.Hold({Real(target)}, 1.0);
+    ASSERT_EQ(run.engine.state().status[0], kWorldOk);
+    const double crank = run.Q("crank");
+    EXPECT_NEAR(crank, target, 0.05) << "the servo turns the crank through the loop";
+    // the rocker follows the loop's closed form for the crank's actual angle (measured 2e-8 rad)
+    EXPECT_NEAR(run.Q("rocker"), fb.Rocker(t0 + crank) - phi0, 1e-4) << "crank " << crank;
+  }
 }
 
 }  // namespace
