@@ -1,6 +1,7 @@
 // Joint-space couplings (kernels/solver_coupling.h): <equality><joint>, <connect> and fixed
-// tendons with their actuators, and joint springs, against closed forms. MuJoCo comparisons of the Panda gripper are in
-// tests/python/test_robot_models.py.
+// tendons with their actuators, and joint springs, against closed forms. MuJoCo comparisons of
+// the Panda gripper are in tests/python/test_robot_models.py, of the Robotiq 2F-85 in
+// tests/python/test_robotiq_2f85.py.
 #include <gtest/gtest.h>
 
 #include <cmath>
