@@ -2,9 +2,9 @@
 """Helpers of `bench/run_arm_bench.sh MACHINE arms` (the published arms, s2r vs MuJoCo).
 
     arms_bench.py strip WORK
-        copies the UR5e and Panda scenes into WORK without their mesh geoms and mesh assets, for
-        MuJoCo (every mesh geom of these two files is visual: contype = conaffinity = 0 in a body
-        with an <inertial>, which s2r skips too; their mesh files are not shipped)
+        copies the UR5e, Panda and UR5e + 2F-85 scenes into WORK without their mesh geoms and mesh
+        assets, for MuJoCo (every mesh geom of these files is visual: contype = conaffinity = 0 in
+        a body with an <inertial>, which s2r skips too; their mesh files are not shipped)
     arms_bench.py report JSONL MD MACHINE LOAD_BEFORE LOAD_AFTER
         writes the markdown table of the run's rows (s2r / MuJoCo ratio per scene and world count)
 """
@@ -16,7 +16,8 @@ import sys
 
 ROBOTS = pathlib.Path(__file__).resolve().parent.parent / "configs" / "robots"
 SCENES = {"universal_robots_ur5e": ("scene.xml", "ur5e.xml"),
-          "franka_emika_panda": ("scene_s2r.xml", "mjx_panda_s2r.xml")}
+          "franka_emika_panda": ("scene_s2r.xml", "mjx_panda_s2r.xml"),
+          "ur5e_2f85": ("scene.xml", "ur5e_2f85.xml")}
 
 
 def strip_meshes(text):
@@ -49,17 +50,20 @@ def report(jsonl, md, machine, load_before, load_after):
            f"average before {load_before}, after {load_after}: the dev machine (2 cores) is shared "
            "with other workers' builds, so compare the rows of this one run (the ratio), not "
            "absolute numbers across runs.\n",
+           "A world that goes non-finite or runaway is frozen by s2r (it stops stepping, and costs nothing "
+           "after): `frozen` counts them at the end of a run, and a row with frozen worlds overstates "
+           "s2r's rate.\n",
            "| scene | worlds | s2r env-steps/s | MuJoCo env-steps/s | s2r / MuJoCo | spread s2r | spread MuJoCo "
-           "| s2r substeps (contact / none) | s2r contacts per world |",
-           "|---|---:|---:|---:|---:|---:|---:|---|---:|"]
-    for scene in ("ur5e", "panda"):
+           "| s2r substeps (contact / none) | s2r contacts per world | s2r frozen |",
+           "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
+    for scene in ("ur5e", "panda", "ur5e_2f85"):
         for w in (64, 256):
             s, m = by[f"s2r {scene} {w}"], by[f"mujoco {scene} {w}"]
             out.append(f"| {scene} | {w} | {s['env_steps_per_s']:.0f} | {m['env_steps_per_s']:.0f} "
                        f"| {s['env_steps_per_s'] / m['env_steps_per_s']:.2f}x | {spread(s):.2f} | "
                        f"{spread(m):.2f} | {s.get('substeps', '?')} / "
                        f"{s.get('substeps_no_contact') or s.get('substeps', '?')} | "
-                       f"{s.get('contacts_per_step', float('nan')):.2f} |")
+                       f"{s.get('contacts_per_step', float('nan')):.2f} | {s.get('frozen_worlds', '?')} |")
     pathlib.Path(md).write_text("\n".join(out) + "\n")
     print("\n".join(out))
 

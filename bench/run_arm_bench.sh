@@ -17,8 +17,9 @@
 #
 #   bench/run_arm_bench.sh MACHINE arms     (the published arms)
 #
-# Rows for Menagerie's UR5e (configs/robots/universal_robots_ur5e/scene.xml) and the s2r Panda
-# scene (configs/robots/franka_emika_panda/scene_s2r.xml), each at 64 and 256 worlds, 1 thread:
+# Rows for Menagerie's UR5e (configs/robots/universal_robots_ur5e/scene.xml), the s2r Panda
+# scene (configs/robots/franka_emika_panda/scene_s2r.xml) and the UR5e with the Robotiq 2F-85
+# (configs/robots/ur5e_2f85/scene.xml), each at 64 and 256 worlds, 1 thread:
 # s2r at the files' 0.002 s step and MuJoCo at the same 0.002 s, the same env-steps, both from the
 # keyframe "home" (MuJoCo loads a copy without the mesh geoms: all are visual in these two files,
 # and their mesh files are not shipped). Writes bench/results/MACHINE/arms_bench.jsonl and .md.
@@ -68,11 +69,13 @@ if [[ "$SUITE" == arms ]]; then
   "$PYTHON" bench/arms_bench.py strip "$WORK"
   for w in 64 256; do
     WORLDS=$w
-    echo "== UR5e and Panda, $WORLDS worlds, 1 thread" >&2
+    echo "== UR5e, Panda, UR5e + 2F-85, $WORLDS worlds, 1 thread" >&2
     s2r_row "s2r ur5e $w" "$S2R" configs/robots/universal_robots_ur5e/scene.xml 50
     mj_row "mujoco ur5e $w" "$WORK/universal_robots_ur5e/scene.xml" 50 0.002
     s2r_row "s2r panda $w" "$S2R" configs/robots/franka_emika_panda/scene_s2r.xml 50
     mj_row "mujoco panda $w" "$WORK/franka_emika_panda/scene_s2r.xml" 50 0.002
+    s2r_row "s2r ur5e_2f85 $w" "$S2R" configs/robots/ur5e_2f85/scene.xml 50
+    mj_row "mujoco ur5e_2f85 $w" "$WORK/ur5e_2f85/scene.xml" 50 0.002
   done
   LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)"
   cat "$TMP" > "$OUT_DIR/arms_bench.jsonl"

@@ -114,49 +114,64 @@ S2R_HD Real EqualityBiasRate(const ModelView& m, int world, int e, Real h) {
 
 // --- connect ---------------------------------------------------------------------------------
 
-// relative pivot below which a connect's 3 x 3 W is taken as singular along that direction
-constexpr Real kConnectPivot = Real(1e-6);
+// Relative pivot below which a connect's 3 x 3 W is taken as singular along that direction. A
+// planar loop's W is exactly singular along its hinges' axis, but built from M^-1 and the rows in
+// world axes its pivot there is rounding noise: about 1e-6 of the largest in float when the loop
+// is turned off the world axes (a gripper on a moving arm), where a noise pivot kept divides the
+// rows' rounding by itself and flings the linkage. So 1e-4 in float, 1e-8 in double.
+constexpr Real kConnectPivot = sizeof(Real) == 4 ? Real(1e-4) : Real(1e-8);
 
-// A connect's three rows at the substep start: J (row a: the world axis a component of the
-// relative velocity p1-dot - p2-dot per unit q-dot, dense over the ranks) and C = p1 - p2.
+// A connect's three rows at the substep start: C = p1 - p2 and J (row a: the world axis a
+// component of the relative velocity p1-dot - p2-dot per unit q-dot) on the n ranks that move one
+// point and not the other. A rank that is an ancestor of both bodies turns both points about
+// the same axis: its column a x (p1 - p2) vanishes with C, and it is left out (two fingers'
+// closing loops on an arm are 4 ranks each, not the arm's 6 as well).
 struct ConnectRows {
+  int32_t n = 0;
+  int32_t rank[kMaxTreeDofs];
   Real j[3][kMaxTreeDofs];
   Vec3 c;
 };
 
-// body b's point (world) at its current pose, and its rows' terms (sign +1 for body1, -1 body2)
-S2R_HD Vec3 ConnectPoint(const TreeSet& t, const SolverBody& b, Vec3 local, Real sign,
-                         ConnectRows* rows) {
-  Vec3 p = b.com + Rotate(b.rot, local - b.ipos);
-  if (b.tree < 0) return p;  // fixed: contributes no velocity
-  for (int k = b.tree; k >= 0; k = t.parent[k]) {
-    if (TreeIsWeld(t, k)) continue;
-    Vec3 a = LoadVec3(t.axis_now + 3 * k);
-    Vec3 col = TreeIsHinge(t, k) ? Cross(a, p - LoadVec3(t.anchor_now + 3 * k)) : a;
-    rows->j[0][k] += sign * col.x;
-    rows->j[1][k] += sign * col.y;
-    rows->j[2][k] += sign * col.z;
-  }
-  return p;
+// the ranks from tree body `rank` up to its root, as a bit mask (0 for a fixed body)
+S2R_HD uint32_t TreeChainMask(const TreeSet& t, int rank) {
+  uint32_t mask = 0;
+  for (int k = rank; k >= 0; k = t.parent[k]) mask |= 1u << k;
+  return mask;
 }
 
 S2R_HD void MakeConnectRows(const ModelView& m, int world, const TreeSet& t, int e, ConnectRows* rows) {
-  for (int a = 0; a < 3; ++a) {
-    for (int k = 0; k < t.count; ++k) rows->j[a][k] = Real(0);
-  }
   const Real* anchor = m.equality_anchor.At(world) + 6 * e;
   const SolverBody& b1 = t.bodies[m.equality_body[2 * e]];
   const SolverBody& b2 = t.bodies[m.equality_body[2 * e + 1]];
-  Vec3 p1 = ConnectPoint(t, b1, LoadVec3(anchor), Real(1), rows);
-  Vec3 p2 = ConnectPoint(t, b2, LoadVec3(anchor + 3), Real(-1), rows);
+  const Vec3 p1 = b1.com + Rotate(b1.rot, LoadVec3(anchor) - b1.ipos);
+  const Vec3 p2 = b2.com + Rotate(b2.rot, LoadVec3(anchor + 3) - b2.ipos);
   rows->c = p1 - p2;
+  const uint32_t chain1 = b1.tree >= 0 ? TreeChainMask(t, b1.tree) : 0u;
+  const uint32_t chain2 = b2.tree >= 0 ? TreeChainMask(t, b2.tree) : 0u;
+  const uint32_t own = (chain1 ^ chain2) & ~t.weld;
+  int n = 0;
+  for (int k = 0; k < t.count; ++k) {
+    if (!((own >> k) & 1u)) continue;
+    const bool first = (chain1 >> k) & 1u;
+    const Vec3 p = first ? p1 : p2;
+    const Vec3 a = LoadVec3(t.axis_now + 3 * k);
+    Vec3 col = TreeIsHinge(t, k) ? Cross(a, p - LoadVec3(t.anchor_now + 3 * k)) : a;
+    if (!first) col = -col;
+    rows->rank[n] = k;
+    rows->j[0][n] = col.x;
+    rows->j[1][n] = col.y;
+    rows->j[2][n] = col.z;
+    ++n;
+  }
+  rows->n = n;
 }
 
 // q-dot += M^-1 J^T lambda
 S2R_HD void ConnectImpulse(const TreeSet& t, const ConnectRows& rows, Vec3 lambda) {
-  for (int k = 0; k < t.count; ++k) {
-    Real tau = rows.j[0][k] * lambda.x + rows.j[1][k] * lambda.y + rows.j[2][k] * lambda.z;
-    if (tau != Real(0)) TreeJointImpulse(t, k, tau);
+  for (int i = 0; i < rows.n; ++i) {
+    Real tau = rows.j[0][i] * lambda.x + rows.j[1][i] * lambda.y + rows.j[2][i] * lambda.z;
+    TreeJointImpulse(t, rows.rank[i], tau);
   }
 }
 
@@ -166,27 +181,25 @@ S2R_HD void SolveConnect(const ModelView& m, int world, const TreeSet& t, int e,
                          bool use_bias, Real h) {
   ConnectRows rows;
   MakeConnectRows(m, world, t, e, &rows);
-  const int r = t.count;
-  // W = J M^-1 J^T and the rows' velocities
+  const int r = t.count, n = rows.n;
+  // W = J M^-1 J^T and the rows' velocities, over the rows' n ranks
   Real w[3][3], rhs[3];
   Real bias[3] = {rows.c.x, rows.c.y, rows.c.z};
   const Real rate = use_bias ? EqualityBiasRate(m, world, e, h) : Real(0);
   for (int a = 0; a < 3; ++a) {
-    // W_ba = J_b M^-1 J_a^T, without a per-row M^-1 J^T vector (the device's stack frame)
     for (int b = 0; b <= a; ++b) {
       Real v = Real(0);
-      for (int k = 0; k < r; ++k) {
-        const Real jk = rows.j[a][k];
-        if (jk == Real(0)) continue;
+      for (int k = 0; k < n; ++k) {
+        const Real* minv_row = t.minv + rows.rank[k] * r;
         Real row = Real(0);
-        for (int i = 0; i < r; ++i) row += rows.j[b][i] * t.minv[k * r + i];
-        v += row * jk;
+        for (int i = 0; i < n; ++i) row += rows.j[b][i] * minv_row[rows.rank[i]];
+        v += row * rows.j[a][k];
       }
       w[b][a] = v;
       w[a][b] = v;
     }
     Real vel = Real(0);
-    for (int i = 0; i < r; ++i) vel += rows.j[a][i] * t.qdot[i];
+    for (int i = 0; i < n; ++i) vel += rows.j[a][i] * t.qdot[rows.rank[i]];
     rhs[a] = -(vel + rate * bias[a]);
   }
   // W = L D L^T, pivots below kConnectPivot of the largest diagonal dropped (a direction the

@@ -8,6 +8,7 @@ follower set MuJoCo's solreflimit / solimplimit. Both engines load the mesh-trim
 2f85_s2r.xml (trim_2f85.py: Menagerie's mesh files are not available here).
 """
 import importlib.util
+import json
 import os
 import subprocess
 
@@ -207,11 +208,9 @@ def test_ur5e_with_2f85_moves_and_closes_like_mujoco(tmp_path):
     on its flange, one articulated tree of 6 + 8 joints with the gripper's closed loops): from
     `home` the arm's servo targets move by (0.5, 0.3, -0.4, 0.3, 0.4, 0.8) rad along a smoothstep
     over 0.2-1.0 s while the gripper closes at 0.5 s; 2 s in all. Tolerances: the flange
-    (wrist_3_link) and both pads within 1 mm of MuJoCo's at 95 % of the 20 ms samples and 4 mm at
-    every sample (measured: 0.58 mm worst for the flange, 0.6 mm for the pads but one sample of
-    the left pad at 3.06 mm, at 0.32 s, as the arm's acceleration lifts the open linkage off its
-    coupler limit), and the closed pads' distance within 0.5 mm of MuJoCo's at 2 s (s2r 13.79 mm,
-    MuJoCo 13.50 mm)."""
+    (wrist_3_link) and both pads within 1 mm of MuJoCo's at 95 % of the 20 ms samples and 1.5 mm
+    at every sample (measured 0.56, 0.61 and 0.69 mm worst), and the closed pads' distance within
+    0.5 mm of MuJoCo's at 2 s (s2r 13.75 mm, MuJoCo 13.50 mm)."""
     # MuJoCo reads the UR5e's visual meshes, which are not shipped: a copy without mesh geoms
     folder = os.path.join(ROBOTS, "ur5e_2f85")
     (tmp_path / "ur5e_2f85.xml").write_text(strip_meshes(open(os.path.join(folder, "ur5e_2f85.xml")).read()))
@@ -246,5 +245,23 @@ def test_ur5e_with_2f85_moves_and_closes_like_mujoco(tmp_path):
           f"95th percentile {np.round(np.percentile(errors, 95, axis=0) * 1e3, 3)} mm; closed pads "
           f"{pads * 1e3:.2f} mm apart, MuJoCo {pads_mj * 1e3:.2f} mm")
     assert (np.percentile(errors, 95, axis=0) < 1e-3).all()
-    assert errors.max() < 4e-3
+    assert errors.max() < 1.5e-3
     assert abs(pads - pads_mj) < 5e-4
+
+
+def test_ur5e_with_2f85_survives_the_bench_script():
+    """`s2r bench` drives every actuator of builtin:ur5e_2f85/scene with its scripted sine over
+    the control range: the arm swings through +-pi/2 at 0.5 Hz with the gripper opening and
+    closing, for 4 s in 16 worlds. No world may be frozen (non-finite or runaway). In a float32
+    build with the connect's pivot threshold at 1e-6, 7 of these 16 worlds (19 of 64) blew up: with the loop
+    turned off the world axes by the arm, the rounding noise of W's singular pivot (the hinges'
+    axis) was kept and divided the rows' rounding by itself (kernels/solver_coupling.h,
+    kConnectPivot)."""
+    proc = subprocess.run([S2R_BIN, "bench", "--scene", "builtin:ur5e_2f85/scene", "--worlds", "16",
+                           "--control-steps", "200", "--backend", "cpu", "--threads", "1", "--repeats", "1",
+                           "--json"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout.splitlines()[0])
+    print(f"UR5e + 2F-85 bench script: {report['frozen_worlds']} frozen of 16, "
+          f"{report['env_steps_per_s']:.0f} env-steps/s")
+    assert report["frozen_worlds"] == 0
