@@ -59,14 +59,16 @@ TEST(SubstepsRule, PublishedScenes) {
   Model panda = LoadScene("builtin:franka_emika_panda/scene_s2r");
   EXPECT_EQ(panda.substeps, 4);
   EXPECT_EQ(panda.substeps_no_contact, 1);
-  // the MJX Panda couples its fingers by an equality: 4 in every step
+  // the MJX Panda couples its fingers by an equality, the 2F-85 (on the UR5e too) closes its loops
+  // by connects: 2 without contact points
   for (const char* scene : {"builtin:franka_emika_panda/scene_mjx", "builtin:franka_emika_panda/mjx_panda",
-                            "builtin:panda_pick"}) {
+                            "builtin:panda_pick", "builtin:robotiq_2f85/2f85_s2r", "builtin:ur5e_2f85/scene"}) {
     SCOPED_TRACE(scene);
     Model m = LoadScene(scene);
     EXPECT_EQ(m.substeps, 4);
-    EXPECT_EQ(m.substeps_no_contact, 0);
-    EXPECT_TRUE(Has(m.substeps_reason, "equality")) << m.substeps_reason;
+    EXPECT_EQ(m.substeps_no_contact, 2);
+    EXPECT_TRUE(Has(m.substeps_reason, "couples joints: 2 substeps in a step without contact points"))
+        << m.substeps_reason;
   }
   // scenes that give s2r_substeps keep it in every step, with no reason
   for (const char* scene : {"builtin:box_push", "builtin:pick_lift", "builtin:stack5", "builtin:peg_insert"}) {
@@ -78,7 +80,7 @@ TEST(SubstepsRule, PublishedScenes) {
   }
 }
 
-TEST(SubstepsRule, WhatKeepsEveryStepAtFour) {
+TEST(SubstepsRule, WhatKeepsEveryStepAtFourOrTwo) {
   // every joint in the tree, no coupling: 1 without contact points, with or without pairs
   for (int contype : {0, 1}) {
     Model arm = LoadText(Arm("", contype));
@@ -91,15 +93,20 @@ TEST(SubstepsRule, WhatKeepsEveryStepAtFour) {
   Model maximal = LoadText(Arm("    <numeric name='s2r_reduce_trees' data='0'/>\n", 0));
   EXPECT_EQ(maximal.substeps_no_contact, 0);
   EXPECT_TRUE(Has(maximal.substeps_reason, "joint 'j1' is stepped in maximal coordinates")) << maximal.substeps_reason;
-  // an equality coupling the two hinges
+  // an equality coupling the two hinges: 2 without contact points
   Model coupled = LoadText(Arm("", 0, "  <equality><joint name='c' joint1='j2' joint2='j1'/></equality>\n"));
-  EXPECT_EQ(coupled.substeps_no_contact, 0);
-  EXPECT_TRUE(Has(coupled.substeps_reason, "equality 'c'")) << coupled.substeps_reason;
-  // a fixed tendon
+  EXPECT_EQ(coupled.substeps_no_contact, 2);
+  EXPECT_TRUE(Has(coupled.substeps_reason, "equality 'c' couples joints: 2 substeps")) << coupled.substeps_reason;
+  // a fixed tendon: 2 as well
   Model tendon = LoadText(Arm("", 0, "  <tendon><fixed name='t'><joint joint='j1' coef='1'/>"
                                      "<joint joint='j2' coef='1'/></fixed></tendon>\n"));
-  EXPECT_EQ(tendon.substeps_no_contact, 0);
-  EXPECT_TRUE(Has(tendon.substeps_reason, "tendon 't'")) << tendon.substeps_reason;
+  EXPECT_EQ(tendon.substeps_no_contact, 2);
+  EXPECT_TRUE(Has(tendon.substeps_reason, "tendon 't' couples joints: 2 substeps")) << tendon.substeps_reason;
+  // a coupling does not lift a stiffer requirement: with a stiff servo, 4 in every step
+  Model coupled_servo = LoadText(Arm("", 0, "  <equality><joint name='c' joint1='j2' joint2='j1'/></equality>\n"
+                                            "  <actuator><position name='s' joint='j2' kp='1000'/></actuator>\n"));
+  EXPECT_EQ(coupled_servo.substeps_no_contact, 0);
+  EXPECT_TRUE(Has(coupled_servo.substeps_reason, "actuator 's'")) << coupled_servo.substeps_reason;
   // friction loss on a joint
   std::string lossy_xml = Arm("", 0);
   const std::string j1 = "<joint name='j1' type='hinge' axis='0 1 0'/>";
