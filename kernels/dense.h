@@ -38,7 +38,10 @@ S2R_HD void SpdInverseColumns(const Real* a, Real* inv, int r, int col0) {
     const Real d = a[i * r + i];
     for (int c = 0; c < kBlock; ++c) x[i][c] = i >= col0 + c ? s[c] * d : Real(0);
   }
-  for (int i = r - 1; i >= 0; --i) {
+  // entries below the block's first column only: the inverse is symmetric, so entry (i, col)
+  // with i < col is column i's entry col, which column i's solve (this block or an earlier one)
+  // stores; the back substitution stops there (half of it for the whole matrix)
+  for (int i = r - 1; i >= col0; --i) {
     Real s[kBlock];
     for (int c = 0; c < kBlock; ++c) s[c] = x[i][c];
     for (int p = i + 1; p < r; ++p) {
@@ -48,9 +51,14 @@ S2R_HD void SpdInverseColumns(const Real* a, Real* inv, int r, int col0) {
     const Real d = a[i * r + i];
     for (int c = 0; c < kBlock; ++c) x[i][c] = s[c] * d;
   }
-  // symmetric: rows = columns
+  // column col and its mirror row from the entries at and below the diagonal: the stored inverse
+  // is exactly symmetric, each pair of entries from one solve
   for (int c = 0; c < kBlock && col0 + c < r; ++c) {
-    for (int i = 0; i < r; ++i) inv[(col0 + c) * r + i] = x[i][c];
+    const int col = col0 + c;
+    for (int i = col; i < r; ++i) {
+      inv[col * r + i] = x[i][c];
+      inv[i * r + col] = x[i][c];
+    }
   }
 }
 
@@ -62,17 +70,25 @@ S2R_HD void SpdInverseColumns(const Real* a, Real* inv, int r, int col0) {
 // holds them (a 10-joint arm: 8 + 2, not 8 + 8 of which 6 are padding).
 template <int kMax, int kBlock = kSpdInverseBlock>
 S2R_HD bool SpdInverse(Real* a, Real* inv, int r) {
-  for (int i = 0; i < r; ++i) {
-    for (int k = 0; k <= i; ++k) {
-      Real s = a[i * r + k];
-      for (int p = 0; p < k; ++p) s -= a[i * r + p] * a[k * r + p];
-      if (i == k) {
-        if (!(s > Real(0))) return false;
-        a[i * r + i] = Real(1) / Sqrt(s);
-      } else {
-        a[i * r + k] = s * a[k * r + k];
-      }
+  // Right-looking, on the upper triangle (row k of U = L^T is column k of L, contiguous): step k
+  // takes the pivot, scales row k, and subtracts its outer product from the rows below, whose
+  // updates are independent of one another (they overlap and vectorize; a dot product per entry
+  // was one serial chain of R^3 / 6 subtractions). Each entry still subtracts its terms in the
+  // order p = 0, 1, ..., so L is the same to the bit as the dot-product form's.
+  for (int k = 0; k < r; ++k) {
+    const Real s = a[k * r + k];
+    if (!(s > Real(0))) return false;
+    const Real d = Real(1) / Sqrt(s);
+    a[k * r + k] = d;
+    for (int j = k + 1; j < r; ++j) a[k * r + j] *= d;
+    for (int i = k + 1; i < r; ++i) {
+      const Real uki = a[k * r + i];
+      for (int j = i; j < r; ++j) a[i * r + j] -= uki * a[k * r + j];
     }
+  }
+  // L in the lower triangle, where the column solves read it
+  for (int i = 1; i < r; ++i) {
+    for (int k = 0; k < i; ++k) a[i * r + k] = a[k * r + i];
   }
   constexpr int kBlock4 = kBlock < 4 ? kBlock : 4;
   constexpr int kBlock2 = kBlock < 2 ? kBlock : 2;

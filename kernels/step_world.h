@@ -381,7 +381,8 @@ S2R_HD void StoreJointPositions(const ModelView& m, const StateView& s, int worl
 }
 
 template <unsigned kFeatures = kStepAll>
-S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Workspace* ws) {
+S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Workspace* ws,
+                        bool carried = false) {
   constexpr bool kBlocks = (kFeatures & kStepJointBlocks) != 0;
   constexpr bool kSlides = (kFeatures & kStepSlideTrees) != 0;
   constexpr bool kTrees = (kFeatures & kStepTrees) != 0;
@@ -400,7 +401,7 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
     s.status(world) |= kWorldNonFinite;
     return;
   }
-  if (kTrees && !PrepareTree(m, world, red.tree, gravity)) {  // an articulated tree M cannot be factored
+  if (kTrees && !PrepareTree(m, world, red.tree, gravity, carried)) {  // an articulated tree M cannot be factored
     s.status(world) |= kWorldNonFinite;
     return;
   }
@@ -625,7 +626,7 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
     if (kTrees) TreeCorrectBias(m, world, red.tree, gravity, h);
     SyncTreeVelocities(red);
     for (int b = 1; b < m.nbody; ++b) IntegratePosition(&ws->bodies[b], h);
-    if (kTrees) TreeIntegratePosition(red.tree, h);
+    if (kTrees) TreeIntegratePosition(red.tree, h, ncon > 0);
     SolveAll<kFeatures>(m, s, world, ws, red, nman, soft, false, h);
   }
 
@@ -709,7 +710,9 @@ S2R_HD void ControlStep(const ModelView& m, const StateView& s, int world, Works
     } else if (k == 0 || k == whole || k == whole + 1) {
       ApplyDelayedAction(m, s, world, older, k < whole ? Real(1) : k == whole ? fraction : Real(0));
     }
-    PhysicsStep<kFeatures>(m, s, world, ws);
+    // after the first, each physics step continues from the tree coordinates the last one left
+    // in this world's step scratch (PrepareTree)
+    PhysicsStep<kFeatures>(m, s, world, ws, k > 0);
   }
   s.control_step(world) = step + 1;
 }

@@ -3,7 +3,9 @@
 // Each array is one line of S2R_WORKSPACE_ARRAYS: its element type, its element count for a model
 // (an expression over the ModelView `m`), and its lifetime:
 //   Step   written and read within one step: the CPU backend gives each thread one block and
-//          reuses it for every world that thread steps; CUDA gives each world its own
+//          reuses it for every world that thread steps; CUDA gives each world its own. A world's
+//          control step (ControlStep) runs all its physics steps on one block, so the tree block
+//          carries from one physics step to the next within it (PrepareTree), never further
 //   World  kept between a world's steps (the slide-tree block, solver_reduced.h): one block per
 //          world on every backend, rebuilt when the backend clears its validity word
 // ComputeWorkspaceLayout places the arrays of each lifetime in one block (every array starting on
@@ -44,7 +46,8 @@ S2R_HD int LockTogetherScratchSize(const ModelView& m) {
     "two vectors, the factor's envelope and each joint's lock coupling")                          \
   X(axis_prep, Real, AxisPrepSize(m), Step, "this step's axis-row coefficients")                  \
   X(tree, Real, TreeScratchSize(m.ntree), Step,                                                   \
-    "the world's articulated trees: M^-1, Jacobian axes and anchors, q, q-dot (solver_tree.h)")   \
+    "the world's articulated trees: M^-1, Jacobian axes and anchors, q, q-dot (solver_tree.h); " \
+    "q, q-dot and the end's kinematics carry between the physics steps of one control step")     \
   X(reduced, Real, ReducedScratchSize(m.nreduced), World,                                         \
     "the world's slide-tree block (solver_reduced.h)")                                            \
   X(reduced_valid, uint32_t, 1, World,                                                            \

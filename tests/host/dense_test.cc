@@ -60,5 +60,31 @@ TEST(Dense, SpdInverseBlockWidthIsBitIdentical) {
   EXPECT_FALSE((SpdInverse<32, 8>(bad.data(), inv.data(), 2)));
 }
 
+// The right-looking factorization subtracts each entry's terms in the dot-product form's order, so
+// its L is that form's to the bit; and the stored inverse is exactly symmetric (each pair of
+// entries comes from one column solve).
+TEST(Dense, FactorMatchesTheDotProductFormAndTheInverseIsSymmetric) {
+  std::mt19937 rng(11);
+  for (int r = 1; r <= 32; ++r) {
+    std::vector<Real> a = RandomSpd(r, &rng);
+    std::vector<Real> ref = a;
+    for (int i = 0; i < r; ++i) {  // L by dot products, row by row (1 / L_ii on the diagonal)
+      for (int k = 0; k <= i; ++k) {
+        Real s = ref[i * r + k];
+        for (int p = 0; p < k; ++p) s -= ref[i * r + p] * ref[k * r + p];
+        ref[i * r + k] = i == k ? Real(1) / std::sqrt(s) : s * ref[k * r + k];
+      }
+    }
+    std::vector<Real> f = a, inv(r * r);
+    ASSERT_TRUE((SpdInverse<32, 8>(f.data(), inv.data(), r)));
+    for (int i = 0; i < r; ++i) {
+      for (int k = 0; k <= i; ++k) {
+        EXPECT_EQ(f[i * r + k], ref[i * r + k]) << "r = " << r << ", L(" << i << ", " << k << ")";
+        EXPECT_EQ(inv[i * r + k], inv[k * r + i]) << "r = " << r << ", (" << i << ", " << k << ")";
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace s2r
