@@ -20,6 +20,17 @@
 // S2R_HDI: the small vector and quaternion operations (kernels/math_types.h), always inlined --
 // g++ otherwise leaves Rotate and the products as calls in the solver's hot loops
 
+// S2R_HOST_AVX2: on an x86-64 host built by g++, the function is compiled twice, for AVX2 and for
+// the baseline, and the loader picks the one the CPU runs (GCC's target_clones, an ifunc). For the
+// dense kernels whose loops vectorize across columns (kernels/dense.h): 8 lanes instead of 4. FMA
+// is not enabled, so no product is fused and the AVX2 clone's results equal the baseline's to the
+// bit (the same IEEE operations in the same order, wider). Nothing on the device or other hosts.
+#if !defined(__CUDACC__) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define S2R_HOST_AVX2 __attribute__((target_clones("avx2", "default")))
+#else
+#define S2R_HOST_AVX2
+#endif
+
 namespace s2r {
 
 #if defined(S2R_DOUBLE)

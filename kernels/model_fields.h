@@ -91,12 +91,13 @@ namespace s2r {
   X(hull_vert, Real, HullVert, 3, Input,                                                          \
     "convex hull vertices of the mesh geoms, each in its geom frame, m")                          \
   X(site_quat, Real, Site, 4, Input, "site orientation in its body frame")                        \
-  X(equality_type, int32_t, Equality, 1, Input, "EqualityType: joint coupling or connect")        \
+  X(equality_type, int32_t, Equality, 1, Input, "EqualityType: joint coupling, connect or weld") \
   X(equality_joint, int32_t, Equality, 2, Input,                                                  \
     "joint1 and joint2 of an <equality><joint> (joint2 -1: joint1 held at polycoef a0); -1 -1 "   \
-    "for a connect")                                                                              \
+    "for a connect or weld")                                                                      \
   X(equality_body, int32_t, Equality, 2, Input,                                                   \
-    "body1 and body2 of an <equality><connect> (0: the world); -1 -1 for a joint coupling")       \
+    "body1 and body2 of an <equality><connect> or <weld> (0: the world); -1 -1 for a joint "      \
+    "coupling")                                                                                   \
   X(equality_active, int32_t, Equality, 1, Input, "1 if the coupling is enforced (MJCF active)")  \
   X(tendon_wrap, int32_t, Tendon, 2, Input, "first wrap_joint row of a fixed tendon and its count")\
   X(wrap_joint, int32_t, Wrap, 1, Input, "joint of each fixed-tendon term")                       \
@@ -213,8 +214,13 @@ namespace s2r {
   X(equality_polycoef, Real, Equality, 5, "a0 a1 a2 a3 a4", "m or rad", Finite, "", (0, 1, 0, 0, 0), \
     "joint coupling q1 = a0 + a1 q2 + a2 q2^2 + a3 q2^3 + a4 q2^4 (MJCF polycoef)")              \
   X(equality_anchor, Real, Equality, 6, "x1 y1 z1 x2 y2 z2", "m", Finite, "", (0, 0, 0, 0, 0, 0),  \
-    "connect: the joined point in body1's frame and in body2's frame (MJCF anchor; the second "   \
-    "from the reference configuration)")                                                          \
+    "connect, weld: the joined point in body1's frame and in body2's frame (MJCF anchor, weld "   \
+    "relpose; the one not given from the reference configuration)")                              \
+  X(equality_relquat, Real, Equality, 4, "w x y z", "1", UnitQuat, "", (1, 0, 0, 0),              \
+    "weld: body2's orientation in body1's frame that the weld holds (MJCF relpose, or the "       \
+    "reference configuration's; with sites site1 quat * conj(site2 quat))")                      \
+  X(equality_torquescale, Real, Equality, 1, "", "m", NonNegative, "", (1),                       \
+    "weld: weight of the angular rows against the linear ones (MJCF torquescale; 0: a connect)")  \
   X(equality_solref, Real, Equality, 2, "timeconst dampratio", "s, 1", Positive, "", (0.02, 1),   \
     "how fast a coupling error is corrected: a spring of frequency 1 / (2 pi timeconst dampratio) " \
     "and damping ratio dampratio (MJCF solref)")

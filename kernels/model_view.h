@@ -57,7 +57,10 @@ enum TransmissionType : int32_t {
 enum EqualityType : int32_t {
   kEqualityJoint = 0,    // joint1 = polycoef(joint2) (MJCF <equality><joint>)
   kEqualityConnect = 1,  // a point of body1 held on a point of body2 (MJCF <equality><connect>)
+  kEqualityWeld = 2,     // body2's pose held relative to body1's (MJCF <equality><weld>)
 };
+// warm-start impulses per equality in the state (a weld's six rows)
+constexpr int kEqualityImpulseSlots = 6;
 
 struct ModelView {
   // --- sizes ---

@@ -1,5 +1,5 @@
-// Couplings in joint space: MJCF <equality><joint> and <connect>, and fixed tendons, on articulated
-// trees.
+// Couplings in joint space: MJCF <equality><joint>, <connect> and <weld>, and fixed tendons, on
+// articulated trees.
 //
 // Both are rows in the joint space of the reduced-coordinate trees (solver_tree.h): a row is a
 // sparse vector J over the tree ranks, its velocity J q-dot, its inverse effective mass
@@ -30,9 +30,14 @@
 //              moves its point in a plane only: W is singular along the hinges' axis, and the
 //              factorization drops a pivot below kConnectPivot of the largest (that direction is
 //              neither violated nor correctable by the joints).
-// Equality impulses are warm-started from the last step (the state's equality_impulse, three per
+//   weld       body2's pose held in body1's frame (MuJoCo's weld): the connect's three rows plus three
+//              angular ones, C = torquescale theta (theta: the rotation vector, world axes, taking
+//              body2's orientation to body1's times equality_relquat), J = torquescale (J_w1 - J_w2);
+//              the six solved together like the connect's three, redundant ones dropped as pivots.
+// Equality impulses are warm-started from the last step (the state's equality_impulse, six slots per
 // equality: a joint coupling's generalized impulse along J in the first, a connect's world-frame
-// impulse on body1); tendon actuators use the actuators' own warm start.
+// impulse on body1 in three, a weld's impulse and scaled angular impulse in six); tendon actuators
+// use the actuators' own warm start.
 #pragma once
 
 #include "kernels/solver_joint.h"
@@ -121,16 +126,25 @@ S2R_HD Real EqualityBiasRate(const ModelView& m, int world, int e, Real h) {
 // rows' rounding by itself and flings the linkage. So 1e-4 in float, 1e-8 in double.
 constexpr Real kConnectPivot = sizeof(Real) == 4 ? Real(1e-4) : Real(1e-8);
 
-// A connect's three rows at the substep start: C = p1 - p2 and J (row a: the world axis a
-// component of the relative velocity p1-dot - p2-dot per unit q-dot) on the n ranks that move one
-// point and not the other. A rank that is an ancestor of both bodies turns both points about
-// the same axis: its column a x (p1 - p2) vanishes with C, and it is left out (two fingers'
-// closing loops on an arm are 4 ranks each, not the arm's 6 as well).
-struct ConnectRows {
+// rows of a connect (3) or a weld (6)
+constexpr int kMaxBodyCouplingRows = 6;
+
+// The rows of a connect (three) or a weld (six) at the substep start: C and J (row a: component
+// a of the velocity of C per unit q-dot) on the n ranks that move one body and not the other.
+//   linear rows (both)   C = p1 - p2, the two points in world axes; a rank that is an ancestor of
+//                        both bodies turns both points about the same axis: its column
+//                        a x (p1 - p2) vanishes with C, and it is left out (two fingers' closing
+//                        loops on an arm are 4 ranks each, not the arm's 6 as well)
+//   angular rows (weld)  C = torquescale theta, theta the rotation vector (world axes) that takes
+//                        body2's orientation to the held one (body1's times equality_relquat),
+//                        so C-dot = torquescale (w1 - w2); an ancestor of both turns both alike
+//                        and is left out too
+struct BodyCouplingRows {
+  int32_t rows = 0;  // 3 (connect, or a weld with torquescale 0) or 6 (weld: linear, angular)
   int32_t n = 0;
   int32_t rank[kMaxTreeDofs];
-  Real j[3][kMaxTreeDofs];
-  Vec3 c;
+  Real j[kMaxBodyCouplingRows][kMaxTreeDofs];
+  Real c[kMaxBodyCouplingRows];
 };
 
 // the ranks from tree body `rank` up to its root, as a bit mask (0 for a fixed body)
@@ -140,13 +154,31 @@ S2R_HD uint32_t TreeChainMask(const TreeSet& t, int rank) {
   return mask;
 }
 
-S2R_HD void MakeConnectRows(const ModelView& m, int world, const TreeSet& t, int e, ConnectRows* rows) {
+S2R_HD void MakeBodyCouplingRows(const ModelView& m, int world, const TreeSet& t, int e,
+                                 BodyCouplingRows* rows) {
   const Real* anchor = m.equality_anchor.At(world) + 6 * e;
   const SolverBody& b1 = t.bodies[m.equality_body[2 * e]];
   const SolverBody& b2 = t.bodies[m.equality_body[2 * e + 1]];
   const Vec3 p1 = b1.com + Rotate(b1.rot, LoadVec3(anchor) - b1.ipos);
   const Vec3 p2 = b2.com + Rotate(b2.rot, LoadVec3(anchor + 3) - b2.ipos);
-  rows->c = p1 - p2;
+  const Vec3 c = p1 - p2;
+  rows->c[0] = c.x;
+  rows->c[1] = c.y;
+  rows->c[2] = c.z;
+  const Real scale = m.equality_type[e] == kEqualityWeld ? m.equality_torquescale.At(world)[e] : Real(0);
+  rows->rows = scale > Real(0) ? 6 : 3;
+  if (rows->rows == 6) {
+    // body2 -> held orientation, in body2's frame, then in world axes
+    Quat err = Conjugate(b2.rot) * (b1.rot * LoadQuat(m.equality_relquat.At(world) + 4 * e));
+    if (err.w < Real(0)) err = Quat{-err.w, -err.x, -err.y, -err.z};
+    const Vec3 v{err.x, err.y, err.z};
+    const Real sine = Length(v);
+    const Vec3 theta = sine > Real(0) ? (Real(2) * Atan2(sine, err.w) / sine) * v : Vec3{0, 0, 0};
+    const Vec3 cw = scale * Rotate(b2.rot, theta);
+    rows->c[3] = cw.x;
+    rows->c[4] = cw.y;
+    rows->c[5] = cw.z;
+  }
   const uint32_t chain1 = b1.tree >= 0 ? TreeChainMask(t, b1.tree) : 0u;
   const uint32_t chain2 = b2.tree >= 0 ? TreeChainMask(t, b2.tree) : 0u;
   const uint32_t own = (chain1 ^ chain2) & ~t.weld;
@@ -156,85 +188,97 @@ S2R_HD void MakeConnectRows(const ModelView& m, int world, const TreeSet& t, int
     const bool first = (chain1 >> k) & 1u;
     const Vec3 p = first ? p1 : p2;
     const Vec3 a = LoadVec3(t.axis_now + 3 * k);
-    Vec3 col = TreeIsHinge(t, k) ? Cross(a, p - LoadVec3(t.anchor_now + 3 * k)) : a;
-    if (!first) col = -col;
+    const bool hinge = TreeIsHinge(t, k);
+    Vec3 col = hinge ? Cross(a, p - LoadVec3(t.anchor_now + 3 * k)) : a;
+    Vec3 ang = hinge ? scale * a : Vec3{0, 0, 0};
+    if (!first) {
+      col = -col;
+      ang = -ang;
+    }
     rows->rank[n] = k;
     rows->j[0][n] = col.x;
     rows->j[1][n] = col.y;
     rows->j[2][n] = col.z;
+    if (rows->rows == 6) {
+      rows->j[3][n] = ang.x;
+      rows->j[4][n] = ang.y;
+      rows->j[5][n] = ang.z;
+    }
     ++n;
   }
   rows->n = n;
 }
 
 // q-dot += M^-1 J^T lambda
-S2R_HD void ConnectImpulse(const TreeSet& t, const ConnectRows& rows, Vec3 lambda) {
+S2R_HD void BodyCouplingImpulse(const TreeSet& t, const BodyCouplingRows& rows, const Real* lambda) {
   for (int i = 0; i < rows.n; ++i) {
-    Real tau = rows.j[0][i] * lambda.x + rows.j[1][i] * lambda.y + rows.j[2][i] * lambda.z;
+    Real tau = Real(0);
+    for (int a = 0; a < rows.rows; ++a) tau += rows.j[a][i] * lambda[a];
     TreeJointImpulse(t, rows.rank[i], tau);
   }
 }
 
-// One exact solve of connect e's rows: the impulse that takes J q-dot to -bias_rate C (solve
-// pass) or 0 (relax pass), accumulated into lambda (world frame, on body1).
-S2R_HD void SolveConnect(const ModelView& m, int world, const TreeSet& t, int e, Real* lambda,
-                         bool use_bias, Real h) {
-  ConnectRows rows;
-  MakeConnectRows(m, world, t, e, &rows);
-  const int r = t.count, n = rows.n;
+// One exact solve of connect or weld e's rows: the impulse that takes J q-dot to -bias_rate C
+// (solve pass) or 0 (relax pass), accumulated into lambda (world axes: force on body1, then a
+// weld's torque on body1 times torquescale).
+S2R_HD void SolveBodyCoupling(const ModelView& m, int world, const TreeSet& t, int e, Real* lambda,
+                              bool use_bias, Real h) {
+  BodyCouplingRows rows;
+  MakeBodyCouplingRows(m, world, t, e, &rows);
+  const int r = t.count, n = rows.n, nr = rows.rows;
   // W = J M^-1 J^T and the rows' velocities, over the rows' n ranks
-  Real w[3][3], rhs[3];
-  Real bias[3] = {rows.c.x, rows.c.y, rows.c.z};
+  Real w[kMaxBodyCouplingRows][kMaxBodyCouplingRows], rhs[kMaxBodyCouplingRows];
   const Real rate = use_bias ? EqualityBiasRate(m, world, e, h) : Real(0);
-  for (int a = 0; a < 3; ++a) {
+  for (int a = 0; a < nr; ++a) {
+    Real x[kMaxTreeDofs];  // (M^-1 J^T)_a over the rows' ranks
+    for (int k = 0; k < n; ++k) {
+      const Real* minv_row = t.minv + rows.rank[k] * r;
+      Real v = Real(0);
+      for (int i = 0; i < n; ++i) v += rows.j[a][i] * minv_row[rows.rank[i]];
+      x[k] = v;
+    }
     for (int b = 0; b <= a; ++b) {
       Real v = Real(0);
-      for (int k = 0; k < n; ++k) {
-        const Real* minv_row = t.minv + rows.rank[k] * r;
-        Real row = Real(0);
-        for (int i = 0; i < n; ++i) row += rows.j[b][i] * minv_row[rows.rank[i]];
-        v += row * rows.j[a][k];
-      }
-      w[b][a] = v;
+      for (int k = 0; k < n; ++k) v += x[k] * rows.j[b][k];
       w[a][b] = v;
+      w[b][a] = v;
     }
     Real vel = Real(0);
     for (int i = 0; i < n; ++i) vel += rows.j[a][i] * t.qdot[rows.rank[i]];
-    rhs[a] = -(vel + rate * bias[a]);
+    rhs[a] = -(vel + rate * rows.c[a]);
   }
   // W = L D L^T, pivots below kConnectPivot of the largest diagonal dropped (a direction the
   // joints cannot move: its lambda stays 0)
-  Real scale = Max(w[0][0], Max(w[1][1], w[2][2]));
+  Real scale = Real(0);
+  for (int a = 0; a < nr; ++a) scale = Max(scale, w[a][a]);
   if (!(scale > Real(0))) return;
-  Real l[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}, d[3];
-  bool keep[3];
-  for (int i = 0; i < 3; ++i) {
+  Real l[kMaxBodyCouplingRows][kMaxBodyCouplingRows], d[kMaxBodyCouplingRows];
+  bool keep[kMaxBodyCouplingRows];
+  for (int i = 0; i < nr; ++i) {
     Real di = w[i][i];
     for (int k = 0; k < i; ++k) di -= l[i][k] * l[i][k] * d[k];
     keep[i] = di > kConnectPivot * scale;
     d[i] = keep[i] ? di : Real(0);
-    for (int jr = i + 1; jr < 3; ++jr) {
+    l[i][i] = Real(1);
+    for (int jr = i + 1; jr < nr; ++jr) {
       Real v = w[jr][i];
       for (int k = 0; k < i; ++k) v -= l[jr][k] * l[i][k] * d[k];
       l[jr][i] = keep[i] ? v / di : Real(0);
     }
   }
-  Real y[3];
-  for (int i = 0; i < 3; ++i) {
+  Real y[kMaxBodyCouplingRows];
+  for (int i = 0; i < nr; ++i) {
     y[i] = rhs[i];
     for (int k = 0; k < i; ++k) y[i] -= l[i][k] * y[k];
   }
-  Real x[3];
-  for (int i = 2; i >= 0; --i) {
+  Real x[kMaxBodyCouplingRows];
+  for (int i = nr - 1; i >= 0; --i) {
     x[i] = keep[i] ? y[i] / d[i] : Real(0);
-    for (int k = i + 1; k < 3; ++k) x[i] -= l[k][i] * x[k];
+    for (int k = i + 1; k < nr; ++k) x[i] -= l[k][i] * x[k];
     if (!keep[i]) x[i] = Real(0);
   }
-  Vec3 dl{x[0], x[1], x[2]};
-  lambda[0] += dl.x;
-  lambda[1] += dl.y;
-  lambda[2] += dl.z;
-  ConnectImpulse(t, rows, dl);
+  for (int a = 0; a < nr; ++a) lambda[a] += x[a];
+  BodyCouplingImpulse(t, rows, x);
 }
 
 
@@ -244,13 +288,15 @@ S2R_HD void WarmStartCouplings(const ModelView& m, int world, const TreeSet& t,
                                const Real* eq_impulse, const Real* act_impulse) {
   JointSpaceRow r;
   for (int e = 0; e < m.nequality; ++e) {
-    const Real* imp = eq_impulse + 3 * e;
+    const Real* imp = eq_impulse + kEqualityImpulseSlots * e;
     if (!m.equality_active[e]) continue;
-    if (m.equality_type[e] == kEqualityConnect) {
-      if (imp[0] == Real(0) && imp[1] == Real(0) && imp[2] == Real(0)) continue;
-      ConnectRows rows;
-      MakeConnectRows(m, world, t, e, &rows);
-      ConnectImpulse(t, rows, Vec3{imp[0], imp[1], imp[2]});
+    if (m.equality_type[e] == kEqualityConnect || m.equality_type[e] == kEqualityWeld) {
+      bool any = false;
+      for (int a = 0; a < kMaxBodyCouplingRows; ++a) any = any || imp[a] != Real(0);
+      if (!any) continue;
+      BodyCouplingRows rows;
+      MakeBodyCouplingRows(m, world, t, e, &rows);
+      BodyCouplingImpulse(t, rows, imp);
       continue;
     }
     if (imp[0] == Real(0)) continue;
@@ -302,8 +348,8 @@ S2R_HD void SolveCouplings(const ModelView& m, int world, const TreeSet& t, Real
   }
   for (int e = 0; e < m.nequality; ++e) {
     if (!m.equality_active[e]) continue;
-    if (m.equality_type[e] == kEqualityConnect) {
-      SolveConnect(m, world, t, e, eq_impulse + 3 * e, use_bias, h);
+    if (m.equality_type[e] == kEqualityConnect || m.equality_type[e] == kEqualityWeld) {
+      SolveBodyCoupling(m, world, t, e, eq_impulse + kEqualityImpulseSlots * e, use_bias, h);
       continue;
     }
     Real c;
@@ -312,7 +358,7 @@ S2R_HD void SolveCouplings(const ModelView& m, int world, const TreeSet& t, Real
     if (!(w > Real(0))) continue;
     Real bias = use_bias ? EqualityBiasRate(m, world, e, h) * c : Real(0);
     Real d = -(JointRowDot(r, t.qdot) + bias) / w;
-    eq_impulse[3 * e] += d;
+    eq_impulse[kEqualityImpulseSlots * e] += d;
     JointRowImpulse(t, r, d);
   }
 }

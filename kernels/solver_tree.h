@@ -361,7 +361,7 @@ S2R_HD void TreeBias(const ModelView& m, int world, const TreeSet& t, Vec3 gravi
 
 // M(q) in the bodies' current configuration (the last forward kinematics), factored and
 // inverted, then the bias response. false: M cannot be factored.
-S2R_HD bool TreeMassMatrix(const ModelView& m, int world, const TreeSet& t, Vec3 gravity) {
+S2R_HOST_AVX2 S2R_HD bool TreeMassMatrix(const ModelView& m, int world, const TreeSet& t, Vec3 gravity) {
   const int r = t.count;
   // composite rigid bodies: mass, COM and inertia (world, about the composite's COM) of each
   // rank's subtree, children folded into parents

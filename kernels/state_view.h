@@ -66,9 +66,10 @@ enum JointSlot : int {
   X(SCALAR, status, int32_t, 1, 1, "1", 0, "WorldStatus bits")                                    \
   X(SCALAR, control_step, int64_t, 1, 1, "1", 0, "control steps taken since reset")               \
   X(SCALAR, time, Real, 1, 1, "s", 0, "simulated time since reset")                             \
-  X(BLOCK, equality_impulse, Real, 1, 3 * v.nequality, "N s or N m s", 0,                         \
-    "equalities' warm start, 3 per equality: a joint coupling's generalized impulse along its "   \
-    "row (the first), a connect's world-frame impulse on body1")
+  X(BLOCK, equality_impulse, Real, 1, kEqualityImpulseSlots * v.nequality, "N s or N m s", 0,     \
+    "equalities' warm start, 6 per equality: a joint coupling's generalized impulse along its "   \
+    "row (the first), a connect's world-frame impulse on body1 (three), a weld's impulse and "    \
+    "angular impulse on body1 (six)")
 
 struct StateView {
   int32_t nworld = 0;

@@ -70,7 +70,7 @@ S2R_HD void ResetWorld(const ModelView& m, const StateView& s, int world) {
     int type = m.joint_type[j];
     s.joint_q(world)[j] = type == kJointHinge || type == kJointSlide ? m.joint_qpos0.At(world)[j] : Real(0);
   }
-  for (int e = 0; e < 3 * m.nequality; ++e) s.equality_impulse(world)[e] = Real(0);
+  for (int e = 0; e < kEqualityImpulseSlots * m.nequality; ++e) s.equality_impulse(world)[e] = Real(0);
   for (int i = 0; i < m.nactuator; ++i) {
     s.ctrl(world)[i] = Real(0);
     s.actuator_impulse(world)[i] = Real(0);
@@ -426,7 +426,7 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
       for (int k = 0; k < kJointImpulseSlots; ++k) s.joint_impulse(world, j)[k] *= scale;
     }
     for (int i = 0; i < m.nactuator; ++i) s.actuator_impulse(world)[i] *= scale;
-    for (int e = 0; e < 3 * m.nequality; ++e) s.equality_impulse(world)[e] *= scale;
+    for (int e = 0; e < kEqualityImpulseSlots * m.nequality; ++e) s.equality_impulse(world)[e] *= scale;
   }
 
   // softness: stiffness capped at a quarter of the substep rate for stability

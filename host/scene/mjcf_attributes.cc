@@ -140,7 +140,7 @@ const std::vector<AttrSpec>* SchemaFor(const std::string& tag) {
         Reals("lengthrange", 2, 2), Text("user"), Visual("group")}},
       {"contact", {}},
       {"exclude", {Text("name"), Text("body1"), Text("body2")}},
-      // <equality> defaults, <equality><joint> and <connect> (ReadEquality, mjcf_load.cc)
+      // <equality> defaults, <equality><joint>, <connect> and <weld> (ReadEquality, mjcf_load.cc)
       {"equality",
        {Keyword("active", "true false"), Reals("solref", 2, 2), Reals("solimp", 3, 5)}},
       {"equality.section", {}},
@@ -151,6 +151,10 @@ const std::vector<AttrSpec>* SchemaFor(const std::string& tag) {
        {Text("name"), Text("class"), Keyword("active", "true false"), Reals("solref", 2, 2),
         Reals("solimp", 3, 5), Text("body1"), Text("body2"), Reals("anchor", 3, 3), Text("site1"),
         Text("site2")}},
+      {"equality.weld",
+       {Text("name"), Text("class"), Keyword("active", "true false"), Reals("solref", 2, 2),
+        Reals("solimp", 3, 5), Text("body1"), Text("body2"), Reals("relpose", 7, 7),
+        Reals("anchor", 3, 3), Reals("torquescale", 1, 1), Text("site1"), Text("site2")}},
       // <tendon><fixed> and its <joint> terms (ReadTendon, mjcf_load.cc)
       {"tendon", {}},
       {"fixed",

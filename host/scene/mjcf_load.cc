@@ -49,7 +49,7 @@ class Loader {
   void ReadExclude(pugi::xml_node n);
   void ReadEquality(pugi::xml_node section);
   int ReadEqualityJoint(pugi::xml_node c);
-  int ReadEqualityConnect(pugi::xml_node c);
+  int ReadEqualityBodies(pugi::xml_node c, bool weld);
   void ReadTendon(pugi::xml_node section);
   void ReadActuator(pugi::xml_node n);
   void ReadKeyframes(const std::vector<pugi::xml_node>& sections);
@@ -284,26 +284,27 @@ void Loader::ReadExclude(pugi::xml_node n) {
 // --- equality, tendon -----------------------------------------------------------------------------
 
 // <equality><joint joint1 joint2 polycoef .../>: q1 = poly(q2); <equality><connect body1 body2
-// anchor .../> or <connect site1 site2 .../>: a point of body1 held on a point of body2
-// (kernels/solver_coupling.h). Both share name, class, active, solref and solimp. weld, tendon and
-// flex equalities are rejected at their line.
+// anchor .../> or <connect site1 site2 .../>: a point of body1 held on a point of body2;
+// <equality><weld body1 body2 relpose anchor torquescale/> or <weld site1 site2 torquescale/>:
+// body2's pose held in body1's frame (kernels/solver_coupling.h). All share name, class, active,
+// solref and solimp. tendon and flex equalities are rejected at their line.
 void Loader::ReadEquality(pugi::xml_node section) {
   CheckAttributes(file_, section, false, "equality.section");
   CheckNoText(file_, section);
   for (pugi::xml_node c : section.children()) {
     if (c.type() != pugi::node_element) continue;
     std::string tag = c.name();
-    if (tag != "joint" && tag != "connect") {
+    if (tag != "joint" && tag != "connect" && tag != "weld") {
       file_.Fail(c, "<equality><" + tag + "> is not supported by s2r (the subset has joint "
-                    "couplings, joint1 = polycoef(joint2), and connects, on bodies and joints of "
-                    "reduced-coordinate trees)");
+                    "couplings, joint1 = polycoef(joint2), connects and welds, on bodies and joints "
+                    "of reduced-coordinate trees)");
     }
     CheckAttributes(file_, c, false, ("equality." + tag).c_str());
     CheckNoText(file_, c);
     if (c.first_child()) file_.Fail(c.first_child(), "unexpected child element");
     int cls = c.attribute("class") ? s_.defaults.ClassIndex(c, "class") : 0;
     Layers layers = s_.defaults.LayersFor(c, cls, "equality");
-    const int e = tag == "joint" ? ReadEqualityJoint(c) : ReadEqualityConnect(c);
+    const int e = tag == "joint" ? ReadEqualityJoint(c) : ReadEqualityBodies(c, tag == "weld");
     equality_nodes_.push_back(c);
     double solref[2] = {0.02, 1};
     LayeredReals(layers, "solref", solref);
@@ -350,15 +351,20 @@ int Loader::ReadEqualityJoint(pugi::xml_node c) {
   return e;
 }
 
-// MuJoCo's connect: with body1 (body2 absent: the world) the point is `anchor` in body1's frame,
-// and body2's point is where that point lies in body2's frame at the reference configuration (the
-// bodies as the file places them); with site1 and site2, the two sites' positions. The bodies'
-// world poses here are that configuration (body_pos0 / body_quat0).
-int Loader::ReadEqualityConnect(pugi::xml_node c) {
+// MuJoCo's connect and weld. Connect with body1 (body2 absent: the world): the point is `anchor`
+// in body1's frame, and body2's point is where that point lies in body2's frame at the reference
+// configuration (the bodies as the file places them). Weld with body1: `anchor` is the point in
+// body2's frame (default its origin); relpose (pos, quat), when its quaternion is not all zeros
+// (the MJCF default "0 1 0 0 0 0 0" is), gives body1's point and body2's orientation in body1's
+// frame, and otherwise both come from the reference configuration. With site1 and site2 (either
+// kind), the sites' positions, and for a weld their frames aligned. The bodies' world poses here
+// are the reference configuration (body_pos0 / body_quat0).
+int Loader::ReadEqualityBodies(pugi::xml_node c, bool weld) {
+  const std::string kind = weld ? "weld" : "connect";
   const bool by_body = c.attribute("body1"), by_site = c.attribute("site1") || c.attribute("site2");
-  if (by_body == by_site) {
-    file_.Fail(c, "a connect names either body1 (and body2) with anchor, or site1 and site2");
-  }
+  const std::string forms = weld ? "a weld names either body1 (and body2, relpose, anchor) or site1 and site2"
+                                 : "a connect names either body1 (and body2) with anchor, or site1 and site2";
+  if (by_body == by_site) file_.Fail(c, forms);
   auto body_named = [&](const char* attr) {
     std::string name = c.attribute(attr).value();
     if (s_.merged_bodies.count(name)) {
@@ -374,23 +380,43 @@ int Loader::ReadEqualityConnect(pugi::xml_node c) {
   auto world_pose = [&](int b) {
     return Transform{LoadVec3(&m_.body_pos0[3 * b]), LoadQuat(&m_.body_quat0[4 * b])};
   };
+  auto vec = [](const double* v) {
+    return Vec3{static_cast<Real>(v[0]), static_cast<Real>(v[1]), static_cast<Real>(v[2])};
+  };
   int bodies[2] = {0, 0};
   Vec3 local[2];
+  Quat relquat = QuatIdentity();
   if (by_body) {
-    if (c.attribute("site1") || c.attribute("site2")) {
-      file_.Fail(c, "a connect names either body1 (and body2) with anchor, or site1 and site2");
-    }
-    if (!c.attribute("anchor")) file_.Fail(c, "missing required attribute 'anchor'");
+    if (c.attribute("site1") || c.attribute("site2")) file_.Fail(c, forms);
+    if (!weld && !c.attribute("anchor")) file_.Fail(c, "missing required attribute 'anchor'");
     bodies[0] = body_named("body1");
     bodies[1] = c.attribute("body2") ? body_named("body2") : 0;
     double anchor[3] = {0, 0, 0};
     LayeredReals(Layers{c}, "anchor", anchor);
-    local[0] = Vec3{static_cast<Real>(anchor[0]), static_cast<Real>(anchor[1]), static_cast<Real>(anchor[2])};
-    Vec3 point = TransformPoint(world_pose(bodies[0]), local[0]);
-    local[1] = InvTransformPoint(world_pose(bodies[1]), point);
+    const Transform pose1 = world_pose(bodies[0]), pose2 = world_pose(bodies[1]);
+    if (!weld) {
+      local[0] = vec(anchor);
+      local[1] = InvTransformPoint(pose2, TransformPoint(pose1, local[0]));
+    } else {
+      double relpose[7] = {0, 1, 0, 0, 0, 0, 0};
+      LayeredReals(Layers{c}, "relpose", relpose);
+      local[1] = vec(anchor);
+      const double qn = std::sqrt(relpose[3] * relpose[3] + relpose[4] * relpose[4] +
+                                  relpose[5] * relpose[5] + relpose[6] * relpose[6]);
+      if (qn > 0) {
+        local[0] = vec(relpose);
+        relquat = NormalizeQuat(Quat{static_cast<Real>(relpose[3]), static_cast<Real>(relpose[4]),
+                                     static_cast<Real>(relpose[5]), static_cast<Real>(relpose[6])});
+      } else {
+        local[0] = InvTransformPoint(pose1, TransformPoint(pose2, local[1]));
+        relquat = NormalizeQuat(Conjugate(pose1.rot) * pose2.rot);
+      }
+    }
   } else {
-    if (c.attribute("anchor")) file_.Fail(c, "attribute 'anchor' is for a connect by body1 and body2");
+    if (c.attribute("anchor")) file_.Fail(c, "attribute 'anchor' is for a " + kind + " by body1 and body2");
+    if (c.attribute("relpose")) file_.Fail(c, "attribute 'relpose' is for a weld by body1 and body2");
     const char* attrs[2] = {"site1", "site2"};
+    Quat site_quat[2];
     for (int k = 0; k < 2; ++k) {
       if (!c.attribute(attrs[k])) file_.Fail(c, std::string("missing required attribute '") + attrs[k] + "'");
       std::string name = c.attribute(attrs[k]).value();
@@ -400,14 +426,23 @@ int Loader::ReadEqualityConnect(pugi::xml_node c) {
       }
       bodies[k] = m_.site_body[it->second];
       local[k] = LoadVec3(&m_.site_pos[3 * it->second]);
+      site_quat[k] = LoadQuat(&m_.site_quat[4 * it->second]);
     }
+    relquat = NormalizeQuat(site_quat[0] * Conjugate(site_quat[1]));
   }
-  if (bodies[0] == bodies[1]) file_.Fail(c, "a connect joins two different bodies");
+  if (bodies[0] == bodies[1]) file_.Fail(c, "a " + kind + " joins two different bodies");
   if (!m_.body_dynamic[bodies[0]] && !m_.body_dynamic[bodies[1]]) {
-    file_.Fail(c, "a connect between two fixed bodies holds nothing");
+    file_.Fail(c, "a " + kind + " between two fixed bodies holds nothing");
   }
-  return AddEqualityConnect(&m_, c.attribute("name").value(), bodies[0], bodies[1],
-                            {local[0].x, local[0].y, local[0].z}, {local[1].x, local[1].y, local[1].z});
+  const std::array<Real, 3> a1{local[0].x, local[0].y, local[0].z}, a2{local[1].x, local[1].y, local[1].z};
+  if (!weld) return AddEqualityConnect(&m_, c.attribute("name").value(), bodies[0], bodies[1], a1, a2);
+  double torquescale = 1;
+  LayeredReals(Layers{c}, "torquescale", &torquescale);
+  if (!(torquescale >= 0)) {
+    file_.Fail(c, "attribute 'torquescale' = " + Num(torquescale) + ": must be >= 0");
+  }
+  return AddEqualityWeld(&m_, c.attribute("name").value(), bodies[0], bodies[1], a1, a2,
+                         {relquat.w, relquat.x, relquat.y, relquat.z}, static_cast<Real>(torquescale));
 }
 
 // <tendon><fixed name><joint joint coef/>...</fixed></tendon>: length = sum coef q, for actuator

@@ -212,11 +212,12 @@ void Model::Finalize() {
            (joint_type[j] == kJointHinge || joint_type[j] == kJointSlide);
   };
   for (int e = 0; e < nequality(); ++e) {
-    if (equality_type[e] == kEqualityConnect) {
+    if (equality_type[e] == kEqualityConnect || equality_type[e] == kEqualityWeld) {
+      const std::string kind = equality_type[e] == kEqualityWeld ? "weld '" : "connect '";
       int b1 = equality_body[2 * e], b2 = equality_body[2 * e + 1];
       if (b1 < 0 || b1 >= static_cast<int>(nb) || b2 < 0 || b2 >= static_cast<int>(nb) || b1 == b2 ||
           !(body_dynamic[b1] || (b2 > 0 && body_dynamic[b2]))) {
-        throw ModelEntityError(Entity::kEquality, e, "connect '" + equality_name[e] +
+        throw ModelEntityError(Entity::kEquality, e, kind + equality_name[e] +
                                "' must join two different bodies, at least one of them moving");
       }
       continue;
@@ -348,16 +349,17 @@ void Model::Finalize() {
     const std::string what = "equality '" + equality_name[e] + "'";
     in_tree(Entity::kEquality, e, what, equality_joint[2 * e]);
     in_tree(Entity::kEquality, e, what, equality_joint[2 * e + 1]);
-    if (equality_type[e] != kEqualityConnect) continue;
+    if (equality_type[e] != kEqualityConnect && equality_type[e] != kEqualityWeld) continue;
+    const std::string kind = equality_type[e] == kEqualityWeld ? "weld" : "connect";
     for (int k = 0; k < 2; ++k) {
       int b = equality_body[2 * e + k];
       if (!body_dynamic[b] || body_tree[b] >= 0) continue;
       throw ModelEntityError(
           Entity::kEquality, e,
-          "connect '" + equality_name[e] + "': body '" + body_name[b] + "' is not a body of a reduced-coordinate tree "
+          kind + " '" + equality_name[e] + "': body '" + body_name[b] + "' is not a body of a reduced-coordinate tree "
               "(a free body, s2r_reduce_trees = 0, more than " + std::to_string(kMaxTreeDofs) +
-              " tree joints, or a body that is not on a hinge, slide or weld hangs from its tree); a connect "
-              "joins bodies of articulated trees or fixed bodies");
+              " tree joints, or a body that is not on a hinge, slide or weld hangs from its tree); a " + kind +
+              " joins bodies of articulated trees or fixed bodies");
     }
   }
   for (size_t j = 0; j < nj; ++j) {

@@ -174,6 +174,11 @@ int AddEqualityJoint(Model* m, const std::string& name, int joint1, int joint2);
 // body2 0 is the world
 int AddEqualityConnect(Model* m, const std::string& name, int body1, int body2,
                        const std::array<Real, 3>& anchor1, const std::array<Real, 3>& anchor2);
+// a weld: body2's pose held in body1's frame (anchors as a connect's, relquat body2's orientation
+// in body1's frame, w x y z)
+int AddEqualityWeld(Model* m, const std::string& name, int body1, int body2,
+                    const std::array<Real, 3>& anchor1, const std::array<Real, 3>& anchor2,
+                    const std::array<Real, 4>& relquat, Real torquescale);
 // A fixed tendon: length = sum of coef q over its (joint, coef) terms.
 int AddFixedTendon(Model* m, const std::string& name,
                    const std::vector<std::pair<int, Real>>& terms);

@@ -183,6 +183,16 @@ int AddEqualityConnect(Model* m, const std::string& name, int body1, int body2,
   return id;
 }
 
+int AddEqualityWeld(Model* m, const std::string& name, int body1, int body2,
+                    const std::array<Real, 3>& anchor1, const std::array<Real, 3>& anchor2,
+                    const std::array<Real, 4>& relquat, Real torquescale) {
+  int id = AddEqualityConnect(m, name, body1, body2, anchor1, anchor2);
+  m->equality_type[id] = kEqualityWeld;
+  for (int k = 0; k < 4; ++k) m->equality_relquat[4 * id + k] = relquat[k];
+  m->equality_torquescale[id] = torquescale;
+  return id;
+}
+
 int AddFixedTendon(Model* m, const std::string& name,
                    const std::vector<std::pair<int, Real>>& terms) {
   int id = m->ntendon();

@@ -497,6 +497,38 @@ TEST(MjcfEquality, JointCouplingIsRead) {
   EXPECT_GE(m.body_tree[m.BodyId("loose")], 0);
 }
 
+// MuJoCo's weld: body1's point and body2's orientation in body1's frame from relpose when its
+// quaternion is given, else from the reference configuration (anchor: the point in body2's
+// frame); with sites, the sites' points and frames
+TEST(MjcfEquality, WeldIsRead) {
+  Model m = Load(Gripper("<equality><weld name='w1' body1='left' body2='loose' anchor='0.1 0 0'/>\n"
+                         "<weld body1='left' relpose='0.01 0.02 0.03 0 0 0 2' torquescale='0.5'/>\n"
+                         "</equality>\n"));
+  ASSERT_EQ(m.nequality(), 2);
+  EXPECT_EQ(m.equality_type[0], kEqualityWeld);
+  EXPECT_EQ(m.equality_body[0], m.BodyId("left"));
+  EXPECT_EQ(m.equality_body[1], m.BodyId("loose"));
+  EXPECT_EQ(m.equality_body[3], 0);  // body2 absent: the world
+  // reference configuration: anchor2 is the given point; anchor1 the same world point in left's
+  // frame; relquat left^-1 loose (both unrotated here: identity)
+  const int l = m.BodyId("left"), o = m.BodyId("loose");
+  for (int k = 0; k < 3; ++k) {
+    const Real world = m.body_pos0[3 * o + k] + (k == 0 ? Real(0.1) : Real(0));
+    EXPECT_NEAR(m.equality_anchor[3 + k], k == 0 ? 0.1 : 0, 1e-7) << k;
+    EXPECT_NEAR(m.equality_anchor[k], world - m.body_pos0[3 * l + k], 1e-6) << k;
+  }
+  EXPECT_NEAR(m.equality_relquat[0], 1, 1e-7);
+  EXPECT_NEAR(m.equality_torquescale[0], 1, 1e-7);
+  // relpose given: its point, its quaternion normalized (0 0 0 2 -> a half turn about z)
+  EXPECT_NEAR(m.equality_anchor[6 + 0], 0.01, 1e-7);
+  EXPECT_NEAR(m.equality_anchor[6 + 2], 0.03, 1e-7);
+  EXPECT_NEAR(m.equality_relquat[4 + 0], 0, 1e-7);
+  EXPECT_NEAR(m.equality_relquat[4 + 3], 1, 1e-7);
+  EXPECT_NEAR(m.equality_torquescale[1], 0.5, 1e-7);
+  EXPECT_GE(m.body_tree[l], 0);
+  EXPECT_GE(m.body_tree[o], 0);
+}
+
 TEST(MjcfEquality, ErrorsNameFileLineAndKey) {
   EXPECT_TRUE(FailsAt(Gripper("<equality>\n<joint joint1='a' joint2='nope'/></equality>\n"), 11,
                       "attribute 'joint2' names unknown joint 'nope'"));
@@ -525,8 +557,19 @@ TEST(MjcfEquality, ErrorsNameFileLineAndKey) {
   EXPECT_TRUE(FailsAt(Gripper("<equality>\n<connect body1='free' body2='left' anchor='0 0 0'/>"
                               "</equality>\n"),
                       11, "connect '': body 'free' is not a body of a reduced-coordinate tree"));
-  EXPECT_TRUE(FailsAt(Gripper("<equality>\n<weld body1='left'/></equality>\n"), 11,
-                      "<equality><weld> is not supported by s2r"));
+  EXPECT_TRUE(FailsAt(Gripper("<equality>\n<tendon tendon1='t'/></equality>\n"), 11,
+                      "<equality><tendon> is not supported by s2r"));
+  EXPECT_TRUE(FailsAt(Gripper("<equality>\n<weld body1='left' body2='nope'/></equality>\n"), 11,
+                      "attribute 'body2' names unknown body 'nope'"));
+  EXPECT_TRUE(FailsAt(Gripper("<equality>\n<weld body1='left' torquescale='-1'/></equality>\n"), 11,
+                      "attribute 'torquescale' = -1: must be >= 0"));
+  EXPECT_TRUE(FailsAt(Gripper("<equality>\n<weld site1='s' site2='s' relpose='0 0 0 1 0 0 0'/>"
+                              "</equality>\n"),
+                      11, "attribute 'relpose' is for a weld by body1 and body2"));
+  EXPECT_TRUE(FailsAt(Gripper("<equality>\n<weld body1='left' relpose='0 0 0 1 0 0'/></equality>\n"),
+                      11, "attribute 'relpose' needs 7 numbers, got 6"));
+  EXPECT_TRUE(FailsAt(Gripper("<equality>\n<weld body1='free' body2='left'/></equality>\n"), 11,
+                      "weld '': body 'free' is not a body of a reduced-coordinate tree"));
   // a joint in maximal coordinates: the trees are turned off, or too big
   EXPECT_TRUE(FailsAt(Gripper("<custom><numeric name='s2r_reduce_trees' data='0'/></custom>\n"
                               "<equality>\n<joint joint1='a' joint2='b'/></equality>\n"),

@@ -1,4 +1,4 @@
-// Joint-space couplings (kernels/solver_coupling.h): <equality><joint>, <connect> and fixed
+// Joint-space couplings (kernels/solver_coupling.h): <equality><joint>, <connect>, <weld> and fixed
 // tendons with their actuators, and joint springs, against closed forms. MuJoCo comparisons of
 // the Panda gripper are in tests/python/test_robot_models.py, of the Robotiq 2F-85 in
 // tests/python/test_robotiq_2f85.py.
@@ -183,6 +183,78 @@ TEST(SolverCoupling, ConnectClosesAFourBarLoop) {
     // the rocker follows the loop's closed form for the crank's actual angle (measured 2e-8 rad)
     EXPECT_NEAR(run.Q("rocker"), fb.Rocker(t0 + crank) - phi0, 1e-4) << "crank " << crank;
   }
+}
+
+// A link on a gimbal of three hinges (z, y, x through one point, the link's origin) welded to the
+// world by an orientation: the relpose quaternion is the world's orientation in the link's frame,
+// so the weld turns the link to conj(relquat) and holds it there against gravity (the link's COM
+// is off the gimbal point). The linear rows are satisfied identically (both points are the gimbal
+// point), so three of the six pivots are zero and dropped.
+TEST(SolverCoupling, WeldTurnsALinkToItsHeldOrientation) {
+  const double angle = 0.4;  // about (1, 1, 0) / sqrt(2)
+  const double c = std::cos(angle / 2), s = std::sin(angle / 2) / std::sqrt(2.0);
+  char xml[2048];
+  std::snprintf(xml, sizeof(xml), R"(<mujoco><compiler angle="radian"/>
+  <option timestep="0.002"/>
+  <worldbody>
+    <body name="yaw"><joint name="z" axis="0 0 1" damping="0.05"/>
+      <inertial pos="0 0 0" mass="0.01" diaginertia="1e-5 1e-5 1e-5"/>
+      <body name="pitch"><joint name="y" axis="0 1 0" damping="0.05"/>
+        <inertial pos="0 0 0" mass="0.01" diaginertia="1e-5 1e-5 1e-5"/>
+        <body name="link"><joint name="x" axis="1 0 0" damping="0.05"/>
+          <geom type="capsule" fromto="0 0 0 0.2 0 0" size="0.02" mass="0.3" contype="0" conaffinity="0"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+  <equality><weld body1="link" relpose="0 0 0 %.9f %.9f %.9f 0"/></equality>
+</mujoco>)",
+                c, -s, -s);  // the world in the link's frame: the inverse of the link's rotation
+  Model m = LoadMjcfString(xml, "gimbal.xml");
+  ASSERT_EQ(m.nequality(), 1);
+  Rollout run(m);
+  run.Hold({}, 1.0);
+  ASSERT_EQ(run.engine.state().status[0], kWorldOk);
+  const int link = m.BodyId("link");
+  const Quat got = LoadQuat(run.engine.state().view.body_quat(0, link));
+  const Quat want{Real(c), Real(s), Real(s), 0};
+  Quat err = Conjugate(want) * got;
+  const double off = 2 * std::atan2(std::sqrt(double(err.x * err.x + err.y * err.y + err.z * err.z)),
+                                    std::fabs(double(err.w)));
+  std::printf("weld gimbal: %.3g rad off the held orientation after 1 s\n", off);
+  EXPECT_LT(off, 1e-3) << "rad off the held orientation";
+}
+
+// Two pendulums hinged about parallel axes 0.3 m apart, horizontal at the reference, and welded
+// to each other there: the loop (two hinges, three planar constraints) cannot move, where either
+// pendulum alone falls under gravity. Half the weld's rows are redundant (planar), dropped as
+// zero pivots.
+TEST(SolverCoupling, WeldLocksTwoPendulumsTogether) {
+  const char* xml = R"(<mujoco>
+  <option timestep="0.002"/>
+  <worldbody>
+    <body name="a"><joint name="a" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 0.2 0 0" size="0.01" mass="0.2" contype="0" conaffinity="0"/>
+    </body>
+    <body name="b" pos="0.3 0 0"><joint name="b" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 -0.15 0 0" size="0.01" mass="0.1" contype="0" conaffinity="0"/>
+    </body>
+  </worldbody>
+  <equality>%s</equality>
+</mujoco>)";
+  char with[1024], without[1024];
+  std::snprintf(with, sizeof(with), xml, "<weld body1='a' body2='b'/>");
+  std::snprintf(without, sizeof(without), xml, "<weld body1='a' body2='b' active='false'/>");
+  Rollout held(LoadMjcfString(with, "pendulums.xml"));
+  Rollout free(LoadMjcfString(without, "pendulums.xml"));
+  held.Hold({}, 1.0);
+  free.Hold({}, 0.1);
+  ASSERT_EQ(held.engine.state().status[0], kWorldOk);
+  EXPECT_GT(std::fabs(free.Q("a")), 0.05) << "unwelded, the pendulum falls";
+  std::printf("welded pendulums: %.3g and %.3g rad after 1 s (unwelded: %.3g after 0.1 s)\n",
+              double(held.Q("a")), double(held.Q("b")), double(free.Q("a")));
+  EXPECT_NEAR(held.Q("a"), 0, 1e-3);
+  EXPECT_NEAR(held.Q("b"), 0, 1e-3);
 }
 
 }  // namespace
