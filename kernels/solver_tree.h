@@ -234,7 +234,7 @@ S2R_HD Real TreeFreeMobility(const TreeSet& t, const SolverBody& b, Vec3 ang, Ve
 // also store the step-start axes, anchors and COMs (the Jacobian of this step). place = false
 // keeps the bodies' poses as they are (they must already sit on their joints at q: see
 // PrepareTree) and derives only the axes, anchors and velocities from them.
-S2R_HD void TreeForward(const ModelView& m, const TreeSet& t, bool record, bool place = true) {
+S2R_HOST_AVX2 S2R_HD void TreeForward(const ModelView& m, const TreeSet& t, bool record, bool place = true) {
   for (int k = 0; k < t.count; ++k) {
     int b = t.body[k];
     int j = m.body_joint[b];
@@ -290,7 +290,7 @@ S2R_HD void TreeForwardVelocity(const TreeSet& t, const int32_t* body_parent) {
 // Bias forces C (gravity, Coriolis, centrifugal, gyroscopic) in the bodies' current configuration
 // (the last forward kinematics) and bias_dq = -M^-1 C with this step's M^-1. The world inertias
 // are the ones TreeMassMatrix stored for that configuration (inertia_now).
-S2R_HD void TreeBias(const ModelView& m, int world, const TreeSet& t, Vec3 gravity) {
+S2R_HOST_AVX2 S2R_HD void TreeBias(const ModelView& m, int world, const TreeSet& t, Vec3 gravity) {
   // bias C: recursive Newton-Euler with zero joint acceleration. Forward: each body's angular
   // acceleration and COM acceleration from its parent's and the joint's rate (a fixed parent
   // does not move); backward: each subtree's wrench (the bodies' m (a - g) and I alpha + w x I w)
