@@ -69,6 +69,8 @@ namespace s2r {
   X(body_parent, int32_t, Body, 1, Input, "parent body, -1 for the world")                        \
   X(body_joint, int32_t, Body, 1, Input, "joint that moves the body, -1 if none")                 \
   X(body_dynamic, int32_t, Body, 1, Input, "1 if the body moves, 0 if fixed to the world")        \
+  X(body_link, int32_t, Body, 1, Input,                                                           \
+    "1 for a massless link s2r inserted between two joints of one MJCF body (named body:joint)")  \
   X(geom_type, int32_t, Geom, 1, Input, "GeomType")                                               \
   X(geom_body, int32_t, Geom, 1, Input, "body the geom belongs to")                               \
   X(geom_contype, int32_t, Geom, 1, Input, "contact type bits (MJCF contype)")                     \

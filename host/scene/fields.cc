@@ -131,7 +131,7 @@ std::string BoundText(const FieldInfo& f) {
     case FieldBound::kBool: return "0 or 1";
     case FieldBound::kOrdered: return "a pair with lo <= hi";
     case FieldBound::kUnitQuat: return "a unit quaternion";
-    case FieldBound::kMovingPositive: return ">= 0, and > 0 for a moving body";
+    case FieldBound::kMovingPositive: return ">= 0, and > 0 for a moving body (not a body_link)";
     case FieldBound::kLatency: return "an integer >= 0 and <= max_latency_steps";
     case FieldBound::kTimestepLatency: return "a number >= 0 and < the physics steps per control step";
     default: return "any";
@@ -214,7 +214,9 @@ std::string FieldValuesError(const Model& m, FieldId id, const double* values) {
     case FieldBound::kMovingPositive:
       for (int i = 0; i < n; ++i) {
         int body = i / f.per;
-        bool moving = body < static_cast<int>(m.body_dynamic.size()) && m.body_dynamic[body];
+        // a massless link between two joints of one MJCF body is the one moving body without mass
+        bool moving = body < static_cast<int>(m.body_dynamic.size()) && m.body_dynamic[body] &&
+                      !(body < static_cast<int>(m.body_link.size()) && m.body_link[body]);
         if (values[i] < 0) return fail(i, ">= 0");
         if (moving && !(values[i] > 0)) return fail(i, "> 0 for a moving body");
       }

@@ -126,9 +126,10 @@ void BodyReader::ReadBody(pugi::xml_node n, int parent, const Frame& parent_worl
   const bool is_world = parent < 0;
   int body = 0;
   Frame world;
-  pugi::xml_node joint_node;
+  pugi::xml_node joint_node;  // the body's last joint (its own); earlier ones: lead_joints
   std::string joint_type;
   Layers joint_layers;
+  std::vector<pugi::xml_node> lead_joints;
   bool body_static = true;
 
   if (is_world) world_of_.assign(1, Frame());
@@ -161,15 +162,8 @@ void BodyReader::ReadBody(pugi::xml_node n, int parent, const Frame& parent_worl
     } else if (tag == "light" || tag == "camera") {
       continue;  // visual only
     } else if (!is_world && (tag == "joint" || tag == "freejoint")) {
-      if (joint_node) {
-        std::string body = n.attribute("name")
-                               ? "body " + Quote(n.attribute("name").value())
-                               : "the body at line " + std::to_string(file_.LineOf(n));
-        file_.Fail(c, body + " already has a joint (line " +
-                          std::to_string(file_.LineOf(joint_node)) +
-                          "); s2r allows at most one joint per body: nest bodies for more degrees "
-                          "of freedom");
-      }
+      // several joints in one body: all but the last move massless links (below)
+      if (joint_node) lead_joints.push_back(joint_node);
       joint_node = c;
     } else if (!is_world && tag == "inertial") {
       if (inertial) file_.Fail(c, "a body has at most one <inertial>");
@@ -209,6 +203,34 @@ void BodyReader::ReadBody(pugi::xml_node n, int parent, const Frame& parent_worl
         file_.Fail(joint_node, "a free joint is only allowed on a direct child of <worldbody>");
       }
     }
+    // Several joints in one body (MuJoCo applies them in order, each in the frame the ones before
+    // it left): each joint but the last moves a massless link s2r inserts, at the body's frame,
+    // and the body hangs from the last link by its last joint. Hinges and slides only; the links
+    // are stepped in the articulated trees (Model::Finalize rejects them in maximal coordinates).
+    std::vector<std::string> lead_types;
+    std::vector<Layers> lead_layers;
+    for (pugi::xml_node c : lead_joints) {
+      CheckAttributes(file_, c, false);
+      CheckNoText(file_, c);
+      if (c.first_child()) file_.Fail(c.first_child(), "unexpected child element");
+      std::string type = "free";
+      Layers layers{c};
+      if (std::string(c.name()) == "joint") {
+        int cls = c.attribute("class") ? defaults_.ClassIndex(c, "class") : childclass;
+        layers = defaults_.LayersFor(c, cls);
+        type = LayeredWord(layers, "type", "hinge");
+      }
+      if (type != "hinge" && type != "slide") {
+        file_.Fail(c, "a body with several joints takes hinges and slides only (this one is " + type +
+                          ")" + file_.Origin(Source(layers, "type")));
+      }
+      lead_types.push_back(type);
+      lead_layers.push_back(layers);
+    }
+    if (!lead_joints.empty() && joint_type != "hinge" && joint_type != "slide") {
+      file_.Fail(joint_node, "a body with several joints takes hinges and slides only (this one is " +
+                                 joint_type + ")" + file_.Origin(Source(joint_layers, "type")));
+    }
     const bool parent_static = m_.body_dynamic[parent] == 0;
     body_static = !joint_node && parent_static;
 
@@ -221,6 +243,26 @@ void BodyReader::ReadBody(pugi::xml_node n, int parent, const Frame& parent_worl
       return;
     }
 
+    int hang = parent;
+    for (size_t k = 0; k < lead_joints.size(); ++k) {
+      const std::string owner = n.attribute("name") ? n.attribute("name").value() : "";
+      const std::string joint = lead_joints[k].attribute("name") ? lead_joints[k].attribute("name").value()
+                                                                 : std::to_string(k);
+      int link = AddBody(&m_, owner.empty() ? "" : owner + ":" + joint, hang, ToReal3(world.pos),
+                         ToReal4(world.rot));
+      world_of_.resize(m_.nbody());
+      world_of_[link] = world;
+      ReadJoint(lead_joints[k], link, lead_types[k], lead_layers[k]);
+      m_.body_dynamic[link] = 1;
+      m_.body_link[link] = 1;
+      hang = link;
+    }
+    if (!lead_joints.empty()) {
+      s_.Note(n, "body.joints",
+              std::to_string(lead_joints.size() + 1) + " joints in one body: " +
+                  std::to_string(lead_joints.size()) + " massless link(s) inserted between them (docs/mjcf_subset.md)");
+    }
+    parent = hang;
     body =
         AddBody(&m_, n.attribute("name").value(), parent, ToReal3(world.pos), ToReal4(world.rot));
     s_.Register(&s_.body_ids, n, "body", body);

@@ -336,6 +336,17 @@ void Model::Finalize() {
     }
   }
   FindSlideTrees();
+  // the massless links between the joints of one MJCF body move only in an articulated tree (in
+  // maximal coordinates a body needs mass)
+  for (size_t b = 1; b < nb; ++b) {
+    if (!body_link[b] || body_tree[b] >= 0) continue;
+    throw ModelEntityError(
+        Entity::kJoint, body_joint[b],
+        "joint '" + joint_name[body_joint[b]] + "' is one of several joints of one body, which s2r steps only in "
+            "an articulated tree, and this tree stays in maximal coordinates (s2r_reduce_trees = 0, more than " +
+            std::to_string(kMaxTreeDofs) + " tree joints, or a body that is not on a hinge, slide or weld hangs "
+            "from it)");
+  }
   // couplings act on the joint space of articulated trees (kernels/solver_coupling.h)
   auto in_tree = [&](Entity kind, int index, const std::string& what, int j) {
     if (j < 0 || body_tree[joint_body[j]] >= 0) return;
@@ -527,6 +538,9 @@ void Model::FindSlideTrees() {
     }
   }
   for (int w = 0; w < nwrap(); ++w) mark(wrap_joint[w]);
+  for (int b = 1; b < nb; ++b) {  // a massless link between two joints of one body
+    if (body_link[b] && member[b]) coupled[root[b]] = 1;
+  }
   for (int j = 0; j < njoint(); ++j) {
     if (joint_stiffness[j] != Real(0)) mark(j);  // springs act in joint space
   }

@@ -70,6 +70,7 @@ int AddBody(Model* m, const std::string& name, int parent, const std::array<Real
   m->body_parent.push_back(parent);
   m->body_joint.push_back(-1);
   m->body_dynamic.push_back(0);
+  m->body_link.push_back(0);
   AppendDefaults(m, Entity::kBody);
   Set(&m->body_pos0, id, pos);
   Quat q = ToQuat(quat);

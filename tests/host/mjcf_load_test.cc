@@ -1091,15 +1091,38 @@ TEST(MjcfLoadErrors, MissingReferences) {
                         2, "<joint name='j'>", "unknown default class 'nope'"));
 }
 
-TEST(MjcfLoadErrors, OneJointPerBody) {
-  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
-  <body name="arm">
+// Several joints in one body: a massless link (named body:joint) per joint but the last, each at
+// the body's frame, the body hanging from the last; hinges and slides only, in articulated trees.
+TEST(MjcfLoad, SeveralJointsInOneBodyInsertMasslessLinks) {
+  Model m = LoadMjcfString(R"(<mujoco><worldbody>
+  <body name="arm" pos="0 0 1">
     <joint name="j1"/>
-    <geom size="0.1"/>
-    <joint name="j2" axis="1 0 0"/>
+    <geom size="0.1" mass="2"/>
+    <joint name="j2" type="slide" axis="1 0 0"/>
+    <joint name="j3" axis="0 1 0" pos="0 0 -0.1"/>
   </body>
-</worldbody></mujoco>)",
-                        5, "<joint name='j2'>", "body 'arm' already has a joint (line 3)"));
+</worldbody></mujoco>)", "several.xml");
+  ASSERT_EQ(m.nbody(), 4);  // world, arm:j1, arm:j2, arm
+  const int l1 = m.BodyId("arm:j1"), l2 = m.BodyId("arm:j2"), arm = m.BodyId("arm");
+  EXPECT_EQ(m.body_parent[l1], 0);
+  EXPECT_EQ(m.body_parent[l2], l1);
+  EXPECT_EQ(m.body_parent[arm], l2);
+  EXPECT_EQ(m.body_link[l1], 1);
+  EXPECT_EQ(m.body_link[l2], 1);
+  EXPECT_EQ(m.body_link[arm], 0);
+  EXPECT_EQ(m.body_mass[l1], 0);
+  EXPECT_NEAR(m.body_mass[arm], 2, 1e-6);
+  EXPECT_EQ(m.joint_body[m.JointId("j1")], l1);
+  EXPECT_EQ(m.joint_body[m.JointId("j2")], l2);
+  EXPECT_EQ(m.joint_body[m.JointId("j3")], arm);
+  EXPECT_EQ(m.joint_type[m.JointId("j2")], kJointSlide);
+  for (int b : {l1, l2, arm}) {
+    EXPECT_GE(m.body_tree[b], 0) << m.body_name[b] << " is stepped in the articulated tree";
+    EXPECT_NEAR(m.body_pos0[3 * b + 2], 1, 1e-6) << "every link at the body's frame";
+  }
+}
+
+TEST(MjcfLoadErrors, SeveralJointsInOneBody) {
   EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
   <body name="b">
     <freejoint/>
@@ -1107,7 +1130,26 @@ TEST(MjcfLoadErrors, OneJointPerBody) {
     <geom size="0.1"/>
   </body>
 </worldbody></mujoco>)",
-                        4, "<joint name='j'>", "at most one joint per body"));
+                        3, "<freejoint>", "a body with several joints takes hinges and slides only (this one is free)"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body name="b">
+    <joint name="j"/>
+    <freejoint/>
+    <geom size="0.1"/>
+  </body>
+</worldbody></mujoco>)",
+                        4, "<freejoint>", "a body with several joints takes hinges and slides only (this one is free)"));
+  // in maximal coordinates a body needs mass: the links are stepped only in articulated trees
+  EXPECT_TRUE(FailsWith(R"(<mujoco>
+  <custom><numeric name="s2r_reduce_trees" data="0"/></custom>
+  <worldbody>
+  <body name="arm">
+    <joint name="j1"/>
+    <joint name="j2" axis="1 0 0"/>
+    <geom size="0.1"/>
+  </body>
+</worldbody></mujoco>)",
+                        5, "<joint name='j1'>", "joint 'j1' is one of several joints of one body"));
 }
 
 TEST(MjcfLoadErrors, JointRules) {
