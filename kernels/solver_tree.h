@@ -42,6 +42,11 @@
 
 namespace s2r {
 
+// how far a joint moves within a physics step before a later substep rebuilds M and C there
+// (TreeRefreshDynamics): rad for a hinge, m for a slide
+constexpr Real kTreeRefreshTurn = Real(1e-2);
+constexpr Real kTreeRefreshSlide = Real(1e-3);
+
 // relative size below which a joint-space row entry is cancellation noise (TreeRowResponse)
 constexpr Real kTreeRowCancellation = Real(1e-5);
 
@@ -68,13 +73,14 @@ struct TreeSet {
   Real* q = nullptr;                // (R) joint coordinate, rad or m
   Real* qdot = nullptr;             // (R) joint rate: the tree's velocity, rad/s or m/s
   Real* bias_dq = nullptr;          // (R) -M^-1 C: q-dot change per second without forces
+  Real* q_built = nullptr;          // (R) q of the last TreeMassMatrix (TreeRefreshDynamics)
   uint32_t hinge = 0;               // bit k: rank k's joint is a hinge
   uint32_t weld = 0;                // bit k: rank k is welded to its parent (no coordinate: q and
                                     // q-dot stay 0, its Jacobian column is zero, M_kk = 1)
 };
 static_assert(kMaxTreeDofs <= 32, "joint-kind masks are 32-bit");
 
-S2R_HD int TreeScratchSize(int r) { return 2 * r * r + 15 * r + 4 * r + 9 * r; }
+S2R_HD int TreeScratchSize(int r) { return 2 * r * r + 15 * r + 4 * r + 9 * r + r; }
 
 S2R_HD TreeSet MakeTreeSet(const ModelView& m, SolverBody* bodies, Real* scratch) {
   TreeSet t;
@@ -96,6 +102,7 @@ S2R_HD TreeSet MakeTreeSet(const ModelView& m, SolverBody* bodies, Real* scratch
   t.qdot = t.q + r;
   t.bias_dq = t.qdot + r;
   t.inertia_now = t.bias_dq + r;
+  t.q_built = t.inertia_now + 9 * r;
   for (int k = 0; k < r; ++k) {
     int type = m.joint_type[m.body_joint[t.body[k]]];
     if (type == kJointHinge) t.hinge |= 1u << k;
@@ -427,6 +434,7 @@ S2R_HOST_AVX2 S2R_HD bool TreeMassMatrix(const ModelView& m, int world, const Tr
 
   // M^-1 by a dense Cholesky factorization (kernels/dense.h)
   if (!SpdInverse<kMaxTreeDofs>(mm, t.minv, r)) return false;
+  for (int k = 0; k < r; ++k) t.q_built[k] = t.q[k];
 
   TreeBias(m, world, t, gravity);
   return true;
@@ -515,6 +523,19 @@ S2R_HD bool TreeRefreshDynamics(const ModelView& m, int world, const TreeSet& t,
   if (t.count == 0) return true;
   if (!moved) return true;  // PrepareTree built them for the step start
   TreeForward(m, t, false);
+  // M^-1 is kept while no joint has moved further than kTreeRefreshTurn (a hinge) or
+  // kTreeRefreshSlide (a slide) since it was built: M changes by about that fraction (MuJoCo's
+  // Euler holds it for its whole step). The bias forces are rebuilt at every substep: gravity's
+  // torque turns with the links (a pendulum's M is constant, its C is not).
+  bool far = false;
+  for (int k = 0; k < t.count; ++k) {
+    const Real moved_by = Abs(t.q[k] - t.q_built[k]);
+    far = far || moved_by > (TreeIsHinge(t, k) ? kTreeRefreshTurn : kTreeRefreshSlide);
+  }
+  if (!far) {
+    TreeBias(m, world, t, gravity);
+    return true;
+  }
   return TreeMassMatrix(m, world, t, gravity);
 }
 
