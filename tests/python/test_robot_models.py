@@ -186,19 +186,24 @@ GRAVCOMP_PENDULUM = """<mujoco>
 """
 
 
+def s2r_rollout(tmp_path, text, duration, name="scene.xml"):
+    """`s2r rollout` of a scene given as text: (CSV header, rows as an array, the run's stderr)."""
+    scene = tmp_path / name
+    scene.write_text(text)
+    out = tmp_path / "traj.csv"
+    proc = subprocess.run([S2R_BIN, "rollout", str(scene), "--duration", str(duration), "--out", str(out)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    lines = out.read_text().splitlines()
+    rows = np.array([[float(x) for x in line.split(",")] for line in lines[1:]])
+    return lines[0].split(","), rows, proc.stderr
+
+
 def test_gravcomp_pendulum_matches_mujoco(tmp_path):
     """A hinge pendulum with gravcomp 0.5, released from the keyframe home (-0.5 rad), swings as
     in MuJoCo (RK4, 0.1 ms steps): the same half-gravity period. Tolerance 5 mrad on the angle at
     every 20 ms sample over 1 s (1% of the 0.5 rad amplitude; measured 1.1 mrad)."""
-    scene = tmp_path / "pendulum.xml"
-    scene.write_text(GRAVCOMP_PENDULUM)
-    out = tmp_path / "traj.csv"
-    proc = subprocess.run([S2R_BIN, "rollout", str(scene), "--duration", "1", "--out", str(out)],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    lines = out.read_text().splitlines()
-    header = lines[0].split(",")
-    rows = np.array([[float(x) for x in line.split(",")] for line in lines[1:]])
+    header, rows, _ = s2r_rollout(tmp_path, GRAVCOMP_PENDULUM, 1, "pendulum.xml")
     qw, qy = rows[:, header.index("arm.qw")], rows[:, header.index("arm.qy")]
     s2r_angle = 2 * np.arctan2(qy, qw)
 
@@ -245,16 +250,8 @@ def test_several_joints_in_one_body_match_mujoco(tmp_path):
     two and the bodies swing as in MuJoCo (RK4 at 0.1 ms). Tolerance 3 mm on both bodies' origins
     at every 20 ms sample over 1 s (measured 1.2 mm; MuJoCo's own Euler at 2 ms: printed), and the
     starting poses within 1 um (the joints' order and anchors)."""
-    scene = tmp_path / "several.xml"
-    scene.write_text(SEVERAL_JOINTS)
-    out = tmp_path / "traj.csv"
-    proc = subprocess.run([S2R_BIN, "rollout", str(scene), "--duration", "1", "--out", str(out)],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    assert "massless link" in proc.stderr
-    lines = out.read_text().splitlines()
-    header = lines[0].split(",")
-    rows = np.array([[float(x) for x in line.split(",")] for line in lines[1:]])
+    header, rows, notes = s2r_rollout(tmp_path, SEVERAL_JOINTS, 1)
+    assert "massless link" in notes
     assert "arm:swing_y.px" in header  # the link is a body of the state
 
     def run(timestep, integrator):
@@ -331,15 +328,7 @@ def test_weld_closes_a_four_bar_like_mujoco(tmp_path):
     9 urad). The same weld without its angular rows (torquescale 0, a connect) leaves two degrees of
     freedom and misses by 190 mrad, so the tolerance checks that the weld holds the coupler's
     orientation."""
-    scene = tmp_path / "fourbar.xml"
-    scene.write_text(WELD_FOURBAR)
-    out = tmp_path / "traj.csv"
-    proc = subprocess.run([S2R_BIN, "rollout", str(scene), "--duration", "0.5", "--out", str(out)],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    lines = out.read_text().splitlines()
-    header = lines[0].split(",")
-    rows = np.array([[float(x) for x in line.split(",")] for line in lines[1:]])
+    header, rows, _ = s2r_rollout(tmp_path, WELD_FOURBAR, 0.5)
     s2r = {b: hinge_angles(rows, header, b) for b in ("a1", "a2", "b1", "b2")}
 
     mj = mujoco.MjModel.from_xml_string(WELD_FOURBAR)
