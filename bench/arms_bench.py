@@ -2,9 +2,10 @@
 """Helpers of `bench/run_arm_bench.sh MACHINE arms` (the published arms, s2r vs MuJoCo).
 
     arms_bench.py strip WORK
-        copies the UR5e, Panda and UR5e + 2F-85 scenes into WORK without their mesh geoms and mesh
-        assets, for MuJoCo (every mesh geom of these files is visual: contype = conaffinity = 0 in
-        a body with an <inertial>, which s2r skips too; their mesh files are not shipped)
+        copies the UR5e, Panda, UR5e + 2F-85 and Panda pick scenes into WORK without their mesh
+        geoms and mesh assets, for MuJoCo (every mesh geom of these files is visual: contype =
+        conaffinity = 0 in a body with an <inertial>, which s2r skips too; their mesh files are not
+        shipped), and writes the mesh-objects scene with its STL files to WORK/mesh_objects
     arms_bench.py report JSONL MD MACHINE LOAD_BEFORE LOAD_AFTER
         writes the markdown table of the run's rows (s2r / MuJoCo ratio per scene and world count)
 """
@@ -16,8 +17,10 @@ import sys
 
 ROBOTS = pathlib.Path(__file__).resolve().parent.parent / "configs" / "robots"
 SCENES = {"universal_robots_ur5e": ("scene.xml", "ur5e.xml"),
-          "franka_emika_panda": ("scene_s2r.xml", "mjx_panda_s2r.xml"),
+          "franka_emika_panda": ("scene_s2r.xml", "mjx_panda_s2r.xml", "mjx_panda.xml"),
           "ur5e_2f85": ("scene.xml", "ur5e_2f85.xml")}
+# rows of the table, in order
+ROWS = ("ur5e", "panda", "ur5e_2f85", "panda_pick", "mesh_objects")
 
 
 def strip_meshes(text):
@@ -30,6 +33,14 @@ def strip(work):
         (work / folder).mkdir()
         for name in files:
             (work / folder / name).write_text(strip_meshes((ROBOTS / folder / name).read_text()))
+    # builtin:panda_pick (the MJX Panda, unchanged, over a table with three boxes) next to its
+    # include, and the mesh scene of tests/python/test_mesh_mujoco.py (three STL convex meshes, a
+    # cylinder and an ellipsoid on the floor, a mesh on a table), its STL files written beside it
+    (work / "panda_pick.xml").write_text(strip_meshes((ROBOTS / "panda_pick.xml").read_text()))
+    sys.path.insert(0, str(ROBOTS.parent.parent / "tests" / "python"))
+    import test_mesh_mujoco
+    (work / "mesh_objects").mkdir()
+    test_mesh_mujoco.write_scene(work / "mesh_objects", {k: 0.0 for k in test_mesh_mujoco.REST})
 
 
 def spread(row):
@@ -56,7 +67,7 @@ def report(jsonl, md, machine, load_before, load_after):
            "| scene | worlds | s2r env-steps/s | MuJoCo env-steps/s | s2r / MuJoCo | spread s2r | spread MuJoCo "
            "| s2r substeps (contact / none) | s2r contacts per world | s2r frozen |",
            "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
-    for scene in ("ur5e", "panda", "ur5e_2f85"):
+    for scene in ROWS:
         for w in (64, 256):
             s, m = by[f"s2r {scene} {w}"], by[f"mujoco {scene} {w}"]
             out.append(f"| {scene} | {w} | {s['env_steps_per_s']:.0f} | {m['env_steps_per_s']:.0f} "
