@@ -139,12 +139,18 @@ constexpr int kMaxBodyCouplingRows = 6;
 //                        body2's orientation to the held one (body1's times equality_relquat),
 //                        so C-dot = torquescale (w1 - w2); an ancestor of both turns both alike
 //                        and is left out too
+// Built once per substep (PrepareBodyCouplings: the tree bodies do not move within a substep,
+// and M^-1 is the substep's) and read by its warm start and both passes.
 struct BodyCouplingRows {
   int32_t rows = 0;  // 3 (connect, or a weld with torquescale 0) or 6 (weld: linear, angular)
   int32_t n = 0;
   int32_t rank[kMaxTreeDofs];
   Real j[kMaxBodyCouplingRows][kMaxTreeDofs];
   Real c[kMaxBodyCouplingRows];
+  // W = J M^-1 J^T = L D L^T, a pivot below kConnectPivot of the largest dropped (keep bit clear)
+  Real l[kMaxBodyCouplingRows][kMaxBodyCouplingRows];
+  Real d[kMaxBodyCouplingRows];
+  uint32_t keep = 0;
 };
 
 // the ranks from tree body `rank` up to its root, as a bit mask (0 for a fixed body)
@@ -218,64 +224,77 @@ S2R_HD void BodyCouplingImpulse(const TreeSet& t, const BodyCouplingRows& rows, 
   }
 }
 
-// One exact solve of connect or weld e's rows: the impulse that takes J q-dot to -bias_rate C
-// (solve pass) or 0 (relax pass), accumulated into lambda (world axes: force on body1, then a
-// weld's torque on body1 times torquescale).
-S2R_HD void SolveBodyCoupling(const ModelView& m, int world, const TreeSet& t, int e, Real* lambda,
-                              bool use_bias, Real h) {
-  BodyCouplingRows rows;
-  MakeBodyCouplingRows(m, world, t, e, &rows);
-  const int r = t.count, n = rows.n, nr = rows.rows;
-  // W = J M^-1 J^T and the rows' velocities, over the rows' n ranks
-  Real w[kMaxBodyCouplingRows][kMaxBodyCouplingRows], rhs[kMaxBodyCouplingRows];
-  const Real rate = use_bias ? EqualityBiasRate(m, world, e, h) : Real(0);
+// W = J M^-1 J^T of the rows and its L D L^T, pivots below kConnectPivot of the largest diagonal
+// dropped (a direction the joints cannot move: its lambda stays 0)
+S2R_HD void FactorBodyCoupling(const TreeSet& t, BodyCouplingRows* rows) {
+  const int r = t.count, n = rows->n, nr = rows->rows;
+  Real w[kMaxBodyCouplingRows][kMaxBodyCouplingRows];
   for (int a = 0; a < nr; ++a) {
     Real x[kMaxTreeDofs];  // (M^-1 J^T)_a over the rows' ranks
     for (int k = 0; k < n; ++k) {
-      const Real* minv_row = t.minv + rows.rank[k] * r;
+      const Real* minv_row = t.minv + rows->rank[k] * r;
       Real v = Real(0);
-      for (int i = 0; i < n; ++i) v += rows.j[a][i] * minv_row[rows.rank[i]];
+      for (int i = 0; i < n; ++i) v += rows->j[a][i] * minv_row[rows->rank[i]];
       x[k] = v;
     }
     for (int b = 0; b <= a; ++b) {
       Real v = Real(0);
-      for (int k = 0; k < n; ++k) v += x[k] * rows.j[b][k];
+      for (int k = 0; k < n; ++k) v += x[k] * rows->j[b][k];
       w[a][b] = v;
       w[b][a] = v;
     }
-    Real vel = Real(0);
-    for (int i = 0; i < n; ++i) vel += rows.j[a][i] * t.qdot[rows.rank[i]];
-    rhs[a] = -(vel + rate * rows.c[a]);
   }
-  // W = L D L^T, pivots below kConnectPivot of the largest diagonal dropped (a direction the
-  // joints cannot move: its lambda stays 0)
   Real scale = Real(0);
   for (int a = 0; a < nr; ++a) scale = Max(scale, w[a][a]);
+  rows->keep = 0;
   if (!(scale > Real(0))) return;
-  Real l[kMaxBodyCouplingRows][kMaxBodyCouplingRows], d[kMaxBodyCouplingRows];
-  bool keep[kMaxBodyCouplingRows];
   for (int i = 0; i < nr; ++i) {
     Real di = w[i][i];
-    for (int k = 0; k < i; ++k) di -= l[i][k] * l[i][k] * d[k];
-    keep[i] = di > kConnectPivot * scale;
-    d[i] = keep[i] ? di : Real(0);
-    l[i][i] = Real(1);
+    for (int k = 0; k < i; ++k) di -= rows->l[i][k] * rows->l[i][k] * rows->d[k];
+    const bool keep = di > kConnectPivot * scale;
+    if (keep) rows->keep |= 1u << i;
+    rows->d[i] = keep ? di : Real(0);
+    rows->l[i][i] = Real(1);
     for (int jr = i + 1; jr < nr; ++jr) {
       Real v = w[jr][i];
-      for (int k = 0; k < i; ++k) v -= l[jr][k] * l[i][k] * d[k];
-      l[jr][i] = keep[i] ? v / di : Real(0);
+      for (int k = 0; k < i; ++k) v -= rows->l[jr][k] * rows->l[i][k] * rows->d[k];
+      rows->l[jr][i] = keep ? v / di : Real(0);
     }
   }
+}
+
+// Substep start: every connect's and weld's rows and factor, in the configuration and with the
+// M^-1 of the substep (one slot per equality; joint couplings' slots are unused)
+S2R_HD void PrepareBodyCouplings(const ModelView& m, int world, const TreeSet& t, BodyCouplingRows* rows) {
+  for (int e = 0; e < m.nequality; ++e) {
+    if (!m.equality_active[e]) continue;
+    if (m.equality_type[e] != kEqualityConnect && m.equality_type[e] != kEqualityWeld) continue;
+    MakeBodyCouplingRows(m, world, t, e, &rows[e]);
+    FactorBodyCoupling(t, &rows[e]);
+  }
+}
+
+// One exact solve of a connect's or weld's rows (prepared this substep): the impulse that takes
+// J q-dot to -bias_rate C (solve pass) or 0 (relax pass), accumulated into lambda (world axes:
+// force on body1, then a weld's torque on body1 times torquescale).
+S2R_HD void SolveBodyCoupling(const ModelView& m, int world, const TreeSet& t, int e,
+                              const BodyCouplingRows& rows, Real* lambda, bool use_bias, Real h) {
+  if (rows.keep == 0) return;
+  const int n = rows.n, nr = rows.rows;
+  const Real rate = use_bias ? EqualityBiasRate(m, world, e, h) : Real(0);
   Real y[kMaxBodyCouplingRows];
-  for (int i = 0; i < nr; ++i) {
-    y[i] = rhs[i];
-    for (int k = 0; k < i; ++k) y[i] -= l[i][k] * y[k];
+  for (int a = 0; a < nr; ++a) {
+    Real vel = Real(0);
+    for (int i = 0; i < n; ++i) vel += rows.j[a][i] * t.qdot[rows.rank[i]];
+    y[a] = -(vel + rate * rows.c[a]);
+    for (int k = 0; k < a; ++k) y[a] -= rows.l[a][k] * y[k];
   }
   Real x[kMaxBodyCouplingRows];
   for (int i = nr - 1; i >= 0; --i) {
-    x[i] = keep[i] ? y[i] / d[i] : Real(0);
-    for (int k = i + 1; k < nr; ++k) x[i] -= l[k][i] * x[k];
-    if (!keep[i]) x[i] = Real(0);
+    const bool keep = (rows.keep >> i) & 1u;
+    x[i] = keep ? y[i] / rows.d[i] : Real(0);
+    for (int k = i + 1; k < nr; ++k) x[i] -= rows.l[k][i] * x[k];
+    if (!keep) x[i] = Real(0);
   }
   for (int a = 0; a < nr; ++a) lambda[a] += x[a];
   BodyCouplingImpulse(t, rows, x);
@@ -285,7 +304,8 @@ S2R_HD void SolveBodyCoupling(const ModelView& m, int world, const TreeSet& t, i
 // Substep start: the equalities' accumulated impulses along their current rows, and the tendon
 // actuators' along their tendons (joint actuators are warm-started with their joint's rows).
 S2R_HD void WarmStartCouplings(const ModelView& m, int world, const TreeSet& t,
-                               const Real* eq_impulse, const Real* act_impulse) {
+                               const BodyCouplingRows* body_rows, const Real* eq_impulse,
+                               const Real* act_impulse) {
   JointSpaceRow r;
   for (int e = 0; e < m.nequality; ++e) {
     const Real* imp = eq_impulse + kEqualityImpulseSlots * e;
@@ -294,9 +314,7 @@ S2R_HD void WarmStartCouplings(const ModelView& m, int world, const TreeSet& t,
       bool any = false;
       for (int a = 0; a < kMaxBodyCouplingRows; ++a) any = any || imp[a] != Real(0);
       if (!any) continue;
-      BodyCouplingRows rows;
-      MakeBodyCouplingRows(m, world, t, e, &rows);
-      BodyCouplingImpulse(t, rows, imp);
+      BodyCouplingImpulse(t, body_rows[e], imp);
       continue;
     }
     if (imp[0] == Real(0)) continue;
@@ -331,7 +349,8 @@ S2R_HD Real ApplyTendonMotor(const ModelView& m, int world, const TreeSet& t, in
 // One pass over the tendon actuators (solve pass only: they are forces, as on joints) and the
 // equalities (both passes: bias in the solve pass, none in the relax pass). Equalities come last,
 // so each pass ends with the couplings holding at the velocity level.
-S2R_HD void SolveCouplings(const ModelView& m, int world, const TreeSet& t, Real* eq_impulse,
+S2R_HD void SolveCouplings(const ModelView& m, int world, const TreeSet& t,
+                           const BodyCouplingRows* body_rows, Real* eq_impulse,
                            const Real* axis_prep, Real* act_impulse, bool use_bias, Real h) {
   JointSpaceRow r;
   if (use_bias) {
@@ -349,7 +368,7 @@ S2R_HD void SolveCouplings(const ModelView& m, int world, const TreeSet& t, Real
   for (int e = 0; e < m.nequality; ++e) {
     if (!m.equality_active[e]) continue;
     if (m.equality_type[e] == kEqualityConnect || m.equality_type[e] == kEqualityWeld) {
-      SolveBodyCoupling(m, world, t, e, eq_impulse + kEqualityImpulseSlots * e, use_bias, h);
+      SolveBodyCoupling(m, world, t, e, body_rows[e], eq_impulse + kEqualityImpulseSlots * e, use_bias, h);
       continue;
     }
     Real c;

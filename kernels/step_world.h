@@ -341,8 +341,8 @@ S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspac
   }
   // tendon actuators and equalities, in the trees' joint space (solver_coupling.h)
   if (kTrees && (m.nequality > 0 || m.ntendon > 0)) {
-    SolveCouplings(m, world, red.tree, s.equality_impulse(world), ws->axis_prep, act_impulse,
-                   use_bias, h);
+    SolveCouplings(m, world, red.tree, ws->coupling_rows, s.equality_impulse(world), ws->axis_prep,
+                   act_impulse, use_bias, h);
   }
 }
 
@@ -615,7 +615,8 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
       }
     }
     if (kTrees && (m.nequality > 0 || m.ntendon > 0)) {
-      WarmStartCouplings(m, world, red.tree, s.equality_impulse(world), act_impulse);
+      PrepareBodyCouplings(m, world, red.tree, ws->coupling_rows);
+      WarmStartCouplings(m, world, red.tree, ws->coupling_rows, s.equality_impulse(world), act_impulse);
     }
     for (int k = 0; k < nman; ++k) {
       const ContactManifold& mf = ws->manifolds[k];

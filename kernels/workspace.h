@@ -15,6 +15,7 @@
 
 #include "kernels/collide.h"
 #include "kernels/solver_contact.h"
+#include "kernels/solver_coupling.h"
 #include "kernels/solver_joint.h"
 #include "kernels/solver_reduced.h"
 
@@ -48,6 +49,8 @@ S2R_HD int LockTogetherScratchSize(const ModelView& m) {
   X(tree, Real, TreeScratchSize(m.ntree), Step,                                                   \
     "the world's articulated trees: M^-1, Jacobian axes and anchors, q, q-dot (solver_tree.h); " \
     "q, q-dot and the end's kinematics carry between the physics steps of one control step")     \
+  X(coupling_rows, BodyCouplingRows, m.nequality, Step,                                          \
+    "each connect's and weld's rows and factor, built at the substep start (solver_coupling.h)") \
   X(reduced, Real, ReducedScratchSize(m.nreduced), World,                                         \
     "the world's slide-tree block (solver_reduced.h)")                                            \
   X(reduced_valid, uint32_t, 1, World,                                                            \
