@@ -180,35 +180,13 @@ void BodyReader::ReadBody(pugi::xml_node n, int parent, const Frame& parent_worl
     world.pos = parent_world.pos + parent_world.rot * pos;
     world.rot = (parent_world.rot * rot).normalized();
 
-    if (joint_node) {
-      CheckAttributes(file_, joint_node, false);
-      CheckNoText(file_, joint_node);
-      if (joint_node.first_child()) {
-        file_.Fail(joint_node.first_child(), "unexpected child element");
-      }
-      if (std::string(joint_node.name()) == "freejoint") {
-        joint_type = "free";
-        joint_layers = Layers{joint_node};
-      } else {
-        int cls =
-            joint_node.attribute("class") ? defaults_.ClassIndex(joint_node, "class") : childclass;
-        joint_layers = defaults_.LayersFor(joint_node, cls);
-        joint_type = LayeredWord(joint_layers, "type", "hinge");
-      }
-      if (joint_type == "ball") {
-        file_.Fail(joint_node, "ball joints are not supported by s2r (hinge, slide, free)" +
-                                   file_.Origin(Source(joint_layers, "type")));
-      }
-      if (joint_type == "free" && parent != 0) {
-        file_.Fail(joint_node, "a free joint is only allowed on a direct child of <worldbody>");
-      }
-    }
     // Several joints in one body (MuJoCo applies them in order, each in the frame the ones before
     // it left): each joint but the last moves a massless link s2r inserts, at the body's frame,
     // and the body hangs from the last link by its last joint. Hinges and slides only; the links
     // are stepped in the articulated trees (Model::Finalize rejects them in maximal coordinates).
     std::vector<std::string> lead_types;
     std::vector<Layers> lead_layers;
+    if (joint_node) lead_joints.push_back(joint_node);  // every joint, in order; the last popped below
     for (pugi::xml_node c : lead_joints) {
       CheckAttributes(file_, c, false);
       CheckNoText(file_, c);
@@ -220,16 +198,26 @@ void BodyReader::ReadBody(pugi::xml_node n, int parent, const Frame& parent_worl
         layers = defaults_.LayersFor(c, cls);
         type = LayeredWord(layers, "type", "hinge");
       }
-      if (type != "hinge" && type != "slide") {
+      if (lead_joints.size() > 1 && type != "hinge" && type != "slide") {
         file_.Fail(c, "a body with several joints takes hinges and slides only (this one is " + type +
                           ")" + file_.Origin(Source(layers, "type")));
+      }
+      if (type == "ball") {
+        file_.Fail(c, "ball joints are not supported by s2r (hinge, slide, free)" +
+                          file_.Origin(Source(layers, "type")));
+      }
+      if (type == "free" && parent != 0) {
+        file_.Fail(c, "a free joint is only allowed on a direct child of <worldbody>");
       }
       lead_types.push_back(type);
       lead_layers.push_back(layers);
     }
-    if (!lead_joints.empty() && joint_type != "hinge" && joint_type != "slide") {
-      file_.Fail(joint_node, "a body with several joints takes hinges and slides only (this one is " +
-                                 joint_type + ")" + file_.Origin(Source(joint_layers, "type")));
+    if (joint_node) {
+      joint_type = lead_types.back();
+      joint_layers = lead_layers.back();
+      lead_joints.pop_back();
+      lead_types.pop_back();
+      lead_layers.pop_back();
     }
     const bool parent_static = m_.body_dynamic[parent] == 0;
     body_static = !joint_node && parent_static;
