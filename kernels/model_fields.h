@@ -79,6 +79,9 @@ namespace s2r {
   X(joint_body, int32_t, Joint, 1, Input, "child body moved by the joint")                        \
   X(joint_parent, int32_t, Joint, 1, Input, "parent body (0 = world)")                            \
   X(joint_limited, int32_t, Joint, 1, Input, "1 if joint_range is enforced")                      \
+  X(joint_ball, int32_t, Joint, 1, Input,                                                         \
+    "1, 2, 3: the hinge about the child's x, y, z axis of an MJCF ball joint (named joint:x, :y, "\
+    ":z; kernels/solver_tree.h); 0 otherwise")                                                    \
   X(actuator_type, int32_t, Actuator, 1, Input, "ActuatorType")                                   \
   X(actuator_trntype, int32_t, Actuator, 1, Input, "TransmissionType")                            \
   X(actuator_trnid, int32_t, Actuator, 1, Input, "joint or site the actuator drives")             \

@@ -1,4 +1,4 @@
-// Articulated trees (hinge and slide joints) in reduced coordinates.
+// Articulated trees (hinge and slide joints, and ball joints as three hinges) in reduced coordinates.
 //
 // A robot arm is a tree of hinges (and a gripper's finger slides) hanging from the world or from a
 // fixed base. In maximal coordinates each link carries 6 DOFs and each joint 5 lock rows, and the
@@ -77,10 +77,14 @@ struct TreeSet {
   uint32_t hinge = 0;               // bit k: rank k's joint is a hinge
   uint32_t weld = 0;                // bit k: rank k is welded to its parent (no coordinate: q and
                                     // q-dot stay 0, its Jacobian column is zero, M_kk = 1)
+  uint32_t ball = 0;                // bit k: rank k is the first hinge of a ball joint (ranks k,
+                                    // k + 1, k + 2: about x, y, z; TreeRebaseBall)
+  Real* chart = nullptr;            // (R, 4) a ball's first hinge: parent^-1 * child rotation where
+                                    // its three angles are 0 (in place of joint_qrel0), w x y z
 };
 static_assert(kMaxTreeDofs <= 32, "joint-kind masks are 32-bit");
 
-S2R_HD int TreeScratchSize(int r) { return 2 * r * r + 15 * r + 4 * r + 9 * r + r; }
+S2R_HD int TreeScratchSize(int r) { return 2 * r * r + 15 * r + 4 * r + 9 * r + r + 4 * r; }
 
 S2R_HD TreeSet MakeTreeSet(const ModelView& m, SolverBody* bodies, Real* scratch) {
   TreeSet t;
@@ -103,16 +107,62 @@ S2R_HD TreeSet MakeTreeSet(const ModelView& m, SolverBody* bodies, Real* scratch
   t.bias_dq = t.qdot + r;
   t.inertia_now = t.bias_dq + r;
   t.q_built = t.inertia_now + 9 * r;
+  t.chart = t.q_built + r;
   for (int k = 0; k < r; ++k) {
-    int type = m.joint_type[m.body_joint[t.body[k]]];
+    const int j = m.body_joint[t.body[k]];
+    int type = m.joint_type[j];
     if (type == kJointHinge) t.hinge |= 1u << k;
     if (type == kJointWeld) t.weld |= 1u << k;
+    if (m.joint_ball[j] == 1) t.ball |= 1u << k;
   }
   return t;
 }
 
 S2R_HDI bool TreeIsHinge(const TreeSet& t, int k) { return (t.hinge >> k) & 1u; }
 S2R_HDI bool TreeIsWeld(const TreeSet& t, int k) { return (t.weld >> k) & 1u; }
+S2R_HDI bool TreeIsBall(const TreeSet& t, int k) { return (t.ball >> k) & 1u; }
+
+// Ball joints. MJCF's ball is three hinges here, about the child's x, y and z axes through its
+// anchor (ranks k, k + 1, k + 2; the loader inserts the massless links between them), so the
+// tree's one-coordinate-per-rank algebra carries it unchanged. The three angles are local
+// coordinates, not a global parametrization: every step starts them at 0 in the orientation the
+// ball has reached -- its chart, the parent^-1 * child rotation there, takes the place of the
+// first hinge's reference rotation -- so at the step start the three axes are the child's,
+// orthogonal, and the rates are the child's angular velocity relative to the parent in its own
+// frame (MuJoCo's ball qvel). Within a step (or a control step's physics steps) the angles stay
+// small, far from the middle hinge's 90 degrees where Euler angles lock; an orientation is never
+// stored as angles. The links are placed on the chart (the child keeps its pose).
+S2R_HD void TreeRebaseBall(const ModelView& m, const TreeSet& t, int k) {
+  SolverBody& child = t.bodies[t.body[k + 2]];
+  const SolverBody& sp = t.bodies[m.body_parent[t.body[k]]];
+  const Quat chart = NormalizeQuat(Conjugate(sp.rot) * child.rot);
+  StoreQuat(t.chart + 4 * k, chart);
+  const Quat rot = NormalizeQuat(sp.rot * chart);
+  const Vec3 w_rel = child.w - sp.w;
+  const int j = m.body_joint[t.body[k]];
+  const Vec3 anchor = sp.com + Rotate(sp.rot, LoadVec3(m.joint_pos_parent + 3 * j) - sp.ipos);
+  for (int i = 0; i < 3; ++i) {
+    const int ji = m.body_joint[t.body[k + i]];
+    t.q[k + i] = Real(0);
+    t.qdot[k + i] = Dot(w_rel, Rotate(rot, LoadVec3(m.joint_axis_child + 3 * ji)));
+    if (i == 2) break;
+    SolverBody& link = t.bodies[t.body[k + i]];
+    link.rot = rot;
+    link.com = anchor + Rotate(rot, link.ipos - LoadVec3(m.joint_pos_child + 3 * ji));
+  }
+}
+
+// A ball's position as joint_q reports it: the rotation vector (rad) of the child's orientation
+// relative to its reference one (joint_qrel0 of the ball's first hinge), in the child's reference
+// frame; x, y, z on the ball's three hinges.
+S2R_HD Vec3 BallRotationVector(Quat parent_rot, Quat child_rot, Quat qrel0) {
+  Quat d = NormalizeQuat(Conjugate(parent_rot * qrel0) * child_rot);
+  if (d.w < Real(0)) d = Quat{-d.w, -d.x, -d.y, -d.z};
+  const Vec3 v{d.x, d.y, d.z};
+  const Real s = Length(v);
+  if (!(s > Real(0))) return Vec3{0, 0, 0};
+  return (Real(2) * Atan2(s, d.w) / s) * v;
+}
 
 // Column k of tree body c's Jacobian (k an ancestor of c or c itself), step-start configuration:
 // the linear velocity of c's COM and its angular velocity per unit q-dot_k.
@@ -247,7 +297,12 @@ S2R_HOST_AVX2 S2R_HD void TreeForward(const ModelView& m, const TreeSet& t, bool
     int j = m.body_joint[b];
     SolverBody& sb = t.bodies[b];
     const SolverBody& sp = t.bodies[m.body_parent[b]];
-    Vec3 axis = Rotate(sp.rot, LoadVec3(m.joint_axis_parent + 3 * j));
+    // a ball's first hinge turns from its chart (TreeRebaseBall), any other joint from the
+    // reference configuration
+    const bool ball = TreeIsBall(t, k);
+    const Quat qrel = ball ? LoadQuat(t.chart + 4 * k) : LoadQuat(m.joint_qrel0 + 4 * j);
+    Vec3 axis = ball ? Rotate(sp.rot * qrel, LoadVec3(m.joint_axis_child + 3 * j))
+                     : Rotate(sp.rot, LoadVec3(m.joint_axis_parent + 3 * j));
     Vec3 anchor = sp.com + Rotate(sp.rot, LoadVec3(m.joint_pos_parent + 3 * j) - sp.ipos);
     Vec3 w = sp.w;
     if (TreeIsHinge(t, k)) {
@@ -256,7 +311,7 @@ S2R_HOST_AVX2 S2R_HD void TreeForward(const ModelView& m, const TreeSet& t, bool
       anchor += t.q[k] * axis;
     }
     if (place) {
-      Quat rot = sp.rot * LoadQuat(m.joint_qrel0 + 4 * j);
+      Quat rot = sp.rot * qrel;
       if (TreeIsHinge(t, k)) rot = rot * QuatFromAxisAngle(LoadVec3(m.joint_axis_child + 3 * j), t.q[k]);
       sb.rot = NormalizeQuat(rot);
       sb.com = anchor + Rotate(sb.rot, sb.ipos - LoadVec3(m.joint_pos_child + 3 * j));
@@ -359,6 +414,21 @@ S2R_HOST_AVX2 S2R_HD void TreeBias(const ModelView& m, int world, const TreeSet&
     force[p] += force[k];
     moment[p] += moment[k] + Cross(lever, force[k]);
   }
+  if (t.ball != 0) {
+    // A ball's armature acts on the rate of change of its child-frame angular velocity w (MuJoCo's
+    // ball coordinates), where M carries it on the angles' accelerations: at the chart (angles 0)
+    // w = q-dot but w-dot = q-ddot + (q1' q2', -q0' q2', q0' q1'), so the difference, armature
+    // times that product, is a bias force. Without it a ball with armature drifts from MuJoCo by an
+    // amount that does not shrink with the step (31 mm in 1 s for a pendulum with 0.001 kg m^2).
+    const Real* armature = m.joint_armature.At(world);
+    for (int k = 0; k < r; ++k) {
+      if (!TreeIsBall(t, k)) continue;
+      const Real* qd = t.qdot + k;
+      c_bias[k] += armature[m.body_joint[t.body[k]]] * qd[1] * qd[2];
+      c_bias[k + 1] -= armature[m.body_joint[t.body[k + 1]]] * qd[0] * qd[2];
+      c_bias[k + 2] += armature[m.body_joint[t.body[k + 2]]] * qd[0] * qd[1];
+    }
+  }
   for (int i = 0; i < r; ++i) {
     Real dq = Real(0);
     for (int k = 0; k < r; ++k) dq -= t.minv[i * r + k] * c_bias[k];
@@ -454,6 +524,14 @@ S2R_HD bool PrepareTree(const ModelView& m, int world, const TreeSet& t, Vec3 gr
     // Nothing outside the step can change the parameters or the state between the physics steps
     // of one control step (ControlStep), so nothing is stale; reading q back from the poses
     // (an arctangent per hinge) and deriving the axes again cost 11 % of the Panda's step.
+    // Ball joints are re-based at every step (their angles back to 0), and the axes derived.
+    if (t.ball != 0) {
+      for (int k = 0; k < r; ++k) {
+        if (TreeIsBall(t, k)) TreeRebaseBall(m, t, k);
+      }
+      TreeForward(m, t, true, false);
+      return TreeMassMatrix(m, world, t, gravity);
+    }
     for (int k = 0; k < r; ++k) {
       for (int e = 0; e < 3; ++e) {
         t.axis[3 * k + e] = t.axis_now[3 * k + e];
@@ -466,6 +544,11 @@ S2R_HD bool PrepareTree(const ModelView& m, int world, const TreeSet& t, Vec3 gr
   // q and q-dot relative to the parent as loaded (relative quantities: the projection below only
   // removes the drift of the stored poses)
   for (int k = 0; k < r; ++k) {
+    if (TreeIsBall(t, k)) {  // its three ranks: angles 0 in the orientation reached
+      TreeRebaseBall(m, t, k);
+      k += 2;
+      continue;
+    }
     int b = t.body[k];
     int j = m.body_joint[b];
     SolverBody& sb = t.bodies[b];

@@ -70,6 +70,14 @@ S2R_HD void ResetWorld(const ModelView& m, const StateView& s, int world) {
     int type = m.joint_type[j];
     s.joint_q(world)[j] = type == kJointHinge || type == kJointSlide ? m.joint_qpos0.At(world)[j] : Real(0);
   }
+  for (int j = 0; j < m.njoint; ++j) {  // a ball reports its rotation vector (StoreJointPositions)
+    if (m.joint_ball[j] != 1) continue;
+    const Vec3 r = BallRotationVector(LoadQuat(s.body_quat(world, m.joint_parent[j])),
+                                      LoadQuat(s.body_quat(world, m.joint_body[j + 2])), LoadQuat(m.joint_qrel0 + 4 * j));
+    s.joint_q(world)[j] = r.x;
+    s.joint_q(world)[j + 1] = r.y;
+    s.joint_q(world)[j + 2] = r.z;
+  }
   for (int e = 0; e < kEqualityImpulseSlots * m.nequality; ++e) s.equality_impulse(world)[e] = Real(0);
   for (int i = 0; i < m.nactuator; ++i) {
     s.ctrl(world)[i] = Real(0);
@@ -371,6 +379,15 @@ S2R_HD void StoreJointPositions(const ModelView& m, const StateView& s, int worl
     int type = m.joint_type[j];
     if (type != kJointHinge && type != kJointSlide) continue;
     int b = m.joint_body[j];
+    if (kTrees && m.joint_ball[j] == 1) {  // a ball's rotation vector (its angles are per step)
+      const Vec3 r = BallRotationVector(ws->bodies[m.joint_parent[j]].rot, ws->bodies[m.joint_body[j + 2]].rot,
+                                        LoadQuat(m.joint_qrel0 + 4 * j));
+      q[j] = r.x;
+      q[j + 1] = r.y;
+      q[j + 2] = r.z;
+      j += 2;
+      continue;
+    }
     if (kTrees && ws->bodies[b].tree >= 0) {
       q[j] = tree.q[ws->bodies[b].tree];
       continue;

@@ -68,7 +68,8 @@ class BodyReader {
   // the element, or its default class
   void NoteAttributes(const Layers& layers, const char* kind,
                       std::initializer_list<const char*> attrs, const std::string& why);
-  void ReadJoint(pugi::xml_node n, int body, const std::string& type, const Layers& layers);
+  // ball: 1, 2, 3 for the x, y, z hinge of a ball joint, 0 for any other joint
+  void ReadJoint(pugi::xml_node n, int body, const std::string& type, const Layers& layers, int ball = 0);
   double SoftnessHertz(pugi::xml_node n, const Layers& layers, const char* ref_attr, const char* imp_attr);
   void ReadSite(pugi::xml_node n, int body, int childclass, const Frame& offset = Frame());
   void ReadInertial(pugi::xml_node n, int body);
@@ -202,10 +203,6 @@ void BodyReader::ReadBody(pugi::xml_node n, int parent, const Frame& parent_worl
         file_.Fail(c, "a body with several joints takes hinges and slides only (this one is " + type +
                           ")" + file_.Origin(Source(layers, "type")));
       }
-      if (type == "ball") {
-        file_.Fail(c, "ball joints are not supported by s2r (hinge, slide, free)" +
-                          file_.Origin(Source(layers, "type")));
-      }
       if (type == "free" && parent != 0) {
         file_.Fail(c, "a free joint is only allowed on a direct child of <worldbody>");
       }
@@ -231,21 +228,34 @@ void BodyReader::ReadBody(pugi::xml_node n, int parent, const Frame& parent_worl
       return;
     }
 
+    // A ball joint is three hinges about the body's x, y and z axes through its anchor, the first
+    // two moving massless links s2r inserts (named body:joint:x, body:joint:y); the articulated
+    // tree re-bases them at the orientation reached every step, so they never lock
+    // (kernels/solver_tree.h, "Ball joints").
+    const bool ball = joint_type == "ball";
+    if (ball) {
+      for (int k = 0; k < 2; ++k) {
+        lead_joints.push_back(joint_node);
+        lead_types.push_back("ball");
+        lead_layers.push_back(joint_layers);
+      }
+    }
     int hang = parent;
     for (size_t k = 0; k < lead_joints.size(); ++k) {
       const std::string owner = n.attribute("name") ? n.attribute("name").value() : "";
-      const std::string joint = lead_joints[k].attribute("name") ? lead_joints[k].attribute("name").value()
-                                                                 : std::to_string(k);
+      std::string joint = lead_joints[k].attribute("name") ? lead_joints[k].attribute("name").value()
+                                                           : std::to_string(k);
+      if (ball) joint += k == 0 ? ":x" : ":y";
       int link = AddBody(&m_, owner.empty() ? "" : owner + ":" + joint, hang, ToReal3(world.pos),
                          ToReal4(world.rot));
       world_of_.resize(m_.nbody());
       world_of_[link] = world;
-      ReadJoint(lead_joints[k], link, lead_types[k], lead_layers[k]);
+      ReadJoint(lead_joints[k], link, lead_types[k], lead_layers[k], ball ? static_cast<int>(k) + 1 : 0);
       m_.body_dynamic[link] = 1;
       m_.body_link[link] = 1;
       hang = link;
     }
-    if (!lead_joints.empty()) {
+    if (!lead_joints.empty() && !ball) {
       s_.Note(n, "body.joints",
               std::to_string(lead_joints.size() + 1) + " joints in one body: " +
                   std::to_string(lead_joints.size()) + " massless link(s) inserted between them (docs/mjcf_subset.md)");
@@ -258,7 +268,7 @@ void BodyReader::ReadBody(pugi::xml_node n, int parent, const Frame& parent_worl
     world_of_[body] = world;
     if (n.attribute("gravcomp")) m_.body_gravcomp[body] = static_cast<Real>(Real1(n, "gravcomp"));
     if (joint_node) {
-      ReadJoint(joint_node, body, joint_type, joint_layers);
+      ReadJoint(joint_node, body, joint_type, joint_layers, ball ? 3 : 0);
     } else if (!parent_static) {
       AddJoint(&m_, "", body, kJointWeld, {0, 0, 0}, {0, 0, 1});
     }
@@ -368,7 +378,7 @@ double BodyReader::SoftnessHertz(pugi::xml_node n, const Layers& layers, const c
 }
 
 void BodyReader::ReadJoint(pugi::xml_node n, int body, const std::string& type,
-                           const Layers& layers) {
+                           const Layers& layers, int ball) {
   const bool free = type == "free";
   JointType jt = free ? kJointFree : (type == "slide" ? kJointSlide : kJointHinge);
   Vec3d pos = Vec3d::Zero();
@@ -383,14 +393,25 @@ void BodyReader::ReadJoint(pugi::xml_node n, int body, const std::string& type,
     }
     axis.normalize();
   }
-  int j = AddJoint(&m_, n.attribute("name").value(), body, jt, ToReal3(pos), ToReal3(axis));
-  s_.Register(&s_.joint_ids, n, "joint", j);
+  std::string name = n.attribute("name").value();
+  if (ball > 0) {
+    axis = Vec3d::Unit(ball - 1);  // a ball's axis attribute is not used (as in MuJoCo)
+    if (!name.empty()) name += std::string(":") + "xyz"[ball - 1];
+  }
+  int j = AddJoint(&m_, name, body, jt, ToReal3(pos), ToReal3(axis));
+  // the MJCF name of a ball names its first hinge (references to it are rejected where read)
+  if (ball <= 1) s_.Register(&s_.joint_ids, n, "joint", j);
   s_.joint_nodes[j] = n;
+  m_.joint_ball[j] = ball;
 
   double range[2] = {0, 0};
   LayeredReals(layers, "range", range);
   bool limited = Limited(file_, s_.compiler.autolimits, n, layers, "limited", "range", range);
   if (free && limited) file_.Fail(n, "a free joint cannot be limited");
+  if (ball > 0 && limited) {
+    file_.Fail(n, "a limited ball joint (MuJoCo's cone limit on its rotation angle) is not supported" +
+                      file_.Origin(Source(layers, "range")));
+  }
   if (limited && !(range[0] < range[1])) {
     file_.Fail(n, "attribute 'range' must have lo < hi for a limited joint, got " + Num(range[0]) +
                       " " + Num(range[1]) + file_.Origin(Source(layers, "range")));
@@ -409,6 +430,10 @@ void BodyReader::ReadJoint(pugi::xml_node n, int body, const std::string& type,
     double k = Real1(src, "stiffness");
     if (!(k >= 0)) file_.Fail(n, "attribute 'stiffness' must be >= 0, got " + Num(k) + file_.Origin(src));
     if (k > 0 && free) file_.Fail(n, "a free joint cannot have a stiffness" + file_.Origin(src));
+    if (k > 0 && ball > 0) {
+      file_.Fail(n, "a ball joint's stiffness (a spring on its rotation vector) is not supported" +
+                        file_.Origin(src));
+    }
     m_.joint_stiffness[j] = static_cast<Real>(k);
   }
   if (pugi::xml_node src = Source(layers, "springref")) {

@@ -243,15 +243,16 @@ void Loader::ReadKeyframes(const std::vector<pugi::xml_node>& sections) {
       int iq = 0;
       for (int j = 0; j < m_.njoint() && !key.qpos.empty(); ++j) {
         if (m_.joint_type[j] == kJointWeld) continue;
-        if (m_.joint_type[j] == kJointFree) {
+        if (m_.joint_type[j] == kJointFree || m_.joint_ball[j] == 1) {
+          const int first = m_.joint_type[j] == kJointFree ? 3 : 0;
           double q2 = 0;
-          for (int c = 3; c < 7; ++c) q2 += key.qpos[iq + c] * key.qpos[iq + c];
+          for (int c = first; c < first + 4; ++c) q2 += key.qpos[iq + c] * key.qpos[iq + c];
           if (!(q2 > 1e-24)) {
             file_.Fail(k, "attribute 'qpos': joint " + Quote(m_.joint_name[j]) +
                               " has a zero quaternion");
           }
         }
-        iq += m_.joint_type[j] == kJointFree ? 7 : 1;
+        iq += m_.JointQposSize(j);
       }
       m_.keyframes.push_back(key);
     }
@@ -337,7 +338,7 @@ int Loader::ReadEqualityJoint(pugi::xml_node c) {
       file_.Fail(c, std::string("attribute '") + attrs[k] + "' names unknown joint " + Quote(name));
     }
     int j = it->second;
-    if (m_.joint_type[j] != kJointHinge && m_.joint_type[j] != kJointSlide) {
+    if ((m_.joint_type[j] != kJointHinge && m_.joint_type[j] != kJointSlide) || m_.joint_ball[j]) {
       file_.Fail(c, std::string("attribute '") + attrs[k] + "': joint " + Quote(name) +
                         " is not a hinge or slide joint");
     }
@@ -505,7 +506,7 @@ void Loader::ReadTendon(pugi::xml_node section) {
       auto it = s_.joint_ids.find(name);
       if (it == s_.joint_ids.end()) file_.Fail(t, "attribute 'joint' names unknown joint " + Quote(name));
       int j = it->second;
-      if (m_.joint_type[j] != kJointHinge && m_.joint_type[j] != kJointSlide) {
+      if ((m_.joint_type[j] != kJointHinge && m_.joint_type[j] != kJointSlide) || m_.joint_ball[j]) {
         file_.Fail(t, "joint " + Quote(name) + " is not a hinge or slide joint");
       }
       for (const auto& prev : terms) {
@@ -616,10 +617,9 @@ void Loader::ReadActuator(pugi::xml_node n) {
       file_.Fail(n, "attribute 'joint' names unknown joint " + Quote(target));
     }
     trnid = it->second;
-    if (m_.joint_type[trnid] == kJointFree) {
-      file_.Fail(n, "joint " + Quote(target) +
-                        " is a free joint; actuate a hinge or slide joint, or "
-                        "use a site transmission");
+    if (m_.joint_type[trnid] == kJointFree || m_.joint_ball[trnid]) {
+      file_.Fail(n, "joint " + Quote(target) + (m_.joint_ball[trnid] ? " is a ball joint" : " is a free joint") +
+                        "; actuate a hinge or slide joint, or use a site transmission");
     }
   } else {
     auto it = s_.site_ids.find(target);

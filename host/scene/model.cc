@@ -1,5 +1,6 @@
 #include "host/scene/model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -73,8 +74,17 @@ int Model::Count(Entity e) const {
 
 int Model::nq() const {
   int n = 0;
-  for (int32_t t : joint_type) n += t == kJointFree ? 7 : (t == kJointWeld ? 0 : 1);
+  for (int j = 0; j < njoint(); ++j) n += JointQposSize(j);
   return n;
+}
+
+// MuJoCo's qpos entries of joint j: a ball's quaternion is its first hinge's
+int Model::JointQposSize(int j) const {
+  const int32_t t = joint_type[j];
+  if (t == kJointFree) return 7;
+  if (t == kJointWeld) return 0;
+  if (j < static_cast<int>(joint_ball.size()) && joint_ball[j] != 0) return joint_ball[j] == 1 ? 4 : 0;
+  return 1;
 }
 
 int Model::nv() const {
@@ -110,6 +120,14 @@ void Model::ApplyKeyframe(const std::string& name) {
   for (int j = 0; j < njoint(); ++j) {
     const int b = joint_body[j];
     if (joint_type[j] == kJointWeld) continue;
+    if (joint_ball[j] == 1) {
+      ApplyBallKeyframe(name, j, key->qpos.empty() ? nullptr : &key->qpos[iq],
+                        key->qvel.empty() ? nullptr : &key->qvel[iv]);
+      j += 2;
+      iq += 4;
+      iv += 3;
+      continue;
+    }
     if (joint_type[j] != kJointFree) {
       if (!key->qpos.empty()) joint_qpos0[j] = static_cast<Real>(key->qpos[iq]);
       if (!key->qvel.empty()) joint_qvel0[j] = static_cast<Real>(key->qvel[iv]);
@@ -143,6 +161,44 @@ void Model::ApplyKeyframe(const std::string& name) {
     iv += 6;
   }
   keyframe = name;
+}
+
+// A ball's quaternion (MuJoCo's qpos: the child's rotation after its reference orientation) as
+// its three hinges' angles, x then y then z about the axes the earlier ones turned (intrinsic
+// x-y-z Euler angles: Rx(a) Ry(b) Rz(c) is the rotation); its qvel (the child's angular velocity
+// relative to the parent, child frame) as the hinges' rates at those angles.
+void Model::ApplyBallKeyframe(const std::string& name, int j, const double* qpos, const double* qvel) {
+  double a = 0, b = 0, c = 0;
+  if (qpos != nullptr) {
+    Eigen::Quaterniond q(qpos[0], qpos[1], qpos[2], qpos[3]);
+    q.normalize();
+    Eigen::Matrix3d r = q.toRotationMatrix();
+    b = std::asin(std::clamp(r(0, 2), -1.0, 1.0));
+    a = std::atan2(-r(1, 2), r(2, 2));
+    c = std::atan2(-r(0, 1), r(0, 0));
+    joint_qpos0[j] = static_cast<Real>(a);
+    joint_qpos0[j + 1] = static_cast<Real>(b);
+    joint_qpos0[j + 2] = static_cast<Real>(c);
+  } else {
+    a = joint_qpos0[j];
+    b = joint_qpos0[j + 1];
+    c = joint_qpos0[j + 2];
+  }
+  if (qvel == nullptr) return;
+  // child-frame angular velocity of unit rates: x turned by Ry(b) Rz(c) back, y by Rz(c), z itself
+  Eigen::Matrix3d rate_to_w;
+  Eigen::Matrix3d ry = Eigen::AngleAxisd(b, Eigen::Vector3d::UnitY()).toRotationMatrix();
+  Eigen::Matrix3d rz = Eigen::AngleAxisd(c, Eigen::Vector3d::UnitZ()).toRotationMatrix();
+  rate_to_w.col(0) = (ry * rz).transpose() * Eigen::Vector3d::UnitX();
+  rate_to_w.col(1) = rz.transpose() * Eigen::Vector3d::UnitY();
+  rate_to_w.col(2) = Eigen::Vector3d::UnitZ();
+  const Eigen::Vector3d w(qvel[0], qvel[1], qvel[2]);
+  if (std::abs(std::cos(b)) < 1e-6 && w.norm() > 0) {
+    throw std::runtime_error("keyframe '" + name + "': ball joint '" + joint_name[j] +
+                             "' starts turned 90 degrees about its y axis, where its qvel cannot be set");
+  }
+  const Eigen::Vector3d rates = rate_to_w.colPivHouseholderQr().solve(w);
+  for (int k = 0; k < 3; ++k) joint_qvel0[j + k] = static_cast<Real>(rates[k]);
 }
 
 const std::vector<std::string>* Model::Names(Entity e) const {
@@ -209,8 +265,34 @@ void Model::Finalize() {
   // equalities and fixed tendons couple hinge and slide joints
   auto axial = [&](int j) {
     return j >= 0 && j < static_cast<int>(nj) &&
-           (joint_type[j] == kJointHinge || joint_type[j] == kJointSlide);
+           (joint_type[j] == kJointHinge || joint_type[j] == kJointSlide) && joint_ball[j] == 0;
   };
+  // a ball joint: three hinges about one anchor, x then y then z of the child's frame, each on the
+  // body the one before it moves (the loader's links), unlimited and without a spring
+  for (size_t j = 0; j < nj; ++j) {
+    if (joint_ball[j] < 0 || joint_ball[j] > 3) Fail("joint '" + joint_name[j] + "' has joint_ball outside 0..3");
+    if (joint_ball[j] != 1) continue;
+    bool ok = j + 2 < nj;
+    for (int k = 0; ok && k < 3; ++k) {
+      const size_t jk = j + k;
+      const Real* ax = &joint_axis_child[3 * jk];
+      ok = joint_ball[jk] == k + 1 && joint_type[jk] == kJointHinge && ax[k] == Real(1) &&
+           !joint_limited[jk] && joint_stiffness[jk] == Real(0) &&
+           (k == 0 || (joint_parent[jk] == joint_body[jk - 1] && body_link[joint_body[jk - 1]] &&
+                       joint_pos_child[3 * jk] == joint_pos_child[3 * j] &&
+                       joint_pos_child[3 * jk + 1] == joint_pos_child[3 * j + 1] &&
+                       joint_pos_child[3 * jk + 2] == joint_pos_child[3 * j + 2]));
+    }
+    if (!ok) {
+      Fail("joint '" + joint_name[j] + "' starts a ball joint that is not three unlimited, springless hinges about "
+           "x, y, z through one anchor on a chain of links (kernels/solver_tree.h)");
+    }
+  }
+  for (size_t j = 0; j < nj; ++j) {
+    if (joint_ball[j] > 1 && (j == 0 || joint_ball[j - 1] != joint_ball[j] - 1)) {
+      Fail("joint '" + joint_name[j] + "' is a ball joint's hinge without the ones before it");
+    }
+  }
   for (int e = 0; e < nequality(); ++e) {
     if (equality_type[e] == kEqualityConnect || equality_type[e] == kEqualityWeld) {
       const std::string kind = equality_type[e] == kEqualityWeld ? "weld '" : "connect '";
@@ -258,7 +340,7 @@ void Model::Finalize() {
     if (id < 0 || id >= limit) Fail("actuator '" + actuator_name[i] + "' refers to a missing joint, tendon or site");
     if (actuator_trntype[i] == kTransmissionJoint) {
       int jt = joint_type[id];
-      if (jt != kJointHinge && jt != kJointSlide) {
+      if ((jt != kJointHinge && jt != kJointSlide) || joint_ball[id] != 0) {
         Fail("actuator '" + actuator_name[i] + "' drives joint '" + joint_name[id] + "', which is not a hinge or slide");
       }
     }
@@ -340,6 +422,14 @@ void Model::Finalize() {
   // maximal coordinates a body needs mass)
   for (size_t b = 1; b < nb; ++b) {
     if (!body_link[b] || body_tree[b] >= 0) continue;
+    if (joint_ball[body_joint[b]] != 0) {
+      throw ModelEntityError(
+          Entity::kJoint, body_joint[b],
+          "joint '" + joint_name[body_joint[b]] + "' is part of a ball joint, which s2r steps only in an "
+              "articulated tree below a fixed body, and this tree stays in maximal coordinates (s2r_reduce_trees "
+              "= 0, more than " + std::to_string(kMaxTreeDofs) + " tree joints (a ball counts 3), a free body above "
+              "it, or a body that is not on a hinge, slide, ball or weld hangs from it)");
+    }
     throw ModelEntityError(
         Entity::kJoint, body_joint[b],
         "joint '" + joint_name[body_joint[b]] + "' is one of several joints of one body, which s2r steps only in "

@@ -140,13 +140,18 @@ struct Model {
   // Finalize's tree derivation.
   std::pair<int, std::string> ChooseSubsteps() const;
 
-  // MuJoCo's qpos / qvel sizes: 7 / 6 per free joint, 1 / 1 per hinge or slide, 0 per weld
+  // MuJoCo's qpos / qvel sizes: 7 / 6 per free joint, 4 / 3 per ball (its three hinges), 1 / 1
+  // per hinge or slide, 0 per weld
   int nq() const;
   int nv() const;
+  int JointQposSize(int j) const;  // MuJoCo's qpos entries of joint j (a ball's 4 on its first hinge)
   // Makes keyframe `name` the initial state (joint_qpos0, joint_qvel0 and, for free joints,
   // body_pos0 / body_quat0 / body_linvel0 / body_angvel0). Throws std::runtime_error naming the
   // known keyframes when there is none of that name.
   void ApplyKeyframe(const std::string& name);
+  // a ball's keyframe quaternion and child-frame rates (either may be null) as its hinges' angles
+  // and rates (ball joint j: its first hinge)
+  void ApplyBallKeyframe(const std::string& name, int j, const double* qpos, const double* qvel);
   const Keyframe* FindKeyframe(const std::string& name) const;
 
   // a view whose batched fields all broadcast this model's defaults

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "host/engine.h"
 #include "tests/host/test_dir.h"
 
 #ifndef S2R_SOURCE_DIR
@@ -949,9 +950,9 @@ TEST(MjcfLoadErrors, BadKeywordsAndTypes) {
 </worldbody></mujoco>)",
                         2, "<geom name='g'>", "must be one of plane|sphere|capsule|box|mesh|cylinder|ellipsoid|hfield|sdf"));
   EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
-  <body><joint name="j" type="ball"/><geom size="1"/></body>
+  <body><joint name="j" type="sphere"/><geom size="1"/></body>
 </worldbody></mujoco>)",
-                        2, "<joint name='j'>", "ball joints are not supported by s2r"));
+                        2, "<joint name='j'>", "must be one of"));
   EXPECT_TRUE(FailsWith(R"(<mujoco>
   <compiler angle="grad"/>
 </mujoco>)",
@@ -1120,6 +1121,94 @@ TEST(MjcfLoad, SeveralJointsInOneBodyInsertMasslessLinks) {
     EXPECT_GE(m.body_tree[b], 0) << m.body_name[b] << " is stepped in the articulated tree";
     EXPECT_NEAR(m.body_pos0[3 * b + 2], 1, 1e-6) << "every link at the body's frame";
   }
+}
+
+// A ball joint is three hinges about the body's x, y, z through its anchor, the first two on
+// massless links; its keyframe quaternion becomes their angles (x-y-z Euler) and its qvel their
+// rates, so the start is MuJoCo's pose and angular velocity.
+TEST(MjcfLoad, BallJointIsThreeHingesOnLinks) {
+  Model m = Load(R"(<mujoco><compiler angle="radian"/><worldbody>
+  <body name="top" pos="0 0 1" euler="0 0 0.3">
+    <joint name="ball" type="ball" pos="0 0 0.1" damping="0.2" armature="0.01" axis="1 0 0"/>
+    <geom size="0.1" mass="2"/>
+  </body>
+</worldbody>
+<keyframe><key name="home" qpos="0.9 0.3 -0.2 0.25" qvel="1 -2 3"/></keyframe>
+</mujoco>)");
+  ASSERT_EQ(m.nbody(), 4);  // world, top:ball:x, top:ball:y, top
+  const int lx = m.BodyId("top:ball:x"), ly = m.BodyId("top:ball:y"), top = m.BodyId("top");
+  ASSERT_GE(lx, 0);
+  ASSERT_GE(ly, 0);
+  EXPECT_EQ(m.body_parent[ly], lx);
+  EXPECT_EQ(m.body_parent[top], ly);
+  EXPECT_EQ(m.body_link[lx] + m.body_link[ly], 2);
+  EXPECT_EQ(m.nq(), 4);
+  EXPECT_EQ(m.nv(), 3);
+  const char* names[3] = {"ball:x", "ball:y", "ball:z"};
+  for (int k = 0; k < 3; ++k) {
+    const int j = m.JointId(names[k]);
+    ASSERT_GE(j, 0) << names[k];
+    EXPECT_EQ(m.joint_ball[j], k + 1);
+    EXPECT_EQ(m.joint_type[j], kJointHinge);
+    EXPECT_EQ(m.joint_axis_child[3 * j + k], Real(1)) << "the axis attribute of a ball is not used";
+    EXPECT_NEAR(m.joint_pos_child[3 * j + 2], 0.1, 1e-6);
+    EXPECT_NEAR(m.joint_damping[j], 0.2, 1e-6);
+    EXPECT_NEAR(m.joint_armature[j], 0.01, 1e-6);
+    EXPECT_GE(m.body_tree[m.joint_body[j]], 0);
+  }
+  // the start: the body's frame turned by the key's quaternion, its angular velocity the key's
+  // qvel in the body frame (both through the hinges' angles and rates)
+  Engine e(m, EngineOptions{});
+  const StateView& v = e.state().view;
+  Quat key = NormalizeQuat(Quat{Real(0.9), Real(0.3), Real(-0.2), Real(0.25)});
+  Quat want = QuatFromAxisAngle(Vec3{0, 0, 1}, Real(0.3)) * key;
+  Quat got = LoadQuat(v.body_quat(0, top));
+  EXPECT_NEAR(std::abs(double(Dot(Vec3{got.x, got.y, got.z}, Vec3{want.x, want.y, want.z}) + got.w * want.w)), 1.0,
+              1e-6);
+  Vec3 w = InvRotate(got, LoadVec3(v.body_angvel(0, top)));
+  EXPECT_NEAR(w.x, 1, 1e-5);
+  EXPECT_NEAR(w.y, -2, 1e-5);
+  EXPECT_NEAR(w.z, 3, 1e-5);
+  // joint_q reports the rotation vector from the reference orientation
+  const double angle = 2 * std::acos(double(key.w));
+  const double s = std::sin(angle / 2);
+  for (int k = 0; k < 3; ++k) {
+    const double axis_k = k == 0 ? key.x : k == 1 ? key.y : key.z;
+    EXPECT_NEAR(e.state().joint_q[m.JointId(names[k])], angle * axis_k / s, 1e-5);
+  }
+}
+
+TEST(MjcfLoadErrors, BallJointRules) {
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body name="b"><joint name="j" type="ball" range="0 0.5"/><geom size="0.1"/></body>
+</worldbody></mujoco>)",
+                        2, "<joint name='j'>", "a limited ball joint"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body name="b"><joint name="j" type="ball" stiffness="2"/><geom size="0.1"/></body>
+</worldbody></mujoco>)",
+                        2, "<joint name='j'>", "a ball joint's stiffness"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body name="b"><joint name="j" type="ball"/><geom size="0.1"/></body>
+</worldbody>
+<actuator><motor joint="j"/></actuator></mujoco>)",
+                        4, "<motor>", "is a ball joint"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body name="b"><joint name="j" type="ball"/><geom size="0.1"/></body>
+  <body name="c"><joint name="h"/><geom size="0.1"/></body>
+</worldbody>
+<equality><joint joint1="h" joint2="j"/></equality></mujoco>)",
+                        5, "<joint>", "is not a hinge or slide joint"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body name="b"><joint name="j" type="ball"/><joint name="h"/><geom size="0.1"/></body>
+</worldbody></mujoco>)",
+                        2, "<joint name='j'>", "hinges and slides only (this one is ball)"));
+  // a ball below a free body: no articulated tree takes it
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body name="base"><freejoint/><geom size="0.1"/>
+    <body name="b"><joint name="j" type="ball"/><geom size="0.1"/></body>
+  </body>
+</worldbody></mujoco>)",
+                        3, "<joint name='j'>", "part of a ball joint"));
 }
 
 TEST(MjcfLoadErrors, SeveralJointsInOneBody) {

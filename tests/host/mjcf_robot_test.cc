@@ -688,7 +688,7 @@ TEST(MjcfGeom, ContactAttributesMappedNotedOrRejected) {
   EXPECT_TRUE(HasNote(m, "attribute 'priority' is not used"));
 }
 
-TEST(MjcfJoint, SpringsAreReadReferencesAndBallJointsAreRejected) {
+TEST(MjcfJoint, SpringsAndReferencesAreRead) {
   const std::string head = "<mujoco><worldbody><body>\n";
   const std::string tail = "<geom size='1'/></body></worldbody></mujoco>";
   // a spring: stiffness and springref, in <compiler angle> units (degrees by default) for a hinge
@@ -702,7 +702,8 @@ TEST(MjcfJoint, SpringsAreReadReferencesAndBallJointsAreRejected) {
                       "<worldbody><body>\n<joint name='j' stiffness='10'/>" + tail,
                       2, "joint 'j' has a stiffness, which acts only on joints of reduced-coordinate trees"));
   EXPECT_TRUE(FailsAt(head + "<joint ref='0.1'/>" + tail, 2, "no reference offset"));
-  EXPECT_TRUE(FailsAt(head + "<joint type='ball'/>" + tail, 2, "ball joints are not supported"));
+  // a ball with a spring is rejected (MjcfLoadErrors.BallJointRules has the rest of a ball's rules)
+  EXPECT_TRUE(FailsAt(head + "<joint type='ball' stiffness='1'/>" + tail, 2, "a ball joint's stiffness"));
   EXPECT_TRUE(FailsAt(head + "<joint actuatorfrcrange='-1 1'/>" + tail, 2,
                       "joint-level actuator force limit"));
   // limit softness: MuJoCo's solreflimit / solimplimit as the limit's natural frequency,

@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
+
+#include <Eigen/Geometry>
 
 #include "host/engine.h"
 #include "host/scene/scene_source.h"
@@ -79,6 +82,84 @@ TEST(SolverTree, FreeBaseAndOversizedTreesStayMaximal) {
 
 // A pendulum (point-like bob on a light rod) on a hinge with armature, released at 60 degrees:
 // its first-step angular acceleration is -m g l sin(theta) / (I_com + m l^2 + armature).
+// A rigid body on a ball joint is a top: with its COM at c (body frame) from the pivot, its
+// inertia I about the pivot, ω its angular velocity in the body frame and R its orientation,
+// I ω' = -ω x I ω + c x R^T m g and R' = R [ω]x. RK4 at 10 us on those equations (double) is the
+// reference for the s2r ball (three hinges re-based every step, kernels/solver_tree.h).
+struct TopReference {
+  Eigen::Quaterniond q;
+  Eigen::Vector3d w;
+};
+TopReference IntegrateTop(TopReference s, const Eigen::Matrix3d& inertia, const Eigen::Vector3d& c, double mass,
+                          const Eigen::Vector3d& gravity, double duration) {
+  const double h = 1e-5;
+  const Eigen::Matrix3d inv = inertia.inverse();
+  auto deriv = [&](const Eigen::Quaterniond& q, const Eigen::Vector3d& w, Eigen::Vector4d* dq, Eigen::Vector3d* dw) {
+    Eigen::Quaterniond rate = q * Eigen::Quaterniond(0, w.x(), w.y(), w.z());
+    *dq = 0.5 * rate.coeffs();
+    const Eigen::Vector3d g_body = q.conjugate() * (mass * gravity);
+    *dw = inv * (-w.cross(inertia * w) + c.cross(g_body));
+  };
+  const int n = static_cast<int>(std::lround(duration / h));
+  for (int i = 0; i < n; ++i) {
+    Eigen::Vector4d k1q, k2q, k3q, k4q;
+    Eigen::Vector3d k1w, k2w, k3w, k4w;
+    auto at = [&](const Eigen::Vector4d& dq, double f) {
+      Eigen::Quaterniond r;
+      r.coeffs() = s.q.coeffs() + f * dq;
+      return r;
+    };
+    deriv(s.q, s.w, &k1q, &k1w);
+    deriv(at(k1q, h / 2), s.w + h / 2 * k1w, &k2q, &k2w);
+    deriv(at(k2q, h / 2), s.w + h / 2 * k2w, &k3q, &k3w);
+    deriv(at(k3q, h), s.w + h * k3w, &k4q, &k4w);
+    s.q.coeffs() += h / 6 * (k1q + 2 * k2q + 2 * k3q + k4q);
+    s.q.normalize();
+    s.w += h / 6 * (k1w + 2 * k2w + 2 * k3w + k4w);
+  }
+  return s;
+}
+
+// A heavy asymmetric top spun at 8 rad/s from a tilted start, and the same body without gravity
+// (torque-free precession), 1 s at a 2 ms step: the orientation within 20 mrad of the RK4
+// reference (measured 11.9 and 10.5 mrad; at 0.5 ms 6.5 and 4.8, at 0.25 ms 2.6 and 1.3: the
+// step's error) and the angular velocity within 1 % of its size (measured 0.4 %). Through one turn and
+// more, so the ball's angles are re-based ~500 times; a missing gyroscopic term or a chart
+// slip would be off by radians.
+TEST(SolverTree, BallJointTopFollowsEulersEquations) {
+  for (double g : {9.81, 0.0}) {
+    Model m = LoadText(Scene(R"(
+  <option gravity="0 0 -)" + std::to_string(g) + R"("/>
+  <worldbody>
+    <body name="top" pos="0 0 1">
+      <joint name="ball" type="ball"/>
+      <inertial pos="0.03 0.02 0.15" mass="1" diaginertia="0.012 0.02 0.01"/>
+    </body>
+  </worldbody>
+  <keyframe><key name="home" qpos="0.95 0.2 0.1 0" qvel="0.5 -1 8"/></keyframe>)"));
+    ASSERT_EQ(m.ntree(), 3);
+    Engine e(m, EngineOptions{});
+    const int top = m.BodyId("top");
+    for (int k = 0; k < 50; ++k) e.Step(nullptr);  // 1 s at 50 Hz
+    e.Download();
+    const test_util::BodySample got = Sample(e, 0, top);
+
+    Eigen::Matrix3d inertia = Eigen::Vector3d(0.012, 0.02, 0.01).asDiagonal();
+    const Eigen::Vector3d c(0.03, 0.02, 0.15);
+    inertia += 1.0 * (c.squaredNorm() * Eigen::Matrix3d::Identity() - c * c.transpose());
+    TopReference start{Eigen::Quaterniond(0.95, 0.2, 0.1, 0).normalized(), Eigen::Vector3d(0.5, -1, 8)};
+    TopReference ref = IntegrateTop(start, inertia, c, 1.0, Eigen::Vector3d(0, 0, -g), 1.0);
+    Eigen::Quaterniond q(got.quat[0], got.quat[1], got.quat[2], got.quat[3]);
+    const double angle = ref.q.angularDistance(q);
+    const Eigen::Vector3d w_body = q.conjugate() * Eigen::Vector3d(got.angvel[0], got.angvel[1], got.angvel[2]);
+    const double w_err = (w_body - ref.w).norm();
+    std::printf("ball top (g %.2f): orientation %.2f mrad off RK4 after 1 s, angular velocity %.4f rad/s (|w| %.2f)\n",
+                g, angle * 1e3, w_err, ref.w.norm());
+    EXPECT_LT(angle, 0.02) << "g " << g;
+    EXPECT_LT(w_err, 0.01 * ref.w.norm()) << "g " << g;
+  }
+}
+
 TEST(SolverTree, PendulumStartsWithTheClosedFormAcceleration) {
   Model m = LoadText(Scene(R"(
   <worldbody>
