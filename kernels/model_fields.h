@@ -79,9 +79,10 @@ namespace s2r {
   X(joint_body, int32_t, Joint, 1, Input, "child body moved by the joint")                        \
   X(joint_parent, int32_t, Joint, 1, Input, "parent body (0 = world)")                            \
   X(joint_limited, int32_t, Joint, 1, Input, "1 if joint_range is enforced")                      \
-  X(joint_ball, int32_t, Joint, 1, Input,                                                         \
-    "1, 2, 3: the hinge about the child's x, y, z axis of an MJCF ball joint (named joint:x, :y, "\
-    ":z; kernels/solver_tree.h); 0 otherwise")                                                    \
+  X(joint_part, int32_t, Joint, 1, Input,                                                         \
+    "part of an MJCF ball or free joint stepped in an articulated tree: 1, 2, 3 the hinge about " \
+    "the child's x, y, z (joint:x, :y, :z), 4, 5, 6 a free joint's slide along world x, y, z "    \
+    "(joint:tx, :ty, :tz); 0 otherwise (kernels/solver_tree.h)")                                  \
   X(actuator_type, int32_t, Actuator, 1, Input, "ActuatorType")                                   \
   X(actuator_trntype, int32_t, Actuator, 1, Input, "TransmissionType")                            \
   X(actuator_trnid, int32_t, Actuator, 1, Input, "joint or site the actuator drives")             \

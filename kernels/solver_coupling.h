@@ -131,8 +131,9 @@ constexpr int kMaxBodyCouplingRows = 6;
 
 // The rows of a connect (three) or a weld (six) at the substep start: C and J (row a: component
 // a of the velocity of C per unit q-dot) on the n ranks that move one body and not the other.
-//   linear rows (both)   C = p1 - p2, the two points in world axes; a rank that is an ancestor of
-//                        both bodies turns both points about the same axis: its column
+//   linear rows (both)   C = p1 - p2, the two points in world axes (a weld: at body1's COM, below);
+//                        a rank that is an ancestor of both bodies turns both points about the
+//                        same axis: its column
 //                        a x (p1 - p2) vanishes with C, and it is left out (two fingers' closing
 //                        loops on an arm are 4 ranks each, not the arm's 6 as well)
 //   angular rows (weld)  C = torquescale theta, theta the rotation vector (world axes) that takes
@@ -167,12 +168,19 @@ S2R_HD void MakeBodyCouplingRows(const ModelView& m, int world, const TreeSet& t
   const SolverBody& b2 = t.bodies[m.equality_body[2 * e + 1]];
   const Vec3 p1 = b1.com + Rotate(b1.rot, LoadVec3(anchor) - b1.ipos);
   const Vec3 p2 = b2.com + Rotate(b2.rot, LoadVec3(anchor + 3) - b2.ipos);
-  const Vec3 c = p1 - p2;
+  const Real scale = m.equality_type[e] == kEqualityWeld ? m.equality_torquescale.At(world)[e] : Real(0);
+  rows->rows = scale > Real(0) ? 6 : 3;
+  // C of the linear rows: the anchors' gap, or for a weld (its rows at body1's COM, below) body1's
+  // COM less where it would be in the held pose (body1's anchor on body2's, body1 turned to the
+  // held orientation body2 * relquat^-1): the same where the orientation is held
+  Vec3 c = p1 - p2;
+  if (rows->rows == 6) {
+    const Quat held = b2.rot * Conjugate(LoadQuat(m.equality_relquat.At(world) + 4 * e));
+    c = b1.com - (p2 - Rotate(held, LoadVec3(anchor) - b1.ipos));
+  }
   rows->c[0] = c.x;
   rows->c[1] = c.y;
   rows->c[2] = c.z;
-  const Real scale = m.equality_type[e] == kEqualityWeld ? m.equality_torquescale.At(world)[e] : Real(0);
-  rows->rows = scale > Real(0) ? 6 : 3;
   if (rows->rows == 6) {
     // body2 -> held orientation, in body2's frame, then in world axes
     Quat err = Conjugate(b2.rot) * (b1.rot * LoadQuat(m.equality_relquat.At(world) + 4 * e));
@@ -188,11 +196,18 @@ S2R_HD void MakeBodyCouplingRows(const ModelView& m, int world, const TreeSet& t
   const uint32_t chain1 = b1.tree >= 0 ? TreeChainMask(t, b1.tree) : 0u;
   const uint32_t chain2 = b2.tree >= 0 ? TreeChainMask(t, b2.tree) : 0u;
   const uint32_t own = (chain1 ^ chain2) & ~t.weld;
+  // A weld's linear rows hold body1's COM on the material point of body2 where the held pose puts
+  // it, not the anchors together: with the angular rows holding the orientations the two are the
+  // same constraint (the bodies' relative velocity is then the same at every point).
+  // At a far anchor (MuJoCo's default for a weld to the world is the world's origin) the linear
+  // rows would be nearly the angular rows times the lever, W's angular pivots would fall below
+  // kConnectPivot and be dropped, and the body would swing about the anchor.
+  const bool weld = rows->rows == 6;
   int n = 0;
   for (int k = 0; k < t.count; ++k) {
     if (!((own >> k) & 1u)) continue;
     const bool first = (chain1 >> k) & 1u;
-    const Vec3 p = first ? p1 : p2;
+    const Vec3 p = weld ? b1.com : first ? p1 : p2;
     const Vec3 a = LoadVec3(t.axis_now + 3 * k);
     const bool hinge = TreeIsHinge(t, k);
     Vec3 col = hinge ? Cross(a, p - LoadVec3(t.anchor_now + 3 * k)) : a;

@@ -1,8 +1,8 @@
 // Articulated trees (hinge and slide joints, and ball joints as three hinges) in reduced coordinates.
 //
 // A robot arm is a tree of hinges (and a gripper's finger slides) hanging from the world or from a
-// fixed base. In maximal coordinates each link carries 6 DOFs and each joint 5 lock rows, and the
-// whole lock block (54 rows for a 7-axis arm with two fingers) is refactored every substep; here
+// fixed base (a floating base: a free joint the loader makes three slides and a ball). In maximal
+// coordinates each link carries 6 DOFs and each joint 5 lock rows, and the whole lock block (54 rows for a 7-axis arm with two fingers) is refactored every substep; here
 // the tree carries one coordinate q per joint and its rate q-dot:
 //   - forward kinematics places every tree body from q (a hinge rotates its child about the axis
 //     through the anchor, a slide moves it along the axis), and gives its velocity J_c q-dot;
@@ -113,7 +113,7 @@ S2R_HD TreeSet MakeTreeSet(const ModelView& m, SolverBody* bodies, Real* scratch
     int type = m.joint_type[j];
     if (type == kJointHinge) t.hinge |= 1u << k;
     if (type == kJointWeld) t.weld |= 1u << k;
-    if (m.joint_ball[j] == 1) t.ball |= 1u << k;
+    if (m.joint_part[j] == 1) t.ball |= 1u << k;
   }
   return t;
 }

@@ -71,7 +71,7 @@ S2R_HD void ResetWorld(const ModelView& m, const StateView& s, int world) {
     s.joint_q(world)[j] = type == kJointHinge || type == kJointSlide ? m.joint_qpos0.At(world)[j] : Real(0);
   }
   for (int j = 0; j < m.njoint; ++j) {  // a ball reports its rotation vector (StoreJointPositions)
-    if (m.joint_ball[j] != 1) continue;
+    if (m.joint_part[j] != 1) continue;
     const Vec3 r = BallRotationVector(LoadQuat(s.body_quat(world, m.joint_parent[j])),
                                       LoadQuat(s.body_quat(world, m.joint_body[j + 2])), LoadQuat(m.joint_qrel0 + 4 * j));
     s.joint_q(world)[j] = r.x;
@@ -379,7 +379,7 @@ S2R_HD void StoreJointPositions(const ModelView& m, const StateView& s, int worl
     int type = m.joint_type[j];
     if (type != kJointHinge && type != kJointSlide) continue;
     int b = m.joint_body[j];
-    if (kTrees && m.joint_ball[j] == 1) {  // a ball's rotation vector (its angles are per step)
+    if (kTrees && m.joint_part[j] == 1) {  // a ball's rotation vector (its angles are per step)
       const Vec3 r = BallRotationVector(ws->bodies[m.joint_parent[j]].rot, ws->bodies[m.joint_body[j + 2]].rot,
                                         LoadQuat(m.joint_qrel0 + 4 * j));
       q[j] = r.x;

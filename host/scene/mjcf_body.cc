@@ -7,11 +7,13 @@
 #include <array>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <initializer_list>
 #include <vector>
 
 #include "host/scene/mjcf_visual.h"
+#include "kernels/solver_tree.h"
 
 namespace s2r::mjcf {
 namespace {
@@ -68,8 +70,11 @@ class BodyReader {
   // the element, or its default class
   void NoteAttributes(const Layers& layers, const char* kind,
                       std::initializer_list<const char*> attrs, const std::string& why);
-  // ball: 1, 2, 3 for the x, y, z hinge of a ball joint, 0 for any other joint
-  void ReadJoint(pugi::xml_node n, int body, const std::string& type, const Layers& layers, int ball = 0);
+  // part: which hinge or slide of a ball or free joint this is (model field joint_part), 0 for
+  // any other joint
+  void ReadJoint(pugi::xml_node n, int body, const std::string& type, const Layers& layers, int part = 0);
+  // whether free body n (its children's default class childclass) is a floating base
+  bool FloatingBase(pugi::xml_node n, int childclass) const;
   double SoftnessHertz(pugi::xml_node n, const Layers& layers, const char* ref_attr, const char* imp_attr);
   void ReadSite(pugi::xml_node n, int body, int childclass, const Frame& offset = Frame());
   void ReadInertial(pugi::xml_node n, int body);
@@ -119,6 +124,12 @@ Quatd BodyReader::Orientation(const Layers& layers) const {
     }
   }
   return Quatd::Identity();
+}
+
+// the name suffix of a ball's or free joint's part (joint_part)
+std::string PartSuffix(int part) {
+  static const char* const kSuffix[7] = {"", ":x", ":y", ":z", ":tx", ":ty", ":tz"};
+  return kSuffix[part];
 }
 
 // --- bodies --------------------------------------------------------------------------------------
@@ -232,12 +243,19 @@ void BodyReader::ReadBody(pugi::xml_node n, int parent, const Frame& parent_worl
     // two moving massless links s2r inserts (named body:joint:x, body:joint:y); the articulated
     // tree re-bases them at the orientation reached every step, so they never lock
     // (kernels/solver_tree.h, "Ball joints").
+    // A free body with a jointed body below it (a robot on a floating base), or named by a
+    // connect or weld, is a floating base: its free joint is three slides along the world axes
+    // (parts 4, 5, 6) and a ball (parts 1, 2, 3) at the body's origin, on five links, so the
+    // whole system is one articulated tree (FloatingBase says when).
     const bool ball = joint_type == "ball";
-    if (ball) {
-      for (int k = 0; k < 2; ++k) {
+    const bool floating = joint_type == "free" && FloatingBase(n, childclass);
+    std::vector<int> lead_parts(lead_joints.size(), 0);
+    if (ball || floating) {
+      for (int part : floating ? std::vector<int>{4, 5, 6, 1, 2} : std::vector<int>{1, 2}) {
         lead_joints.push_back(joint_node);
-        lead_types.push_back("ball");
+        lead_types.push_back(joint_type);
         lead_layers.push_back(joint_layers);
+        lead_parts.push_back(part);
       }
     }
     int hang = parent;
@@ -245,17 +263,22 @@ void BodyReader::ReadBody(pugi::xml_node n, int parent, const Frame& parent_worl
       const std::string owner = n.attribute("name") ? n.attribute("name").value() : "";
       std::string joint = lead_joints[k].attribute("name") ? lead_joints[k].attribute("name").value()
                                                            : std::to_string(k);
-      if (ball) joint += k == 0 ? ":x" : ":y";
+      if (lead_parts[k] > 0) joint = (lead_joints[k].attribute("name") ? joint : lead_types[k]) + PartSuffix(lead_parts[k]);
       int link = AddBody(&m_, owner.empty() ? "" : owner + ":" + joint, hang, ToReal3(world.pos),
                          ToReal4(world.rot));
       world_of_.resize(m_.nbody());
       world_of_[link] = world;
-      ReadJoint(lead_joints[k], link, lead_types[k], lead_layers[k], ball ? static_cast<int>(k) + 1 : 0);
+      ReadJoint(lead_joints[k], link, lead_types[k], lead_layers[k], lead_parts[k]);
       m_.body_dynamic[link] = 1;
       m_.body_link[link] = 1;
       hang = link;
     }
-    if (!lead_joints.empty() && !ball) {
+    if (floating) {
+      s_.Note(n, "body.floating",
+              "a floating base: its free joint is stepped as three slides and a ball in the articulated tree of the "
+              "bodies below it (docs/mjcf_subset.md)");
+    }
+    if (!lead_joints.empty() && !ball && !floating) {
       s_.Note(n, "body.joints",
               std::to_string(lead_joints.size() + 1) + " joints in one body: " +
                   std::to_string(lead_joints.size()) + " massless link(s) inserted between them (docs/mjcf_subset.md)");
@@ -268,7 +291,7 @@ void BodyReader::ReadBody(pugi::xml_node n, int parent, const Frame& parent_worl
     world_of_[body] = world;
     if (n.attribute("gravcomp")) m_.body_gravcomp[body] = static_cast<Real>(Real1(n, "gravcomp"));
     if (joint_node) {
-      ReadJoint(joint_node, body, joint_type, joint_layers, ball ? 3 : 0);
+      ReadJoint(joint_node, body, joint_type, joint_layers, ball || floating ? 3 : 0);
     } else if (!parent_static) {
       AddJoint(&m_, "", body, kJointWeld, {0, 0, 0}, {0, 0, 1});
     }
@@ -377,10 +400,47 @@ double BodyReader::SoftnessHertz(pugi::xml_node n, const Layers& layers, const c
   return SteadyLoadHertz(ref[0], ref[1], imp[1]);
 }
 
+// A free body is a floating base when s2r_reduce_trees is not 0, it would fit kMaxTreeDofs with
+// what hangs from it (six ranks for its own joint, one per body below and per joint beyond a
+// body's first, two more per ball), and a body with a joint hangs from it or a <connect> or <weld>
+// names it as body1 or body2 (those act only on tree bodies). A free body with neither stays a
+// maximal-coordinate body (the cheaper path for an object).
+bool BodyReader::FloatingBase(pugi::xml_node n, int childclass) const {
+  const pugi::xml_node root = n.root();
+  for (pugi::xpath_node x : root.select_nodes("//custom/numeric[@name='s2r_reduce_trees']")) {
+    if (std::strtod(x.node().attribute("data").value(), nullptr) == 0) return false;
+  }
+  bool jointed = false;
+  int ranks = 6;
+  std::function<void(pugi::xml_node, int)> walk = [&](pugi::xml_node b, int cls) {
+    for (pugi::xml_node c : b.children("body")) {
+      const int ccls = c.attribute("childclass") ? defaults_.ClassIndex(c, "childclass") : cls;
+      int joints = 0;
+      for (pugi::xml_node j : c.children("joint")) {
+        const int jc = j.attribute("class") ? defaults_.ClassIndex(j, "class") : ccls;
+        joints += LayeredWord(defaults_.LayersFor(j, jc), "type", "hinge") == "ball" ? 3 : 1;
+      }
+      jointed = jointed || joints > 0;
+      ranks += joints > 0 ? joints : 1;
+      walk(c, ccls);
+    }
+  };
+  walk(n, childclass);
+  bool named = false;
+  const std::string name = n.attribute("name").value();
+  if (!name.empty()) {
+    for (pugi::xpath_node x : root.select_nodes("//equality/connect | //equality/weld")) {
+      named = named || name == x.node().attribute("body1").value() || name == x.node().attribute("body2").value();
+    }
+  }
+  return (jointed || named) && ranks <= kMaxTreeDofs;
+}
+
 void BodyReader::ReadJoint(pugi::xml_node n, int body, const std::string& type,
-                           const Layers& layers, int ball) {
+                           const Layers& layers, int part) {
   const bool free = type == "free";
   JointType jt = free ? kJointFree : (type == "slide" ? kJointSlide : kJointHinge);
+  if (part > 0) jt = part >= 4 ? kJointSlide : kJointHinge;
   Vec3d pos = Vec3d::Zero();
   Vec3d axis = Vec3d::UnitZ();
   if (!free) {
@@ -394,21 +454,21 @@ void BodyReader::ReadJoint(pugi::xml_node n, int body, const std::string& type,
     axis.normalize();
   }
   std::string name = n.attribute("name").value();
-  if (ball > 0) {
-    axis = Vec3d::Unit(ball - 1);  // a ball's axis attribute is not used (as in MuJoCo)
-    if (!name.empty()) name += std::string(":") + "xyz"[ball - 1];
-  }
+  if (part >= 1 && part <= 3) axis = Vec3d::Unit(part - 1);  // a ball's axis attribute is not used (as in MuJoCo)
+  if (part >= 4) axis = world_of_[body].rot.conjugate() * Vec3d::Unit(part - 4);  // world x, y, z
+  if (part > 0 && !name.empty()) name += PartSuffix(part);
   int j = AddJoint(&m_, name, body, jt, ToReal3(pos), ToReal3(axis));
-  // the MJCF name of a ball names its first hinge (references to it are rejected where read)
-  if (ball <= 1) s_.Register(&s_.joint_ids, n, "joint", j);
+  // the MJCF name of a ball or free joint names its first part (references to it are rejected
+  // where read)
+  if (part == 0 || part == 4 || (part == 1 && !free)) s_.Register(&s_.joint_ids, n, "joint", j);
   s_.joint_nodes[j] = n;
-  m_.joint_ball[j] = ball;
+  m_.joint_part[j] = part;
 
   double range[2] = {0, 0};
   LayeredReals(layers, "range", range);
   bool limited = Limited(file_, s_.compiler.autolimits, n, layers, "limited", "range", range);
   if (free && limited) file_.Fail(n, "a free joint cannot be limited");
-  if (ball > 0 && limited) {
+  if (part > 0 && !free && limited) {
     file_.Fail(n, "a limited ball joint (MuJoCo's cone limit on its rotation angle) is not supported" +
                       file_.Origin(Source(layers, "range")));
   }
@@ -430,7 +490,7 @@ void BodyReader::ReadJoint(pugi::xml_node n, int body, const std::string& type,
     double k = Real1(src, "stiffness");
     if (!(k >= 0)) file_.Fail(n, "attribute 'stiffness' must be >= 0, got " + Num(k) + file_.Origin(src));
     if (k > 0 && free) file_.Fail(n, "a free joint cannot have a stiffness" + file_.Origin(src));
-    if (k > 0 && ball > 0) {
+    if (k > 0 && part > 0 && !free) {
       file_.Fail(n, "a ball joint's stiffness (a spring on its rotation vector) is not supported" +
                         file_.Origin(src));
     }

@@ -243,8 +243,8 @@ void Loader::ReadKeyframes(const std::vector<pugi::xml_node>& sections) {
       int iq = 0;
       for (int j = 0; j < m_.njoint() && !key.qpos.empty(); ++j) {
         if (m_.joint_type[j] == kJointWeld) continue;
-        if (m_.joint_type[j] == kJointFree || m_.joint_ball[j] == 1) {
-          const int first = m_.joint_type[j] == kJointFree ? 3 : 0;
+        if (m_.joint_type[j] == kJointFree || m_.joint_part[j] == 4 || (m_.joint_part[j] == 1 && !m_.JointIsFreePart(j))) {
+          const int first = m_.joint_part[j] == 1 ? 0 : 3;
           double q2 = 0;
           for (int c = first; c < first + 4; ++c) q2 += key.qpos[iq + c] * key.qpos[iq + c];
           if (!(q2 > 1e-24)) {
@@ -338,7 +338,7 @@ int Loader::ReadEqualityJoint(pugi::xml_node c) {
       file_.Fail(c, std::string("attribute '") + attrs[k] + "' names unknown joint " + Quote(name));
     }
     int j = it->second;
-    if ((m_.joint_type[j] != kJointHinge && m_.joint_type[j] != kJointSlide) || m_.joint_ball[j]) {
+    if ((m_.joint_type[j] != kJointHinge && m_.joint_type[j] != kJointSlide) || m_.joint_part[j]) {
       file_.Fail(c, std::string("attribute '") + attrs[k] + "': joint " + Quote(name) +
                         " is not a hinge or slide joint");
     }
@@ -506,7 +506,7 @@ void Loader::ReadTendon(pugi::xml_node section) {
       auto it = s_.joint_ids.find(name);
       if (it == s_.joint_ids.end()) file_.Fail(t, "attribute 'joint' names unknown joint " + Quote(name));
       int j = it->second;
-      if ((m_.joint_type[j] != kJointHinge && m_.joint_type[j] != kJointSlide) || m_.joint_ball[j]) {
+      if ((m_.joint_type[j] != kJointHinge && m_.joint_type[j] != kJointSlide) || m_.joint_part[j]) {
         file_.Fail(t, "joint " + Quote(name) + " is not a hinge or slide joint");
       }
       for (const auto& prev : terms) {
@@ -617,8 +617,9 @@ void Loader::ReadActuator(pugi::xml_node n) {
       file_.Fail(n, "attribute 'joint' names unknown joint " + Quote(target));
     }
     trnid = it->second;
-    if (m_.joint_type[trnid] == kJointFree || m_.joint_ball[trnid]) {
-      file_.Fail(n, "joint " + Quote(target) + (m_.joint_ball[trnid] ? " is a ball joint" : " is a free joint") +
+    if (m_.joint_type[trnid] == kJointFree || m_.joint_part[trnid]) {
+      const bool ball = m_.joint_part[trnid] && !m_.JointIsFreePart(trnid);
+      file_.Fail(n, "joint " + Quote(target) + (ball ? " is a ball joint" : " is a free joint") +
                         "; actuate a hinge or slide joint, or use a site transmission");
     }
   } else {

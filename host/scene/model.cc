@@ -83,8 +83,21 @@ int Model::JointQposSize(int j) const {
   const int32_t t = joint_type[j];
   if (t == kJointFree) return 7;
   if (t == kJointWeld) return 0;
-  if (j < static_cast<int>(joint_ball.size()) && joint_ball[j] != 0) return joint_ball[j] == 1 ? 4 : 0;
+  if (j < static_cast<int>(joint_part.size()) && joint_part[j] != 0) {
+    if (joint_part[j] == 4) return 7;  // a floating base's position and quaternion
+    return joint_part[j] == 1 && !JointIsFreePart(j) ? 4 : 0;
+  }
   return 1;
+}
+
+// whether joint j is one of the six parts of a floating base's free joint (joint_part 4, 5, 6,
+// then 1, 2, 3), not of a ball
+bool Model::JointIsFreePart(int j) const {
+  const int part = joint_part[j];
+  if (part >= 4) return true;
+  if (part == 0) return false;
+  const int first = j - (part - 1);  // the rotation's x hinge
+  return first > 0 && joint_part[first - 1] == 6;
 }
 
 int Model::nv() const {
@@ -120,7 +133,34 @@ void Model::ApplyKeyframe(const std::string& name) {
   for (int j = 0; j < njoint(); ++j) {
     const int b = joint_body[j];
     if (joint_type[j] == kJointWeld) continue;
-    if (joint_ball[j] == 1) {
+    if (joint_part[j] == 4) {
+      // a floating base: MuJoCo's free qpos is the body's origin and orientation in the world, its
+      // qvel the origin's velocity (world) and the angular velocity (body frame); the slides move
+      // the origin from its reference position, the ball turns it from its reference orientation
+      const int body = joint_body[j + 5];
+      double rel[4];
+      if (!key->qpos.empty()) {
+        for (int k = 0; k < 3; ++k) joint_qpos0[j + k] = static_cast<Real>(key->qpos[iq + k] - body_pos0[3 * body + k]);
+        Eigen::Quaterniond ref(body_quat0[4 * body], body_quat0[4 * body + 1], body_quat0[4 * body + 2],
+                               body_quat0[4 * body + 3]);
+        Eigen::Quaterniond q(key->qpos[iq + 3], key->qpos[iq + 4], key->qpos[iq + 5], key->qpos[iq + 6]);
+        Eigen::Quaterniond r = ref.normalized().conjugate() * q.normalized();
+        rel[0] = r.w();
+        rel[1] = r.x();
+        rel[2] = r.y();
+        rel[3] = r.z();
+      }
+      if (!key->qvel.empty()) {
+        for (int k = 0; k < 3; ++k) joint_qvel0[j + k] = static_cast<Real>(key->qvel[iv + k]);
+      }
+      ApplyBallKeyframe(name, j + 3, key->qpos.empty() ? nullptr : rel,
+                        key->qvel.empty() ? nullptr : &key->qvel[iv + 3]);
+      j += 5;
+      iq += 7;
+      iv += 6;
+      continue;
+    }
+    if (joint_part[j] == 1) {
       ApplyBallKeyframe(name, j, key->qpos.empty() ? nullptr : &key->qpos[iq],
                         key->qvel.empty() ? nullptr : &key->qvel[iv]);
       j += 2;
@@ -265,18 +305,33 @@ void Model::Finalize() {
   // equalities and fixed tendons couple hinge and slide joints
   auto axial = [&](int j) {
     return j >= 0 && j < static_cast<int>(nj) &&
-           (joint_type[j] == kJointHinge || joint_type[j] == kJointSlide) && joint_ball[j] == 0;
+           (joint_type[j] == kJointHinge || joint_type[j] == kJointSlide) && joint_part[j] == 0;
   };
   // a ball joint: three hinges about one anchor, x then y then z of the child's frame, each on the
   // body the one before it moves (the loader's links), unlimited and without a spring
   for (size_t j = 0; j < nj; ++j) {
-    if (joint_ball[j] < 0 || joint_ball[j] > 3) Fail("joint '" + joint_name[j] + "' has joint_ball outside 0..3");
-    if (joint_ball[j] != 1) continue;
+    if (joint_part[j] < 0 || joint_part[j] > 6) Fail("joint '" + joint_name[j] + "' has joint_part outside 0..6");
+    if (joint_part[j] == 4) {
+      // a floating base: three unlimited slides through the body's origin, the first from a fixed
+      // parent, each on the link the one before moves, then a ball (checked below)
+      bool ok = j + 5 < nj && (joint_parent[j] == 0 || !body_dynamic[joint_parent[j]]);
+      for (int k = 0; ok && k < 3; ++k) {
+        const size_t jk = j + k;
+        ok = joint_part[jk] == k + 4 && joint_type[jk] == kJointSlide && !joint_limited[jk] &&
+             joint_stiffness[jk] == Real(0) && body_link[joint_body[jk]] && joint_part[j + 3] == 1 &&
+             (k == 0 || joint_parent[jk] == joint_body[jk - 1]);
+      }
+      if (!ok) {
+        Fail("joint '" + joint_name[j] + "' starts a floating base that is not three unlimited slides along the "
+             "world axes on a chain of links followed by a ball (kernels/solver_tree.h)");
+      }
+    }
+    if (joint_part[j] != 1) continue;
     bool ok = j + 2 < nj;
     for (int k = 0; ok && k < 3; ++k) {
       const size_t jk = j + k;
       const Real* ax = &joint_axis_child[3 * jk];
-      ok = joint_ball[jk] == k + 1 && joint_type[jk] == kJointHinge && ax[k] == Real(1) &&
+      ok = joint_part[jk] == k + 1 && joint_type[jk] == kJointHinge && ax[k] == Real(1) &&
            !joint_limited[jk] && joint_stiffness[jk] == Real(0) &&
            (k == 0 || (joint_parent[jk] == joint_body[jk - 1] && body_link[joint_body[jk - 1]] &&
                        joint_pos_child[3 * jk] == joint_pos_child[3 * j] &&
@@ -289,8 +344,13 @@ void Model::Finalize() {
     }
   }
   for (size_t j = 0; j < nj; ++j) {
-    if (joint_ball[j] > 1 && (j == 0 || joint_ball[j - 1] != joint_ball[j] - 1)) {
-      Fail("joint '" + joint_name[j] + "' is a ball joint's hinge without the ones before it");
+    const int part = joint_part[j];
+    const bool after = j > 0 && (joint_part[j - 1] == part - 1 || (part == 1 && joint_part[j - 1] == 6));
+    if (part > 1 && part != 4 && !after) {
+      Fail("joint '" + joint_name[j] + "' is a ball's or free joint's part without the ones before it");
+    }
+    if (part == 1 && j > 0 && joint_part[j - 1] == 6 && joint_parent[j] != joint_body[j - 1]) {
+      Fail("joint '" + joint_name[j] + "' does not hang from its floating base's slides");
     }
   }
   for (int e = 0; e < nequality(); ++e) {
@@ -340,7 +400,7 @@ void Model::Finalize() {
     if (id < 0 || id >= limit) Fail("actuator '" + actuator_name[i] + "' refers to a missing joint, tendon or site");
     if (actuator_trntype[i] == kTransmissionJoint) {
       int jt = joint_type[id];
-      if ((jt != kJointHinge && jt != kJointSlide) || joint_ball[id] != 0) {
+      if ((jt != kJointHinge && jt != kJointSlide) || joint_part[id] != 0) {
         Fail("actuator '" + actuator_name[i] + "' drives joint '" + joint_name[id] + "', which is not a hinge or slide");
       }
     }
@@ -422,10 +482,12 @@ void Model::Finalize() {
   // maximal coordinates a body needs mass)
   for (size_t b = 1; b < nb; ++b) {
     if (!body_link[b] || body_tree[b] >= 0) continue;
-    if (joint_ball[body_joint[b]] != 0) {
+    if (joint_part[body_joint[b]] != 0) {
+      const bool free = JointIsFreePart(body_joint[b]);
       throw ModelEntityError(
           Entity::kJoint, body_joint[b],
-          "joint '" + joint_name[body_joint[b]] + "' is part of a ball joint, which s2r steps only in an "
+          "joint '" + joint_name[body_joint[b]] + "' is part of a " + (free ? "floating base" : "ball joint") +
+              ", which s2r steps only in an "
               "articulated tree below a fixed body, and this tree stays in maximal coordinates (s2r_reduce_trees "
               "= 0, more than " + std::to_string(kMaxTreeDofs) + " tree joints (a ball counts 3), a free body above "
               "it, or a body that is not on a hinge, slide, ball or weld hangs from it)");

@@ -140,11 +140,12 @@ struct Model {
   // Finalize's tree derivation.
   std::pair<int, std::string> ChooseSubsteps() const;
 
-  // MuJoCo's qpos / qvel sizes: 7 / 6 per free joint, 4 / 3 per ball (its three hinges), 1 / 1
-  // per hinge or slide, 0 per weld
+  // MuJoCo's qpos / qvel sizes: 7 / 6 per free joint (a floating base's six parts), 4 / 3 per
+  // ball (its three hinges), 1 / 1 per hinge or slide, 0 per weld
   int nq() const;
   int nv() const;
   int JointQposSize(int j) const;  // MuJoCo's qpos entries of joint j (a ball's 4 on its first hinge)
+  bool JointIsFreePart(int j) const;  // one of a floating base's six joints (joint_part)
   // Makes keyframe `name` the initial state (joint_qpos0, joint_qvel0 and, for free joints,
   // body_pos0 / body_quat0 / body_linvel0 / body_angvel0). Throws std::runtime_error naming the
   // known keyframes when there is none of that name.

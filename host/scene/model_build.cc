@@ -117,7 +117,7 @@ int AddJoint(Model* m, const std::string& name, int body, JointType type,
   m->joint_body.push_back(body);
   m->joint_parent.push_back(m->body_parent[body]);
   m->joint_limited.push_back(0);
-  m->joint_ball.push_back(0);
+  m->joint_part.push_back(0);
   Append(&m->joint_pos_child, pos);
   Vec3 a = Normalize(Vec3{axis[0], axis[1], axis[2]});
   Append(&m->joint_axis_child, std::array<Real, 3>{a.x, a.y, a.z});

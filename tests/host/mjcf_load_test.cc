@@ -1148,7 +1148,7 @@ TEST(MjcfLoad, BallJointIsThreeHingesOnLinks) {
   for (int k = 0; k < 3; ++k) {
     const int j = m.JointId(names[k]);
     ASSERT_GE(j, 0) << names[k];
-    EXPECT_EQ(m.joint_ball[j], k + 1);
+    EXPECT_EQ(m.joint_part[j], k + 1);
     EXPECT_EQ(m.joint_type[j], kJointHinge);
     EXPECT_EQ(m.joint_axis_child[3 * j + k], Real(1)) << "the axis attribute of a ball is not used";
     EXPECT_NEAR(m.joint_pos_child[3 * j + 2], 0.1, 1e-6);
@@ -1178,6 +1178,56 @@ TEST(MjcfLoad, BallJointIsThreeHingesOnLinks) {
   }
 }
 
+// A free body with a jointed body below it is a floating base: three slides along the world axes
+// and a ball on five links; a keyframe's free qpos / qvel start it where MuJoCo would.
+TEST(MjcfLoad, FloatingBaseIsSlidesAndABall) {
+  Model m = Load(R"(<mujoco><compiler angle="radian"/><worldbody>
+  <body name="base" pos="0 0 1" euler="0.2 0 0.5">
+    <freejoint name="root"/>
+    <geom size="0.1" mass="2"/>
+    <body name="arm" pos="0.1 0 0"><joint name="h" axis="0 1 0"/><geom size="0.05" mass="0.5"/></body>
+  </body>
+  <body name="box" pos="1 0 0"><freejoint/><geom size="0.1" mass="1"/></body>
+</worldbody>
+<keyframe><key name="home" qpos="0.1 0.2 1.1  0.9 0.1 0.3 -0.2  0.5  2 0 0.1 1 0 0 0"
+                 qvel="0.3 -0.2 0.5  1 -0.5 2  3  0 0 0 0 0 0"/></keyframe>
+</mujoco>)");
+  EXPECT_EQ(m.nq(), 7 + 1 + 7);
+  EXPECT_EQ(m.nv(), 6 + 1 + 6);
+  const char* names[6] = {"root:tx", "root:ty", "root:tz", "root:x", "root:y", "root:z"};
+  const int parts[6] = {4, 5, 6, 1, 2, 3};
+  for (int k = 0; k < 6; ++k) {
+    const int j = m.JointId(names[k]);
+    ASSERT_GE(j, 0) << names[k];
+    EXPECT_EQ(m.joint_part[j], parts[k]);
+    EXPECT_EQ(m.joint_type[j], k < 3 ? kJointSlide : kJointHinge);
+    EXPECT_TRUE(m.JointIsFreePart(j));
+    EXPECT_GE(m.body_tree[m.joint_body[j]], 0);
+  }
+  EXPECT_EQ(m.joint_body[m.JointId("root:z")], m.BodyId("base"));
+  EXPECT_EQ(m.joint_type[m.body_joint[m.BodyId("box")]], kJointFree) << "a free body alone stays free";
+  EXPECT_TRUE(std::any_of(m.load_notes.begin(), m.load_notes.end(),
+                          [](const std::string& n) { return n.find("a floating base") != std::string::npos; }));
+
+  Engine e(m, EngineOptions{});
+  const StateView& v = e.state().view;
+  const int base = m.BodyId("base");
+  const double want_pos[3] = {0.1, 0.2, 1.1};
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(v.body_pos(0, base)[k], want_pos[k], 1e-6);
+  Quat key = NormalizeQuat(Quat{Real(0.9), Real(0.1), Real(0.3), Real(-0.2)});
+  Quat got = LoadQuat(v.body_quat(0, base));
+  EXPECT_NEAR(std::abs(double(got.w * key.w + got.x * key.x + got.y * key.y + got.z * key.z)), 1.0, 1e-6);
+  // MuJoCo's free qvel: the origin's velocity (world) and the angular velocity (body frame); s2r
+  // stores the COM's velocity, which at the origin (the COM: a sphere) is the same
+  Vec3 w = InvRotate(got, LoadVec3(v.body_angvel(0, base)));
+  EXPECT_NEAR(w.x, 1, 1e-5);
+  EXPECT_NEAR(w.y, -0.5, 1e-5);
+  EXPECT_NEAR(w.z, 2, 1e-5);
+  const double want_v[3] = {0.3, -0.2, 0.5};
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(v.body_linvel(0, base)[k], want_v[k], 1e-5);
+  EXPECT_NEAR(e.state().joint_q[m.JointId("root:tz")], 0.1, 1e-6) << "the slides report the offset from the reference";
+}
+
 TEST(MjcfLoadErrors, BallJointRules) {
   EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
   <body name="b"><joint name="j" type="ball" range="0 0.5"/><geom size="0.1"/></body>
@@ -1202,8 +1252,9 @@ TEST(MjcfLoadErrors, BallJointRules) {
   <body name="b"><joint name="j" type="ball"/><joint name="h"/><geom size="0.1"/></body>
 </worldbody></mujoco>)",
                         2, "<joint name='j'>", "hinges and slides only (this one is ball)"));
-  // a ball below a free body: no articulated tree takes it
-  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  // a ball no articulated tree takes (s2r_reduce_trees 0; below a free body it would be a
+  // floating base's tree otherwise)
+  EXPECT_TRUE(FailsWith(R"(<mujoco><custom><numeric name="s2r_reduce_trees" data="0"/></custom><worldbody>
   <body name="base"><freejoint/><geom size="0.1"/>
     <body name="b"><joint name="j" type="ball"/><geom size="0.1"/></body>
   </body>

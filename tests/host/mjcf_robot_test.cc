@@ -553,10 +553,12 @@ TEST(MjcfEquality, ErrorsNameFileLineAndKey) {
   EXPECT_TRUE(FailsAt(Gripper("<equality>\n<connect body1='left' body2='left' anchor='0 0 0'/>"
                               "</equality>\n"),
                       11, "a connect joins two different bodies"));
-  // a free body is stepped in maximal coordinates: the model's check, at the connect's line
-  EXPECT_TRUE(FailsAt(Gripper("<equality>\n<connect body1='free' body2='left' anchor='0 0 0'/>"
+  // a free body the trees do not take (s2r_reduce_trees 0; otherwise a connect or weld naming it
+  // makes it a floating base): the model's check, at the connect's line
+  EXPECT_TRUE(FailsAt(Gripper("<custom><numeric name='s2r_reduce_trees' data='0'/></custom>\n"
+                              "<equality>\n<connect body1='free' body2='left' anchor='0 0 0'/>"
                               "</equality>\n"),
-                      11, "connect '': body 'free' is not a body of a reduced-coordinate tree"));
+                      12, "connect '': body 'free' is not a body of a reduced-coordinate tree"));
   EXPECT_TRUE(FailsAt(Gripper("<equality>\n<tendon tendon1='t'/></equality>\n"), 11,
                       "<equality><tendon> is not supported by s2r"));
   EXPECT_TRUE(FailsAt(Gripper("<equality>\n<weld body1='left' body2='nope'/></equality>\n"), 11,
@@ -568,8 +570,9 @@ TEST(MjcfEquality, ErrorsNameFileLineAndKey) {
                       11, "attribute 'relpose' is for a weld by body1 and body2"));
   EXPECT_TRUE(FailsAt(Gripper("<equality>\n<weld body1='left' relpose='0 0 0 1 0 0'/></equality>\n"),
                       11, "attribute 'relpose' needs 7 numbers, got 6"));
-  EXPECT_TRUE(FailsAt(Gripper("<equality>\n<weld body1='free' body2='left'/></equality>\n"), 11,
-                      "weld '': body 'free' is not a body of a reduced-coordinate tree"));
+  EXPECT_TRUE(FailsAt(Gripper("<custom><numeric name='s2r_reduce_trees' data='0'/></custom>\n"
+                              "<equality>\n<weld body1='free' body2='left'/></equality>\n"),
+                      12, "weld '': body 'free' is not a body of a reduced-coordinate tree"));
   // a joint in maximal coordinates: the trees are turned off, or too big
   EXPECT_TRUE(FailsAt(Gripper("<custom><numeric name='s2r_reduce_trees' data='0'/></custom>\n"
                               "<equality>\n<joint joint1='a' joint2='b'/></equality>\n"),
