@@ -121,6 +121,8 @@ S2R_HD TreeSet MakeTreeSet(const ModelView& m, SolverBody* bodies, Real* scratch
 S2R_HDI bool TreeIsHinge(const TreeSet& t, int k) { return (t.hinge >> k) & 1u; }
 S2R_HDI bool TreeIsWeld(const TreeSet& t, int k) { return (t.weld >> k) & 1u; }
 S2R_HDI bool TreeIsBall(const TreeSet& t, int k) { return (t.ball >> k) & 1u; }
+// joint j is one of a ball's (or a floating base's rotation's) three hinges
+S2R_HDI bool TreeIsBallPart(const ModelView& m, int j) { return m.joint_part[j] >= 1 && m.joint_part[j] <= 3; }
 
 // Ball joints. MJCF's ball is three hinges here, about the child's x, y and z axes through its
 // anchor (ranks k, k + 1, k + 2; the loader inserts the massless links between them), so the
@@ -407,7 +409,7 @@ S2R_HOST_AVX2 S2R_HD void TreeBias(const ModelView& m, int world, const TreeSet&
     c_bias[k] = TreeIsWeld(t, k) ? Real(0) : TreeIsHinge(t, k) ? Dot(a, moment[k]) : Dot(a, force[k]);
     // the joint's spring (MJCF stiffness, springref), explicit as in MuJoCo's passive forces
     const int j = m.body_joint[t.body[k]];
-    c_bias[k] += stiffness[j] * (t.q[k] - springref[j]);
+    if (!TreeIsBallPart(m, j)) c_bias[k] += stiffness[j] * (t.q[k] - springref[j]);
     int p = t.parent[k];
     if (p < 0) continue;
     Vec3 lever = LoadVec3(t.anchor_now + 3 * k) - LoadVec3(t.anchor_now + 3 * p);
@@ -420,13 +422,23 @@ S2R_HOST_AVX2 S2R_HD void TreeBias(const ModelView& m, int world, const TreeSet&
     // w = q-dot but w-dot = q-ddot + (q1' q2', -q0' q2', q0' q1'), so the difference, armature
     // times that product, is a bias force. Without it a ball with armature drifts from MuJoCo by an
     // amount that does not shrink with the step (31 mm in 1 s for a pendulum with 0.001 kg m^2).
+    // A ball's spring (MJCF stiffness): torque -stiffness times its rotation vector from the
+    // reference orientation, in the child's frame (MuJoCo's), on the three hinges.
     const Real* armature = m.joint_armature.At(world);
     for (int k = 0; k < r; ++k) {
       if (!TreeIsBall(t, k)) continue;
       const Real* qd = t.qdot + k;
-      c_bias[k] += armature[m.body_joint[t.body[k]]] * qd[1] * qd[2];
-      c_bias[k + 1] -= armature[m.body_joint[t.body[k + 1]]] * qd[0] * qd[2];
-      c_bias[k + 2] += armature[m.body_joint[t.body[k + 2]]] * qd[0] * qd[1];
+      const int j = m.body_joint[t.body[k]];
+      c_bias[k] += armature[j] * qd[1] * qd[2];
+      c_bias[k + 1] -= armature[j + 1] * qd[0] * qd[2];
+      c_bias[k + 2] += armature[j + 2] * qd[0] * qd[1];
+      if (stiffness[j] != Real(0) || stiffness[j + 1] != Real(0) || stiffness[j + 2] != Real(0)) {
+        const Vec3 v = BallRotationVector(t.bodies[m.body_parent[t.body[k]]].rot, t.bodies[t.body[k + 2]].rot,
+                                          LoadQuat(m.joint_qrel0 + 4 * j));
+        c_bias[k] += stiffness[j] * v.x;
+        c_bias[k + 1] += stiffness[j + 1] * v.y;
+        c_bias[k + 2] += stiffness[j + 2] * v.z;
+      }
     }
   }
   for (int i = 0; i < r; ++i) {

@@ -490,14 +490,16 @@ void BodyReader::ReadJoint(pugi::xml_node n, int body, const std::string& type,
     double k = Real1(src, "stiffness");
     if (!(k >= 0)) file_.Fail(n, "attribute 'stiffness' must be >= 0, got " + Num(k) + file_.Origin(src));
     if (k > 0 && free) file_.Fail(n, "a free joint cannot have a stiffness" + file_.Origin(src));
-    if (k > 0 && part > 0 && !free) {
-      file_.Fail(n, "a ball joint's stiffness (a spring on its rotation vector) is not supported" +
-                        file_.Origin(src));
-    }
+    // a ball's spring: torque -stiffness times its rotation vector from the reference
+    // orientation (MuJoCo's, whose ball qpos_spring is qpos0), on each of its three hinges
     m_.joint_stiffness[j] = static_cast<Real>(k);
   }
   if (pugi::xml_node src = Source(layers, "springref")) {
     double ref = Real1(src, "springref");
+    if (part > 0 && !free && ref != 0) {
+      file_.Fail(n, "attribute 'springref' = " + Num(ref) + ": a ball joint's spring rests at its reference "
+                    "orientation (springref is for hinges and slides)" + file_.Origin(src));
+    }
     m_.joint_springref[j] = static_cast<Real>(jt == kJointHinge ? Angle(ref) : ref);
   }
   // reference offsets and per-joint actuator force limits: not in s2r's joint model

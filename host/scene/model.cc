@@ -332,15 +332,16 @@ void Model::Finalize() {
       const size_t jk = j + k;
       const Real* ax = &joint_axis_child[3 * jk];
       ok = joint_part[jk] == k + 1 && joint_type[jk] == kJointHinge && ax[k] == Real(1) &&
-           !joint_limited[jk] && joint_stiffness[jk] == Real(0) &&
+           !joint_limited[jk] && joint_springref[jk] == Real(0) &&
+           (joint_stiffness[jk] == Real(0) || !JointIsFreePart(jk)) &&
            (k == 0 || (joint_parent[jk] == joint_body[jk - 1] && body_link[joint_body[jk - 1]] &&
                        joint_pos_child[3 * jk] == joint_pos_child[3 * j] &&
                        joint_pos_child[3 * jk + 1] == joint_pos_child[3 * j + 1] &&
                        joint_pos_child[3 * jk + 2] == joint_pos_child[3 * j + 2]));
     }
     if (!ok) {
-      Fail("joint '" + joint_name[j] + "' starts a ball joint that is not three unlimited, springless hinges about "
-           "x, y, z through one anchor on a chain of links (kernels/solver_tree.h)");
+      Fail("joint '" + joint_name[j] + "' starts a ball joint that is not three unlimited hinges about x, y, z "
+           "through one anchor on a chain of links, with springref 0 (kernels/solver_tree.h)");
     }
   }
   for (size_t j = 0; j < nj; ++j) {

@@ -1234,9 +1234,9 @@ TEST(MjcfLoadErrors, BallJointRules) {
 </worldbody></mujoco>)",
                         2, "<joint name='j'>", "a limited ball joint"));
   EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
-  <body name="b"><joint name="j" type="ball" stiffness="2"/><geom size="0.1"/></body>
+  <body name="b"><joint name="j" type="ball" stiffness="2" springref="0.1"/><geom size="0.1"/></body>
 </worldbody></mujoco>)",
-                        2, "<joint name='j'>", "a ball joint's stiffness"));
+                        2, "<joint name='j'>", "a ball joint's spring rests at its reference orientation"));
   EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
   <body name="b"><joint name="j" type="ball"/><geom size="0.1"/></body>
 </worldbody>

@@ -705,8 +705,9 @@ TEST(MjcfJoint, SpringsAndReferencesAreRead) {
                       "<worldbody><body>\n<joint name='j' stiffness='10'/>" + tail,
                       2, "joint 'j' has a stiffness, which acts only on joints of reduced-coordinate trees"));
   EXPECT_TRUE(FailsAt(head + "<joint ref='0.1'/>" + tail, 2, "no reference offset"));
-  // a ball with a spring is rejected (MjcfLoadErrors.BallJointRules has the rest of a ball's rules)
-  EXPECT_TRUE(FailsAt(head + "<joint type='ball' stiffness='1'/>" + tail, 2, "a ball joint's stiffness"));
+  // a ball's spring rests at the reference orientation (MjcfLoadErrors.BallJointRules has the
+  // rest of a ball's rules)
+  EXPECT_TRUE(FailsAt(head + "<joint type='ball' stiffness='1' springref='1'/>" + tail, 2, "springref is for hinges"));
   EXPECT_TRUE(FailsAt(head + "<joint actuatorfrcrange='-1 1'/>" + tail, 2,
                       "joint-level actuator force limit"));
   // limit softness: MuJoCo's solreflimit / solimplimit as the limit's natural frequency,
