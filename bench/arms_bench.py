@@ -20,7 +20,7 @@ SCENES = {"universal_robots_ur5e": ("scene.xml", "ur5e.xml"),
           "franka_emika_panda": ("scene_s2r.xml", "mjx_panda_s2r.xml", "mjx_panda.xml"),
           "ur5e_2f85": ("scene.xml", "ur5e_2f85.xml")}
 # rows of the table, in order
-ROWS = ("ur5e", "panda", "ur5e_2f85", "panda_pick", "mesh_objects")
+ROWS = ("ur5e", "panda", "ur5e_2f85", "panda_pick", "mesh_objects", "quadruped")
 
 
 def strip_meshes(text):

@@ -22,7 +22,8 @@
 # (configs/robots/ur5e_2f85/scene.xml), builtin:panda_pick (configs/robots/panda_pick.xml: the MJX
 # Panda over a table with three boxes) and a scene of mesh objects (tests/python/
 # test_mesh_mujoco.py's: three STL hulls, a cylinder, an ellipsoid, one mesh on a table; 500 Hz
-# control), each at 64 and 256 worlds, 1 thread:
+# control) and a quadruped on a floating base (configs/scenes/test/quadruped.xml), each at 64 and
+# 256 worlds, 1 thread:
 # s2r at the files' 0.002 s step and MuJoCo at the same 0.002 s, the same env-steps, both from the
 # keyframe "home" (MuJoCo loads a copy without the mesh geoms: all are visual in these two files,
 # and their mesh files are not shipped). Writes bench/results/MACHINE/arms_bench.jsonl and .md.
@@ -72,7 +73,7 @@ if [[ "$SUITE" == arms ]]; then
   "$PYTHON" bench/arms_bench.py strip "$WORK"
   for w in 64 256; do
     WORLDS=$w
-    echo "== UR5e, Panda, UR5e + 2F-85, Panda pick, mesh objects, $WORLDS worlds, 1 thread" >&2
+    echo "== UR5e, Panda, UR5e + 2F-85, Panda pick, mesh objects, quadruped, $WORLDS worlds, 1 thread" >&2
     s2r_row "s2r ur5e $w" "$S2R" configs/robots/universal_robots_ur5e/scene.xml 50
     mj_row "mujoco ur5e $w" "$WORK/universal_robots_ur5e/scene.xml" 50 0.002
     s2r_row "s2r panda $w" "$S2R" configs/robots/franka_emika_panda/scene_s2r.xml 50
@@ -84,6 +85,9 @@ if [[ "$SUITE" == arms ]]; then
     # 500 Hz control (the scene's s2r_control_hz): one physics step per control step
     s2r_row "s2r mesh_objects $w" "$S2R" "$WORK/mesh_objects/convex.xml" 500
     mj_row "mujoco mesh_objects $w" "$WORK/mesh_objects/convex.xml" 500 0.002
+    # a floating base: the quadruped's free joint and eight leg hinges in one articulated tree
+    s2r_row "s2r quadruped $w" "$S2R" configs/scenes/test/quadruped.xml 50
+    mj_row "mujoco quadruped $w" configs/scenes/test/quadruped.xml 50 0.002
   done
   LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)"
   cat "$TMP" > "$OUT_DIR/arms_bench.jsonl"
