@@ -200,6 +200,41 @@ def s2r_rollout(tmp_path, text, duration, name="scene.xml"):
     return lines[0].split(","), rows, proc.stderr
 
 
+def mujoco_origins(xml, samples, bodies, timestep, integrator):
+    """MuJoCo's origins of `bodies` (samples, bodies, 3) at every 20 ms from keyframe 0, stepping
+    at `timestep` with `integrator`."""
+    mj = mujoco.MjModel.from_xml_string(xml)
+    mj.opt.timestep = timestep
+    mj.opt.integrator = integrator
+    data = mujoco.MjData(mj)
+    mujoco.mj_resetDataKeyframe(mj, data, 0)
+    mujoco.mj_forward(mj, data)
+    per_sample = int(round(0.02 / timestep))
+    out = []
+    for k in range(samples):
+        if k > 0:
+            for _ in range(per_sample):
+                mujoco.mj_step(mj, data)
+        out.append([data.xpos[mj.body(b).id].copy() for b in bodies])
+    return np.array(out)
+
+
+def s2r_origins(header, rows, bodies):
+    """The rollout CSV's origins of `bodies` (samples, bodies, 3)."""
+    return np.stack([rows[:, [header.index(f"{b}.p{c}") for c in "xyz"]] for b in bodies], axis=1)
+
+
+def swing_against_mujoco(xml, header, rows, bodies):
+    """s2r's rollout against MuJoCo's RK4 at 0.1 ms, per 20 ms sample: (the start's largest
+    distance, the largest over the run, MuJoCo's own Euler at 2 ms against the same reference,
+    how far the last body gets from its start in the reference), m."""
+    ref = mujoco_origins(xml, len(rows), bodies, 1e-4, mujoco.mjtIntegrator.mjINT_RK4)
+    euler = mujoco_origins(xml, len(rows), bodies, 2e-3, mujoco.mjtIntegrator.mjINT_EULER)
+    err = np.linalg.norm(s2r_origins(header, rows, bodies) - ref, axis=2)
+    return (err[0].max(), err.max(), np.linalg.norm(euler - ref, axis=2).max(),
+            np.linalg.norm(ref[:, -1] - ref[0, -1], axis=1).max())
+
+
 def test_gravcomp_pendulum_matches_mujoco(tmp_path):
     """A hinge pendulum with gravcomp 0.5, released from the keyframe home (-0.5 rad), swings as
     in MuJoCo (RK4, 0.1 ms steps): the same half-gravity period. Tolerance 5 mrad on the angle at
@@ -254,31 +289,7 @@ def test_several_joints_in_one_body_match_mujoco(tmp_path):
     header, rows, notes = s2r_rollout(tmp_path, SEVERAL_JOINTS, 1)
     assert "massless link" in notes
     assert "arm:swing_y.px" in header  # the link is a body of the state
-
-    def run(timestep, integrator):
-        mj = mujoco.MjModel.from_xml_string(SEVERAL_JOINTS)
-        mj.opt.timestep = timestep
-        mj.opt.integrator = integrator
-        data = mujoco.MjData(mj)
-        mujoco.mj_resetDataKeyframe(mj, data, 0)
-        mujoco.mj_forward(mj, data)
-        per_sample = int(round(0.02 / timestep))
-        traj = []
-        for k in range(len(rows)):
-            if k > 0:
-                for _ in range(per_sample):
-                    mujoco.mj_step(mj, data)
-            traj.append({b: data.xpos[mj.body(b).id].copy() for b in ("arm", "tip")})
-        return traj
-
-    ref = run(1e-4, mujoco.mjtIntegrator.mjINT_RK4)
-    euler = run(2e-3, mujoco.mjtIntegrator.mjINT_EULER)
-    def s2r_pos(k, b):
-        return rows[k, [header.index(f"{b}.p{c}") for c in "xyz"]]
-    start = max(np.linalg.norm(s2r_pos(0, b) - ref[0][b]) for b in ("arm", "tip"))
-    worst = max(np.linalg.norm(s2r_pos(k, b) - ref[k][b]) for k in range(len(rows)) for b in ("arm", "tip"))
-    mj_euler = max(np.linalg.norm(euler[k][b] - ref[k][b]) for k in range(len(rows)) for b in ("arm", "tip"))
-    swing = max(np.linalg.norm(ref[k]["tip"] - ref[0]["tip"]) for k in range(len(rows)))
+    start, worst, mj_euler, swing = swing_against_mujoco(SEVERAL_JOINTS, header, rows, ("arm", "tip"))
     print(f"several joints in one body: start {start * 1e6:.2f} um, worst {worst * 1e3:.2f} mm over 1 s "
           f"(MuJoCo Euler at 2 ms: {mj_euler * 1e3:.2f} mm; the tip swings {swing * 1e3:.0f} mm)")
     assert swing > 0.2
@@ -316,32 +327,7 @@ def test_ball_joints_swing_like_mujoco(tmp_path):
     stayed at 15 mm whatever the step."""
     header, rows, _ = s2r_rollout(tmp_path, BALL_PENDULUM, 1)
     assert "upper:shoulder:x.px" in header  # the ball's first link is a body of the state
-
-    def run(timestep, integrator):
-        mj = mujoco.MjModel.from_xml_string(BALL_PENDULUM)
-        mj.opt.timestep = timestep
-        mj.opt.integrator = integrator
-        data = mujoco.MjData(mj)
-        mujoco.mj_resetDataKeyframe(mj, data, 0)
-        mujoco.mj_forward(mj, data)
-        per_sample = int(round(0.02 / timestep))
-        traj = []
-        for k in range(len(rows)):
-            if k > 0:
-                for _ in range(per_sample):
-                    mujoco.mj_step(mj, data)
-            traj.append({b: data.xpos[mj.body(b).id].copy() for b in ("upper", "lower")})
-        return traj
-
-    ref = run(1e-4, mujoco.mjtIntegrator.mjINT_RK4)
-    euler = run(2e-3, mujoco.mjtIntegrator.mjINT_EULER)
-
-    def s2r_pos(k, b):
-        return rows[k, [header.index(f"{b}.p{c}") for c in "xyz"]]
-    start = max(np.linalg.norm(s2r_pos(0, b) - ref[0][b]) for b in ("upper", "lower"))
-    worst = max(np.linalg.norm(s2r_pos(k, b) - ref[k][b]) for k in range(len(rows)) for b in ("upper", "lower"))
-    mj_euler = max(np.linalg.norm(euler[k][b] - ref[k][b]) for k in range(len(rows)) for b in ("upper", "lower"))
-    swing = max(np.linalg.norm(ref[k]["lower"] - ref[0]["lower"]) for k in range(len(rows)))
+    start, worst, mj_euler, swing = swing_against_mujoco(BALL_PENDULUM, header, rows, ("upper", "lower"))
     print(f"ball joints: start {start * 1e6:.2f} um, worst {worst * 1e3:.2f} mm over 1 s "
           f"(MuJoCo Euler at 2 ms: {mj_euler * 1e3:.2f} mm; the lower body swings {swing * 1e3:.0f} mm)")
     assert swing > 0.2
@@ -352,27 +338,9 @@ def test_ball_joints_swing_like_mujoco(tmp_path):
 # --- floating bases --------------------------------------------------------------------------------
 
 # A free box with an arm on a hinge and a hand on a ball, tumbling without gravity from a keyframe
-# that gives the base a position, orientation and both velocities (MuJoCo's free qpos / qvel).
-FLOATING_BASE = """<mujoco model="floating base">
-  <option timestep="0.002" gravity="0 0 0"/>
-  <worldbody>
-    <body name="base" pos="0 0 1" euler="10 20 30">
-      <freejoint name="root"/>
-      <geom type="box" size="0.1 0.06 0.04" mass="2" contype="0" conaffinity="0"/>
-      <body name="arm" pos="0.1 0 0">
-        <joint name="hinge" axis="0 1 0" damping="0.01"/>
-        <geom type="capsule" fromto="0 0 0 0.3 0 0.05" size="0.02" mass="0.5" contype="0" conaffinity="0"/>
-        <body name="hand" pos="0.3 0 0.05">
-          <joint name="wrist" type="ball" armature="0.0005"/>
-          <geom type="box" pos="0.04 0 0" size="0.04 0.02 0.01" mass="0.2" contype="0" conaffinity="0"/>
-        </body>
-      </body>
-    </body>
-  </worldbody>
-  <keyframe><key name="home" qpos="0.1 0.2 1.1  0.9 0.1 0.3 -0.2  0.5  0.95 0 0.3 0.1"
-                 qvel="0.3 -0.2 0.5  1 -0.5 2  3  1 2 -1"/></keyframe>
-</mujoco>
-"""
+# that gives the base a position, orientation and both velocities (MuJoCo's free qpos / qvel):
+# configs/scenes/test/floating_base.xml (SolverTree.FloatingBaseKeepsItsMomentum runs it too).
+FLOATING_BASE = (pathlib.Path(ROBOTS).parent / "scenes" / "test" / "floating_base.xml").read_text()
 
 
 def test_floating_base_tumbles_like_mujoco(tmp_path):
@@ -383,27 +351,12 @@ def test_floating_base_tumbles_like_mujoco(tmp_path):
     header, rows, notes = s2r_rollout(tmp_path, FLOATING_BASE, 1)
     assert "a floating base" in notes
     assert "base:root:tx.px" in header
-    mj = mujoco.MjModel.from_xml_string(FLOATING_BASE)
-    mj.opt.timestep = 1e-4
-    mj.opt.integrator = mujoco.mjtIntegrator.mjINT_RK4
-    data = mujoco.MjData(mj)
-    mujoco.mj_resetDataKeyframe(mj, data, 0)
-    mujoco.mj_forward(mj, data)
-    bodies = ("base", "arm", "hand")
-    errors = []
-    for k in range(len(rows)):
-        if k > 0:
-            for _ in range(200):
-                mujoco.mj_step(mj, data)
-        errors.append([np.linalg.norm(rows[k, [header.index(f"{b}.p{c}") for c in "xyz"]] - data.xpos[mj.body(b).id])
-                       for b in bodies])
-    errors = np.array(errors)
-    travel = np.linalg.norm(data.xpos[mj.body("hand").id] - rows[0, [header.index(f"hand.p{c}") for c in "xyz"]])
-    print(f"floating base: start {errors[0].max() * 1e6:.2f} um, worst {errors.max() * 1e3:.2f} mm over 1 s "
+    start, worst, _, travel = swing_against_mujoco(FLOATING_BASE, header, rows, ("base", "arm", "hand"))
+    print(f"floating base: start {start * 1e6:.2f} um, worst {worst * 1e3:.2f} mm over 1 s "
           f"(the hand travels {travel * 1e3:.0f} mm)")
     assert travel > 0.5
-    assert errors[0].max() < 1e-6
-    assert errors.max() < 3e-3
+    assert start < 1e-6
+    assert worst < 3e-3
 
 
 # The floating base dropped on a floor, its arm's hinge limited, comes to rest as in MuJoCo.
