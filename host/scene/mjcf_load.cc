@@ -248,8 +248,10 @@ void Loader::ReadKeyframes(const std::vector<pugi::xml_node>& sections) {
           double q2 = 0;
           for (int c = first; c < first + 4; ++c) q2 += key.qpos[iq + c] * key.qpos[iq + c];
           if (!(q2 > 1e-24)) {
-            file_.Fail(k, "attribute 'qpos': joint " + Quote(m_.joint_name[j]) +
-                              " has a zero quaternion");
+            // a ball's or floating base's parts are named joint:x ... joint:tz: the MJCF name
+            std::string name = m_.joint_name[j];
+            if (m_.joint_part[j] != 0 && name.rfind(':') != std::string::npos) name.erase(name.rfind(':'));
+            file_.Fail(k, "attribute 'qpos': joint " + Quote(name) + " has a zero quaternion");
           }
         }
         iq += m_.JointQposSize(j);

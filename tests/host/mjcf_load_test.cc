@@ -1229,6 +1229,19 @@ TEST(MjcfLoad, FloatingBaseIsSlidesAndABall) {
 }
 
 TEST(MjcfLoadErrors, BallJointRules) {
+  // a zero quaternion in a key, for a ball and for a floating base, named as in the file
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body name="b"><joint name="j" type="ball"/><geom size="0.1"/></body>
+</worldbody>
+<keyframe><key qpos="0 0 0 0"/></keyframe></mujoco>)",
+                        4, "<key>", "joint 'j' has a zero quaternion"));
+  EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
+  <body name="b"><freejoint name="root"/><geom size="0.1"/>
+    <body name="c"><joint name="h"/><geom size="0.1"/></body>
+  </body>
+</worldbody>
+<keyframe><key qpos="0 0 1 0 0 0 0 0.5"/></keyframe></mujoco>)",
+                        6, "<key>", "joint 'root' has a zero quaternion"));
   EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
   <body name="b"><joint name="j" type="ball" range="0 0.5"/><geom size="0.1"/></body>
 </worldbody></mujoco>)",
