@@ -403,7 +403,8 @@ double BodyReader::SoftnessHertz(pugi::xml_node n, const Layers& layers, const c
 // A free body is a floating base when s2r_reduce_trees is not 0, it would fit kMaxTreeDofs with
 // what hangs from it (six ranks for its own joint, one per body below and per joint beyond a
 // body's first, two more per ball), and a body with a joint hangs from it or a <connect> or <weld>
-// names it as body1 or body2 (those act only on tree bodies). A free body with neither stays a
+// names it (as body1 or body2, or one of its sites as site1 or site2: those act only on tree
+// bodies). A free body with neither stays a
 // maximal-coordinate body (the cheaper path for an object).
 bool BodyReader::FloatingBase(pugi::xml_node n, int childclass) const {
   const pugi::xml_node root = n.root();
@@ -426,12 +427,18 @@ bool BodyReader::FloatingBase(pugi::xml_node n, int childclass) const {
     }
   };
   walk(n, childclass);
+  // named by a connect or weld: as body1 / body2, or through a site of its own as site1 / site2
   bool named = false;
   const std::string name = n.attribute("name").value();
-  if (!name.empty()) {
-    for (pugi::xpath_node x : root.select_nodes("//equality/connect | //equality/weld")) {
-      named = named || name == x.node().attribute("body1").value() || name == x.node().attribute("body2").value();
-    }
+  std::vector<std::string> sites;
+  for (pugi::xml_node c : n.children("site")) {
+    if (c.attribute("name")) sites.emplace_back(c.attribute("name").value());
+  }
+  auto own_site = [&](const char* s) { return *s != '\0' && std::find(sites.begin(), sites.end(), s) != sites.end(); };
+  for (pugi::xpath_node x : root.select_nodes("//equality/connect | //equality/weld")) {
+    const pugi::xml_node e = x.node();
+    named = named || (!name.empty() && (name == e.attribute("body1").value() || name == e.attribute("body2").value())) ||
+            own_site(e.attribute("site1").value()) || own_site(e.attribute("site2").value());
   }
   return (jointed || named) && ranks <= kMaxTreeDofs;
 }

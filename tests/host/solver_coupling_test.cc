@@ -257,13 +257,14 @@ TEST(SolverCoupling, WeldTurnsALinkToItsHeldOrientation) {
   EXPECT_LT(off, 1e-3) << "rad off the held orientation";
 }
 
-// A free box welded to a pendulum's tip (a grasp held by a weld) and another welded to the world
-// (a held object): a weld naming a free body makes it a floating base, so both joints' rows act
-// in one joint space. Over 1 s of swing the first keeps its pose on the link within 1 mm and
-// 5 mrad (measured 0.36 mm, 0.29 mrad) while the link swings by 34 cm, and the second stays within
-// 1 mm (measured 0). The second's weld point is MuJoCo's default, the world's origin, 1.4 m away:
-// with the linear rows at that point its angular pivots were dropped as redundant and the box
-// swung 2.8 m about the origin (MakeBodyCouplingRows now holds body1's COM).
+// A free box welded to a pendulum's tip (a grasp held by a weld), another welded to the world
+// (a held object) and a third by a site of its own on a world site: a weld naming a free body (or
+// one of its sites) makes it a floating base, so the joints' rows act in one joint space. Over 1 s
+// of swing the first keeps its pose on the link within 1 mm and 5 mrad (measured 0.36 mm,
+// 0.29 mrad) while the link swings by 34 cm; the second and the third stay within 1 mm (measured
+// 0). The second's weld point is MuJoCo's default, the world's origin, 1.4 m away: with the linear
+// rows at that point its angular pivots were dropped as redundant and the box swung 2.8 m about
+// the origin (MakeBodyCouplingRows now holds body1's COM).
 TEST(SolverCoupling, WeldHoldsFreeBodiesOnALinkAndOnTheWorld) {
   const char* xml = R"(<mujoco><compiler angle="radian"/>
   <option timestep="0.002"/>
@@ -277,13 +278,19 @@ TEST(SolverCoupling, WeldHoldsFreeBodiesOnALinkAndOnTheWorld) {
     <body name="held" pos="1 0 1"><freejoint/>
       <geom type="box" size="0.03 0.02 0.02" mass="0.2" contype="0" conaffinity="0"/>
     </body>
+    <body name="pinned" pos="1.5 0 1"><freejoint/>
+      <geom type="box" size="0.03 0.02 0.02" mass="0.2" contype="0" conaffinity="0"/>
+      <site name="pinned_site" pos="0.03 0 0"/>
+    </body>
+    <site name="anchor" pos="1.53 0 1"/>
   </worldbody>
-  <equality><weld body1="box" body2="link"/><weld body1="held"/></equality>
+  <equality><weld body1="box" body2="link"/><weld body1="held"/><weld site1="pinned_site" site2="anchor"/></equality>
 </mujoco>)";
   Model m = LoadMjcfString(xml, "weld_free.xml");
-  const int link = m.BodyId("link"), box = m.BodyId("box"), held = m.BodyId("held");
+  const int link = m.BodyId("link"), box = m.BodyId("box"), held = m.BodyId("held"), pinned = m.BodyId("pinned");
   ASSERT_GE(m.body_tree[box], 0) << "the welded free body is a floating base";
   ASSERT_GE(m.body_tree[held], 0);
+  ASSERT_GE(m.body_tree[pinned], 0) << "named through its site";
   Rollout run(m);
   const StateView& v = run.engine.state().view;
   auto relative = [&](Vec3* pos, Quat* rot) {
@@ -295,6 +302,7 @@ TEST(SolverCoupling, WeldHoldsFreeBodiesOnALinkAndOnTheWorld) {
   Quat r0, r1;
   relative(&p0, &r0);
   const Vec3 tip0 = LoadVec3(v.body_pos(0, box)), held0 = LoadVec3(v.body_pos(0, held));
+  const Vec3 pinned0 = LoadVec3(v.body_pos(0, pinned));
   run.Hold({}, 1.0);
   ASSERT_EQ(run.engine.state().status[0], kWorldOk);
   relative(&p1, &r1);
@@ -302,12 +310,14 @@ TEST(SolverCoupling, WeldHoldsFreeBodiesOnALinkAndOnTheWorld) {
   const double turn = 2 * std::atan2(double(Length(Vec3{d.x, d.y, d.z})), std::fabs(double(d.w)));
   const double slip = Length(p1 - p0), swing = Length(LoadVec3(v.body_pos(0, box)) - tip0);
   const double fall = Length(LoadVec3(v.body_pos(0, held)) - held0);
+  const double pinned_fall = Length(LoadVec3(v.body_pos(0, pinned)) - pinned0);
   std::printf("weld on a free body: %.3g mm and %.3g mrad off its pose on the link (moved %.0f mm); held box %.3g mm\n",
               slip * 1e3, turn * 1e3, swing * 1e3, fall * 1e3);
   EXPECT_GT(swing, 0.1);
   EXPECT_LT(slip, 1e-3);
   EXPECT_LT(turn, 5e-3);
   EXPECT_LT(fall, 1e-3);
+  EXPECT_LT(pinned_fall, 1e-3) << "the site-form weld holds too";
 }
 
 // Two pendulums hinged about parallel axes 0.3 m apart, horizontal at the reference, and welded
