@@ -561,7 +561,10 @@ void Model::Finalize() {
   }
 
   if (auto_substeps) {
-    std::tie(substeps_no_contact, substeps_reason) = ChooseSubsteps();
+    const SubstepChoice choice = ChooseSubsteps();
+    substeps = choice.contact;
+    substeps_no_contact = choice.no_contact;
+    substeps_reason = choice.reason;
   } else {
     substeps_reason.clear();
   }
@@ -573,13 +576,16 @@ void Model::Finalize() {
 // reduced coordinates, with no contact point and no coupling row, needs neither: its trees'
 // smooth dynamics and axis rows are integrated per substep, and one substep at a 2 ms timestep
 // tracks MuJoCo as closely as four (the UR5e: 3.88 vs 3.87 mrad, tests/python/test_arm_models.py).
-std::pair<int, std::string> Model::ChooseSubsteps() const {
+Model::SubstepChoice Model::ChooseSubsteps() const {
+  // the count the rule starts from is the default's, not `substeps` (which a previous Finalize of
+  // this model may have set by the rule)
+  const int substeps = kDefaultSubsteps;
   for (int j = 0; j < njoint(); ++j) {
     if (joint_type[j] == kJointFree) continue;
     int b = joint_body[j];
     if (body_tree[b] < 0 && body_reduced[b] < 0) {
-      return {0, "joint '" + joint_name[j] + "' is stepped in maximal coordinates: " +
-                     std::to_string(substeps) + " substeps in every step"};
+      return {substeps, 0, "joint '" + joint_name[j] + "' is stepped in maximal coordinates: " +
+                               std::to_string(substeps) + " substeps in every step"};
     }
   }
   // friction loss is a stick-slip row whose sticking converges over the substeps' passes: the
@@ -587,8 +593,8 @@ std::pair<int, std::string> Model::ChooseSubsteps() const {
   // damping 4.6 % off the truth at 1 substep, within 4 % at 4
   for (int j = 0; j < njoint(); ++j) {
     if (joint_type[j] != kJointFree && joint_frictionloss[j] > 0) {
-      return {0, "joint '" + joint_name[j] + "' has friction loss: " + std::to_string(substeps) +
-                     " substeps in every step"};
+      return {substeps, 0, "joint '" + joint_name[j] + "' has friction loss: " + std::to_string(substeps) +
+                               " substeps in every step"};
     }
   }
   // Couplings (equalities, fixed tendons) converge over the substeps' passes like the joint rows
@@ -604,13 +610,15 @@ std::pair<int, std::string> Model::ChooseSubsteps() const {
     coupling = "tendon '" + tendon_name[0] + "'";
   }
   // one substep must not cap the joint rows' stiffness (arm7's arm alone at 0.01 s: 20 mm from
-  // 16 substeps after a 2 s swing at 1, 2.9 mm at 4)
-  if (joint_hertz[0] * timestep > 0.25) {
+  // 16 substeps after a 2 s swing at 1, 2.9 mm at 4) -- in a model that has joint rows
+  bool joint_rows = nequality() > 0;
+  for (int j = 0; j < njoint(); ++j) joint_rows = joint_rows || joint_type[j] != kJointFree;
+  if (joint_rows && joint_hertz[0] * timestep > 0.25) {
     char buf[200];
     std::snprintf(buf, sizeof(buf),
                   "timestep %g s: one substep would cap s2r_joint_hertz %g Hz at %g Hz: %d substeps in every step",
                   double(timestep), double(joint_hertz[0]), 0.25 / double(timestep), int(substeps));
-    return {0, buf};
+    return {substeps, 0, buf};
   }
   // nor a position servo stiffer than that: its frequency on the joint, sqrt(kp g^2 / I) with I
   // the joint's armature plus the least its link can offer (a hinge: the link's smallest principal
@@ -633,19 +641,39 @@ std::pair<int, std::string> Model::ChooseSubsteps() const {
                     "actuator '%s': a servo of up to %.0f Hz on joint '%s' needs more than one substep at "
                     "timestep %g s: %d substeps in every step",
                     actuator_name[i].c_str(), hertz, joint_name[j].c_str(), double(timestep), int(substeps));
-      return {0, buf};
+      return {substeps, 0, buf};
     }
   }
-  std::string contact = npair() == 0 ? std::string("no geom pair can touch")
-                                     : std::to_string(substeps) + " in a step with contact points";
-  if (!coupling.empty()) {
-    const int n = substeps < 2 ? int(substeps) : 2;
-    return {n, coupling + " couples joints: " + std::to_string(n) +
-                   " substeps in a step without contact points (every joint in reduced coordinates, no friction "
-                   "loss, joint rows and servos below a quarter of the step rate); " + contact};
+  const int free_n = coupling.empty() ? 1 : 2;
+  // A step with contact points: substeps of at most kContactSubstepSeconds (2.5 ms, the bench
+  // scenes' 0.01 s step in 4), and no fewer than a step without. Resting and stacked contacts
+  // converge over the soft step's passes per second of simulated time, not per step: at a 2 ms
+  // timestep one pass per step is more than the bench scenes' 400 per second, and the contact
+  // stiffness cap (a quarter of the substep rate, 125 Hz) stays above the 120 Hz default.
+  // Measured against MuJoCo at 1 or 2 substeps against 4 (docs/physics.md, *Substeps*).
+  // And no fewer than keep the stiffest contact below the cap: the scene's s2r_contact_hertz and
+  // any geom's own (MJCF solref / solimp: the Robotiq 2F-85's pads, 400 Hz, need 4 at 2 ms; at 2
+  // their box slipped 1.3 mm in the grip, 0.1 mm at 4).
+  double hertz = double(contact_hertz[0]);
+  for (size_t p = 0; p < pair_geom.size(); ++p) {
+    hertz = std::fmax(hertz, double(geom_contact_hertz[pair_geom[p]]));
   }
-  return {1, "1 substep in a step without contact points (every joint in reduced coordinates, no "
-             "equality, tendon or friction loss, joint rows and servos below a quarter of the step rate); " + contact};
+  const int by_time = static_cast<int>(std::ceil(double(timestep) / kContactSubstepSeconds - 1e-9));
+  const int by_hertz = static_cast<int>(std::ceil(4 * hertz * double(timestep) - 1e-9));
+  const int contact_n = std::min(substeps, std::max({free_n, by_time, by_hertz}));
+  char hz_text[160];
+  std::snprintf(hz_text, sizeof(hz_text), " in a step with contact points (substeps of at most 2.5 ms, and a quarter "
+                "of their rate above the stiffest contact's %.0f Hz)", hertz);
+  std::string contact = npair() == 0 ? std::string("no geom pair can touch") : std::to_string(contact_n) + hz_text;
+  if (!coupling.empty()) {
+    return {contact_n, free_n,
+            coupling + " couples joints: " + std::to_string(free_n) +
+                " substeps in a step without contact points (every joint in reduced coordinates, no friction "
+                "loss, joint rows and servos below a quarter of the step rate); " + contact};
+  }
+  return {contact_n, free_n,
+          "1 substep in a step without contact points (every joint in reduced coordinates, no "
+          "equality, tendon or friction loss, joint rows and servos below a quarter of the step rate); " + contact};
 }
 
 // Trees in reduced coordinates. A tree is a maximal set of bodies on hinge or slide joints below a

@@ -48,8 +48,8 @@ struct Model {
   int steps_per_control = 10;  // derived by Finalize: round(1 / (control_hz * timestep))
   int latency_capacity = 1;    // derived by Finalize: max_latency_steps + 1
   // Substeps by what the model needs (ChooseSubsteps): the MJCF loader sets auto_substeps when the
-  // scene gives neither s2r_substeps nor s2r_substeps_no_contact, and Finalize then sets
-  // substeps_no_contact by the rule and says why in substeps_reason. A model built in code
+  // scene gives neither s2r_substeps nor s2r_substeps_no_contact, and Finalize then sets both
+  // substeps and substeps_no_contact by the rule and says why in substeps_reason. A model built in code
   // (auto_substeps false) keeps its own.
   bool auto_substeps = false;
   std::string substeps_reason;  // "" when the scene gave its counts (or the model was built in code)
@@ -136,9 +136,17 @@ struct Model {
   // every joint is stepped in reduced coordinates (articulated or slide trees, no
   // maximal-coordinate joint), no equality or tendon couples joints and one substep would not cap
   // the joint rows' stiffness (joint_hertz <= 0.25 / timestep); else 0 (= substeps, 4 by default).
-  // A step with contact points always runs `substeps`. Reads the Derived topology: call after
-  // Finalize's tree derivation.
-  std::pair<int, std::string> ChooseSubsteps() const;
+  // A step with contact points runs substeps of at most kContactSubstepSeconds in such a model
+  // (1 at a 2 ms timestep; never fewer than a step without), else kDefaultSubsteps. Reads the
+  // Derived topology: call after Finalize's tree derivation.
+  struct SubstepChoice {
+    int contact;     // substeps
+    int no_contact;  // substeps_no_contact (0: the same as contact)
+    std::string reason;
+  };
+  static constexpr int kDefaultSubsteps = 4;
+  static constexpr double kContactSubstepSeconds = 0.0025;
+  SubstepChoice ChooseSubsteps() const;
 
   // MuJoCo's qpos / qvel sizes: 7 / 6 per free joint (a floating base's six parts), 4 / 3 per
   // ball (its three hinges), 1 / 1 per hinge or slide, 0 per weld

@@ -1,8 +1,9 @@
-// The substeps a step without contact points gets when a scene gives neither s2r_substeps nor
-// s2r_substeps_no_contact (Model::ChooseSubsteps, docs/physics.md, *Substeps*): 1 for models
-// stepped entirely in reduced coordinates with no coupling and soft enough joint rows, else the
-// `substeps` of every step; a scene's own counts are kept. And the step itself: 1 substep while no
-// contact point exists, 4 in a step with one, warm starts carried across the switch.
+// The substeps a scene gets when it gives neither s2r_substeps nor s2r_substeps_no_contact
+// (Model::ChooseSubsteps, docs/physics.md, *Substeps*): without contact points 1 for models stepped
+// entirely in reduced coordinates with no coupling and soft enough joint rows (2 with a coupling),
+// with contact points substeps of at most 2.5 ms and a quarter of their rate above the stiffest
+// contact; else 4 in every step. A scene's own counts are kept. And the step itself: the count
+// switches with the contact points, warm starts carried across the switch.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -49,23 +50,32 @@ const std::string kUr5e = std::string(S2R_SOURCE_DIR) + "/configs/robots/univers
 
 TEST(SubstepsRule, PublishedScenes) {
   // Menagerie's UR5e: six hinges in one articulated tree; its collision capsules and the floor
-  // make pairs, so a step with contact points keeps 4
+  // make pairs with s2r's default 120 Hz contacts: 1 substep of 2 ms in any step
   Model ur5e = LoadScene(kUr5e);
   EXPECT_FALSE(ur5e.pair_geom.empty());
-  EXPECT_EQ(ur5e.substeps, 4);
+  EXPECT_EQ(ur5e.substeps, 1);
   EXPECT_EQ(ur5e.substeps_no_contact, 1);
   EXPECT_TRUE(Has(ur5e.substeps_reason, "without contact points")) << ur5e.substeps_reason;
-  // the trimmed Panda (two finger servos, no equality) on a floor
+  EXPECT_TRUE(Has(ur5e.substeps_reason, "1 in a step with contact points")) << ur5e.substeps_reason;
+  // the trimmed Panda (two finger servos, no equality) on a floor: its finger pads' solref maps
+  // to 226 Hz, above a quarter of 500 Hz: 2 in a step with contact points
   Model panda = LoadScene("builtin:franka_emika_panda/scene_s2r");
-  EXPECT_EQ(panda.substeps, 4);
+  EXPECT_EQ(panda.substeps, 2);
   EXPECT_EQ(panda.substeps_no_contact, 1);
+  EXPECT_TRUE(Has(panda.substeps_reason, "stiffest contact's 226 Hz")) << panda.substeps_reason;
   // the MJX Panda couples its fingers by an equality, the 2F-85 (on the UR5e too) closes its loops
-  // by connects: 2 without contact points
-  for (const char* scene : {"builtin:franka_emika_panda/scene_mjx", "builtin:franka_emika_panda/mjx_panda",
-                            "builtin:panda_pick", "builtin:robotiq_2f85/2f85_s2r", "builtin:ur5e_2f85/scene"}) {
-    SCOPED_TRACE(scene);
-    Model m = LoadScene(scene);
-    EXPECT_EQ(m.substeps, 4);
+  // by connects: 2 without contact points; the 2F-85's pads (solref 0.004: 400 Hz) need 4 with
+  // them, the MJX Panda's (226 Hz) 2
+  struct Expect {
+    const char* scene;
+    int contact;
+  };
+  for (Expect e : {Expect{"builtin:franka_emika_panda/scene_mjx", 2}, Expect{"builtin:franka_emika_panda/mjx_panda", 2},
+                   Expect{"builtin:panda_pick", 2}, Expect{"builtin:robotiq_2f85/2f85_s2r", 4},
+                   Expect{"builtin:ur5e_2f85/scene", 4}}) {
+    SCOPED_TRACE(e.scene);
+    Model m = LoadScene(e.scene);
+    EXPECT_EQ(m.substeps, e.contact);
     EXPECT_EQ(m.substeps_no_contact, 2);
     EXPECT_TRUE(Has(m.substeps_reason, "couples joints: 2 substeps in a step without contact points"))
         << m.substeps_reason;
@@ -81,16 +91,27 @@ TEST(SubstepsRule, PublishedScenes) {
 }
 
 TEST(SubstepsRule, WhatKeepsEveryStepAtFourOrTwo) {
-  // every joint in the tree, no coupling: 1 without contact points, with or without pairs
+  // every joint in the tree, no coupling: 1 without contact points, with or without pairs, and
+  // at MuJoCo's default 2 ms timestep 1 with them too
   for (int contype : {0, 1}) {
     Model arm = LoadText(Arm("", contype));
-    EXPECT_EQ(arm.substeps, 4);
+    EXPECT_EQ(arm.substeps, 1);
     EXPECT_EQ(arm.substeps_no_contact, 1);
-    EXPECT_TRUE(Has(arm.substeps_reason, contype ? "4 in a step with contact points" : "no geom pair can touch"))
+    EXPECT_TRUE(Has(arm.substeps_reason, contype ? "1 in a step with contact points" : "no geom pair can touch"))
         << arm.substeps_reason;
   }
+  // a step with contact points: substeps of at most 2.5 ms (4 ms: 2), and enough of them for the
+  // stiffest contact (300 Hz at 2 ms: 4 * 300 * 0.002 = 2.4, so 3)
+  Model slow = LoadText(Arm("", 1, "  <option timestep='0.004'/>\n"));
+  EXPECT_EQ(slow.substeps, 2);
+  EXPECT_EQ(slow.substeps_no_contact, 1);
+  Model hard = LoadText(Arm("    <numeric name='s2r_contact_hertz' data='300'/>\n", 1));
+  EXPECT_EQ(hard.substeps, 3);
+  EXPECT_EQ(hard.substeps_no_contact, 1);
+  EXPECT_TRUE(Has(hard.substeps_reason, "3 in a step with contact points")) << hard.substeps_reason;
   // the same arm in maximal coordinates: 4 in every step, naming the joint
   Model maximal = LoadText(Arm("    <numeric name='s2r_reduce_trees' data='0'/>\n", 0));
+  EXPECT_EQ(maximal.substeps, 4);
   EXPECT_EQ(maximal.substeps_no_contact, 0);
   EXPECT_TRUE(Has(maximal.substeps_reason, "joint 'j1' is stepped in maximal coordinates")) << maximal.substeps_reason;
   // an equality coupling the two hinges: 2 without contact points
@@ -170,6 +191,7 @@ TEST(SubstepsRule, Ur5eOneSubstepTracksFour) {
   ASSERT_EQ(one.substeps_no_contact, 1);
   Model four = one;
   four.auto_substeps = false;
+  four.substeps = 4;
   four.substeps_no_contact = 0;
   four.Finalize();
   Engine e1(one, EngineOptions{}), e4(four, EngineOptions{}), e0(one, EngineOptions{});
@@ -191,37 +213,44 @@ TEST(SubstepsRule, Ur5eOneSubstepTracksFour) {
 }
 
 // A step with contact points runs `substeps`: a free-falling ball (no joint: eligible) lands on the
-// floor; with s2r_substeps_no_contact 1 it rests where the every-step-4 run rests, and the steps
-// in flight are the 1-substep steps (semi-implicit Euler at the full timestep: z drops by
-// g h^2 n (n + 1) / 2 after n steps).
-TEST(SubstepsRule, ContactStepsRunAllSubsteps) {
-  auto scene = [](const std::string& custom) {
-    return "<mujoco><option timestep='0.002'/><custom>" + custom + "</custom><worldbody>"
+// floor. At the bench scenes' 0.01 s timestep the rule gives 1 substep without contact points and
+// 4 with them: it rests where the every-step-4 run rests, and the steps in flight are the
+// 1-substep steps (semi-implicit Euler at the full timestep: z drops by g h^2 n (n + 1) / 2 after
+// n steps). At 2 ms one substep is at most 2.5 ms, so contact steps run 1 too, and it rests there
+// as well.
+TEST(SubstepsRule, ContactStepsRunSubstepsOfAtMostTwoAndAHalfMilliseconds) {
+  auto scene = [](const std::string& timestep, const std::string& custom) {
+    return "<mujoco><option timestep='" + timestep + "'/><custom>" + custom + "</custom><worldbody>"
            "<geom name='floor' type='plane' size='1 1 0.1'/>"
            "<body name='ball' pos='0 0 0.3'><freejoint/><geom type='sphere' size='0.05' mass='1'/></body>"
            "</worldbody></mujoco>";
   };
-  Model chosen = LoadText(scene(""));
-  ASSERT_EQ(chosen.substeps_no_contact, 1);
-  Model four = LoadText(scene("<numeric name='s2r_substeps' data='4'/>"));
-  ASSERT_EQ(four.substeps_no_contact, 0);
-  Engine e1(chosen, EngineOptions{}), e4(four, EngineOptions{});
-  // one control step (10 physics steps) in flight
-  e1.Step(nullptr);
-  e1.Download();
-  const int ball = chosen.BodyId("ball");
-  const double h = 0.002, g = 9.81;
-  const int n = chosen.steps_per_control;
-  EXPECT_NEAR(e1.state().view.body_pos(0, ball)[2], 0.3 - g * h * h * n * (n + 1) / 2, 1e-5);
-  for (int k = 0; k < 50; ++k) {
+  for (const char* timestep : {"0.01", "0.002"}) {
+    SCOPED_TRACE(timestep);
+    const bool coarse = std::string(timestep) == "0.01";
+    Model chosen = LoadText(scene(timestep, ""));
+    ASSERT_EQ(chosen.substeps_no_contact, 1);
+    ASSERT_EQ(chosen.substeps, coarse ? 4 : 1);
+    Model four = LoadText(scene(timestep, "<numeric name='s2r_substeps' data='4'/>"));
+    ASSERT_EQ(four.substeps_no_contact, 0);
+    Engine e1(chosen, EngineOptions{}), e4(four, EngineOptions{});
+    // one control step in flight
     e1.Step(nullptr);
-    e4.Step(nullptr);
+    e1.Download();
+    const int ball = chosen.BodyId("ball");
+    const double h = chosen.timestep, g = 9.81;
+    const int n = chosen.steps_per_control;
+    EXPECT_NEAR(e1.state().view.body_pos(0, ball)[2], 0.3 - g * h * h * n * (n + 1) / 2, 1e-5);
+    for (int k = 0; k < 50; ++k) {
+      e1.Step(nullptr);
+      e4.Step(nullptr);
+    }
+    e1.Download();
+    e4.Download();
+    EXPECT_GT(e1.state().contact_count[0], 0);
+    EXPECT_NEAR(e1.state().view.body_pos(0, ball)[2], e4.state().view.body_pos(0, ball)[2], 1e-3);
+    EXPECT_NEAR(e1.state().view.body_pos(0, ball)[2], 0.05, 2e-3);
   }
-  e1.Download();
-  e4.Download();
-  EXPECT_GT(e1.state().contact_count[0], 0);
-  EXPECT_NEAR(e1.state().view.body_pos(0, ball)[2], e4.state().view.body_pos(0, ball)[2], 1e-3);
-  EXPECT_NEAR(e1.state().view.body_pos(0, ball)[2], 0.05, 2e-3);
 }
 
 }  // namespace

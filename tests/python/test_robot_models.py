@@ -380,9 +380,9 @@ FLOATING_DROP = """<mujoco model="floating base drop">
 def test_floating_base_lands_like_mujoco(tmp_path):
     """Dropped from 0.3 m tilted, bounced on its corners and the arm: after 2 s both bodies rest
     (speeds under 1 mm/s) flat on the floor (box centre at its half height, 0.04 m, within 1 mm, as
-    in MuJoCo), within 3 cm of MuJoCo's rest position in the plane (measured 1.7 cm: the impacts
-    differ, s2r's contact model is not MuJoCo's; s2r in maximal coordinates lands 1.1 cm from
-    MuJoCo)."""
+    in MuJoCo), within 3 cm of MuJoCo's rest position in the plane (measured 0.8 cm; 1.6 cm with
+    4 substeps in every contact step, before stop 26: the impacts differ, s2r's contact model is
+    not MuJoCo's; s2r in maximal coordinates lands 1.1 cm from MuJoCo)."""
     header, rows, _ = s2r_rollout(tmp_path, FLOATING_DROP, 2)
     mj = mujoco.MjModel.from_xml_string(FLOATING_DROP)
     data = mujoco.MjData(mj)
@@ -406,7 +406,7 @@ QUADRUPED = (pathlib.Path(ROBOTS).parent / "scenes" / "test" / "quadruped.xml").
 
 def test_floating_base_quadruped_stands_like_mujoco(tmp_path):
     """The quadruped lands on its four feet and stands: its torso within 3 mm of MuJoCo's at every
-    20 ms sample from 0.2 s to 3 s (measured 1.1 mm; the feet's contacts carry the floating base
+    20 ms sample from 0.2 s to 3 s (measured 1.3 mm at 1 substep per step, 1.1 mm at 4; the feet's contacts carry the floating base
     through the tree's response) and at rest (under 1 mm/s) at the end."""
     header, rows, notes = s2r_rollout(tmp_path, QUADRUPED, 3)
     assert "a floating base" in notes
@@ -607,9 +607,9 @@ def test_mjx_panda_unchanged_fingers_centre_a_box_like_mujoco(tmp_path):
     30 mm box standing on a pedestal 4 mm off the hand's centre line. One finger reaches the box
     first and, coupled to the other, pushes it to the centre, where both squeeze it (a box on two
     independent servos would stay off-centre). Tolerances: finger coordinates within 2.5 mm of
-    MuJoCo's at every sample (measured 1.4 mm, while the box slides) and 1 mm at 1 s (0.76 mm with
-    the pads' solref / solimp mapped onto their contact frequency, 0.55 mm with s2r's default
-    contacts); the box within 2 mm of the centre line and of MuJoCo's box (measured 0.5 mm and
+    MuJoCo's at every sample (measured 1.7 mm, while the box slides; 1.4 mm at 4 substeps per
+    contact step) and 1 mm at 1 s (0.78 mm with the pads' solref / solimp mapped onto their contact
+    frequency, 0.55 mm with s2r's default contacts); the box within 2 mm of the centre line and of MuJoCo's box (measured 0.5 mm and
     0.5 mm); |q1 - q2| < 10 um in s2r while gripping."""
     s, box = run_mjx_gripper(tmp_path, GRASP_SCENE, lambda t: 0.04 if t < 0.1 else 0.0)
     err = np.abs(s[:, :2] - s[:, 2:]).max()
@@ -635,7 +635,7 @@ def test_mjx_panda_unchanged_grasps_and_lifts_a_box_like_mujoco(tmp_path):
     """The grasp above, then a lift: the fingers close from 0.1 s; from 0.6 s the arm's servo
     targets move from home to the pose 8 cm higher (MJX_LIFT) along a smoothstep over 0.6 s, and
     hold there until 1.8 s. The box (50 g, friction 1) rises with the hand in both engines.
-    Tolerances: the box within 3 mm of MuJoCo's box at every 20 ms sample (measured 1.88 mm; s2r lifts it 84.5 mm, MuJoCo 82.7 mm),
+    Tolerances: the box within 3 mm of MuJoCo's box at every 20 ms sample (measured 1.79 mm; s2r lifts it 84.4 mm, MuJoCo 82.7 mm),
     lifted 7-9 cm at the end in both (the arm's servos sag under load), and held: its height
     relative to the hand changes by under 2 mm from 0.6 s to the end in s2r (measured 0.25 mm;
     MuJoCo's soft contacts let it sink 1.3 mm)."""
