@@ -522,6 +522,17 @@ S2R_HOST_AVX2 S2R_HD bool TreeMassMatrix(const ModelView& m, int world, const Tr
   return true;
 }
 
+// Whether a joint has moved further than kTreeRefreshTurn (a hinge) or kTreeRefreshSlide (a slide)
+// since M^-1 was built (q_built).
+S2R_HD bool TreeMovedFar(const TreeSet& t) {
+  bool far = false;
+  for (int k = 0; k < t.count; ++k) {
+    const Real moved_by = Abs(t.q[k] - t.q_built[k]);
+    far = far || moved_by > (TreeIsHinge(t, k) ? kTreeRefreshTurn : kTreeRefreshSlide);
+  }
+  return far;
+}
+
 // Once per physics step, after the bodies are loaded: q and q-dot read from the bodies, the bodies
 // projected onto them (forward kinematics), then M^-1 and the bias response. Returns false when M
 // cannot be factored (a massless leaf without armature): the caller flags the world.
@@ -550,6 +561,14 @@ S2R_HD bool PrepareTree(const ModelView& m, int world, const TreeSet& t, Vec3 gr
         t.anchor[3 * k + e] = t.anchor_now[3 * k + e];
       }
       StoreVec3(t.com0 + 3 * k, t.bodies[t.body[k]].com);
+    }
+    // M^-1 (and the world inertias TreeBias reads) carry over too while no joint has moved
+    // further than the substeps' refresh rule allows since they were built (TreeRefreshDynamics):
+    // at a 2 ms step a joint turning at 1 rad/s rebuilds them every fifth step. The first physics
+    // step of a control step always builds them.
+    if (!TreeMovedFar(t)) {
+      TreeBias(m, world, t, gravity);
+      return true;
     }
     return TreeMassMatrix(m, world, t, gravity);
   }
@@ -622,12 +641,7 @@ S2R_HD bool TreeRefreshDynamics(const ModelView& m, int world, const TreeSet& t,
   // kTreeRefreshSlide (a slide) since it was built: M changes by about that fraction (MuJoCo's
   // Euler holds it for its whole step). The bias forces are rebuilt at every substep: gravity's
   // torque turns with the links (a pendulum's M is constant, its C is not).
-  bool far = false;
-  for (int k = 0; k < t.count; ++k) {
-    const Real moved_by = Abs(t.q[k] - t.q_built[k]);
-    far = far || moved_by > (TreeIsHinge(t, k) ? kTreeRefreshTurn : kTreeRefreshSlide);
-  }
-  if (!far) {
+  if (!TreeMovedFar(t)) {
     TreeBias(m, world, t, gravity);
     return true;
   }
