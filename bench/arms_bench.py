@@ -73,7 +73,8 @@ def report(jsonl, md, machine, load_before, load_after):
             out.append(f"| {scene} | {w} | {s['env_steps_per_s']:.0f} | {m['env_steps_per_s']:.0f} "
                        f"| {s['env_steps_per_s'] / m['env_steps_per_s']:.2f}x | {spread(s):.2f} | "
                        f"{spread(m):.2f} | {s.get('substeps', '?')} / "
-                       f"{s.get('substeps_no_contact') or s.get('substeps', '?')} | "
+                       f"{s.get('substeps_no_contact') or s.get('substeps', '?')}"
+                       f"{' (2 passes)' if s.get('solve_passes', 1) > 1 else ''} | "
                        f"{s.get('contacts_per_step', float('nan')):.2f} | {s.get('frozen_worlds', '?')} |")
     pathlib.Path(md).write_text("\n".join(out) + "\n")
     print("\n".join(out))

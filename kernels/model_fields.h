@@ -49,6 +49,10 @@ namespace s2r {
   X(substeps_no_contact, int32_t, "1", NonNegative, 1000, "s2r_substeps_no_contact", (0),         \
     "substeps of a physics step with no contact point (0: substeps); without it and "             \
     "s2r_substeps, 1 for models that need no more (Model::ChooseSubsteps, docs/physics.md)")      \
+  X(solve_passes, int32_t, "1", Positive, 100, "s2r_solve_passes", (1),                          \
+    "fewest solve passes over every row in a physics step: each substep runs ceil(solve_passes "  \
+    "/ substeps); without it, s2r_substeps and s2r_substeps_no_contact, 2 for models whose "      \
+    "joints a joint equality or fixed tendon couples (Model::ChooseSubsteps, docs/physics.md)")   \
   X(control_hz, Real, "Hz", Positive, 1e6, "s2r_control_hz", (50),                                \
     "control rate; 1 / (control_hz timestep) physics steps per control step")                     \
   X(max_contacts, int32_t, "1", Positive, 65536, "s2r_max_contacts", (64),                        \

@@ -437,6 +437,9 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
   const int nsub = free_step && ncon == 0 ? m.substeps_no_contact : m.substeps;
   const int nsub_last = free_step && s.contact_count(world) == 0 ? m.substeps_no_contact : m.substeps;
   const Real h = m.timestep / Real(nsub);
+  // solve passes per substep: at least solve_passes in the step (a coupling's rows converge over
+  // the passes, Model::ChooseSubsteps)
+  const int passes = (m.solve_passes + nsub - 1) / nsub;
   if (nsub != nsub_last) {
     const Real scale = Real(nsub_last) / Real(nsub);
     for (int j = 0; j < m.njoint; ++j) {
@@ -640,7 +643,9 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
       WarmStartManifold<kTrees>(red, mf, ws->constraints, &ws->bodies[mf.body_a], &ws->bodies[mf.body_b]);
     }
     // solve, integrate, relax
-    SolveAll<kFeatures>(m, s, world, ws, red, nman, soft, true, h);
+    for (int pass = 0; pass < passes; ++pass) {
+      SolveAll<kFeatures>(m, s, world, ws, red, nman, soft, true, h);
+    }
     if (kTrees) TreeCorrectBias(m, world, red.tree, gravity, h);
     SyncTreeVelocities(red);
     for (int b = 1; b < m.nbody; ++b) IntegratePosition(&ws->bodies[b], h);

@@ -564,6 +564,7 @@ void Model::Finalize() {
     const SubstepChoice choice = ChooseSubsteps();
     substeps = choice.contact;
     substeps_no_contact = choice.no_contact;
+    solve_passes = choice.passes;
     substeps_reason = choice.reason;
   } else {
     substeps_reason.clear();
@@ -584,7 +585,7 @@ Model::SubstepChoice Model::ChooseSubsteps() const {
     if (joint_type[j] == kJointFree) continue;
     int b = joint_body[j];
     if (body_tree[b] < 0 && body_reduced[b] < 0) {
-      return {substeps, 0, "joint '" + joint_name[j] + "' is stepped in maximal coordinates: " +
+      return {substeps, 0, 1, "joint '" + joint_name[j] + "' is stepped in maximal coordinates: " +
                                std::to_string(substeps) + " substeps in every step"};
     }
   }
@@ -593,22 +594,30 @@ Model::SubstepChoice Model::ChooseSubsteps() const {
   // damping 4.6 % off the truth at 1 substep, within 4 % at 4
   for (int j = 0; j < njoint(); ++j) {
     if (joint_type[j] != kJointFree && joint_frictionloss[j] > 0) {
-      return {substeps, 0, "joint '" + joint_name[j] + "' has friction loss: " + std::to_string(substeps) +
+      return {substeps, 0, 1, "joint '" + joint_name[j] + "' has friction loss: " + std::to_string(substeps) +
                                " substeps in every step"};
     }
   }
-  // Couplings (equalities, fixed tendons) converge over the substeps' passes like the joint rows
-  // they tie together: 2 substeps in a step without contact, not 1 (and 4 once, before stop 23).
-  // Measured at 2 against 4: the MJX Panda's gripper step 0.318 vs 0.316 mm off MuJoCo, the
-  // tendon gripper 0.240 vs 0.248 mm, the Robotiq 2F-85 closing and opening 1.02 vs 1.04 mm, on
-  // the UR5e 0.81 vs 0.69 mm, and the UR5e + 2F-85 steps 1.67x as fast; at 1 the 2F-85 ran 0.8 mm
-  // off where 2 gives 0.3 (tests/python/test_robot_models.py, test_robotiq_2f85.py).
-  std::string coupling;
-  if (nequality() > 0) {
-    coupling = "equality " + (equality_name[0].empty() ? std::string("#0") : "'" + equality_name[0] + "'");
-  } else if (ntendon() > 0) {
-    coupling = "tendon '" + tendon_name[0] + "'";
+  // Couplings converge over the solve passes like the joint rows they tie together. A loop closed
+  // by a connect or weld (the Robotiq 2F-85's four-bars) takes 2 substeps in a step without
+  // contact, not 1 (and 4 once, before stop 23): measured at 2 against 4, the 2F-85 closing and
+  // opening 1.02 vs 1.04 mm off MuJoCo, on the UR5e 0.81 vs 0.69 mm, and the UR5e + 2F-85 steps
+  // 1.67x as fast; at 1 the 2F-85 ran 0.8 mm off where 2 gives 0.3, and a welded four-bar near its
+  // toggle 39 mrad where 2 give 22 (tests/python/test_robot_models.py, test_robotiq_2f85.py). A
+  // joint equality or fixed tendon, linear in q, takes 1 substep with 2 solve passes instead:
+  // the MJX Panda's gripper step 0.314 mm off MuJoCo (0.318 at 2 substeps), its fingers centring
+  // a box 0.97 mm (1.65), the tendon gripper 0.244 mm (0.240); the MJX Panda steps 1.4x as fast.
+  std::string loop, coupling;
+  for (int e = 0; e < nequality() && loop.empty(); ++e) {
+    if (equality_type[e] == kEqualityJoint) continue;
+    loop = (equality_type[e] == kEqualityWeld ? "weld " : "connect ") +
+           (equality_name[e].empty() ? "#" + std::to_string(e) : "'" + equality_name[e] + "'");
   }
+  for (int e = 0; e < nequality() && coupling.empty(); ++e) {
+    if (equality_type[e] != kEqualityJoint) continue;
+    coupling = "joint equality " + (equality_name[e].empty() ? "#" + std::to_string(e) : "'" + equality_name[e] + "'");
+  }
+  if (coupling.empty() && ntendon() > 0) coupling = "tendon '" + tendon_name[0] + "'";
   // one substep must not cap the joint rows' stiffness (arm7's arm alone at 0.01 s: 20 mm from
   // 16 substeps after a 2 s swing at 1, 2.9 mm at 4) -- in a model that has joint rows
   bool joint_rows = nequality() > 0;
@@ -618,7 +627,7 @@ Model::SubstepChoice Model::ChooseSubsteps() const {
     std::snprintf(buf, sizeof(buf),
                   "timestep %g s: one substep would cap s2r_joint_hertz %g Hz at %g Hz: %d substeps in every step",
                   double(timestep), double(joint_hertz[0]), 0.25 / double(timestep), int(substeps));
-    return {substeps, 0, buf};
+    return {substeps, 0, 1, buf};
   }
   // nor a position servo stiffer than that: its frequency on the joint, sqrt(kp g^2 / I) with I
   // the joint's armature plus the least its link can offer (a hinge: the link's smallest principal
@@ -641,10 +650,11 @@ Model::SubstepChoice Model::ChooseSubsteps() const {
                     "actuator '%s': a servo of up to %.0f Hz on joint '%s' needs more than one substep at "
                     "timestep %g s: %d substeps in every step",
                     actuator_name[i].c_str(), hertz, joint_name[j].c_str(), double(timestep), int(substeps));
-      return {substeps, 0, buf};
+      return {substeps, 0, 1, buf};
     }
   }
-  const int free_n = coupling.empty() ? 1 : 2;
+  const int free_n = loop.empty() ? 1 : 2;
+  const int passes = loop.empty() && !coupling.empty() ? 2 : 1;
   // A step with contact points: substeps of at most kContactSubstepSeconds (2.5 ms, the bench
   // scenes' 0.01 s step in 4), and no fewer than a step without. Resting and stacked contacts
   // converge over the soft step's passes per second of simulated time, not per step: at a 2 ms
@@ -665,13 +675,18 @@ Model::SubstepChoice Model::ChooseSubsteps() const {
   std::snprintf(hz_text, sizeof(hz_text), " in a step with contact points (substeps of at most 2.5 ms, and a quarter "
                 "of their rate above the stiffest contact's %.0f Hz)", hertz);
   std::string contact = npair() == 0 ? std::string("no geom pair can touch") : std::to_string(contact_n) + hz_text;
-  if (!coupling.empty()) {
-    return {contact_n, free_n,
-            coupling + " couples joints: " + std::to_string(free_n) +
-                " substeps in a step without contact points (every joint in reduced coordinates, no friction "
-                "loss, joint rows and servos below a quarter of the step rate); " + contact};
+  const std::string eligible = "(every joint in reduced coordinates, no friction loss, joint rows and servos below a "
+                               "quarter of the step rate); ";
+  if (!loop.empty()) {
+    return {contact_n, free_n, 1,
+            loop + " closes a loop: 2 substeps in a step without contact points " + eligible + contact};
   }
-  return {contact_n, free_n,
+  if (!coupling.empty()) {
+    return {contact_n, free_n, passes,
+            coupling + " couples joints: 1 substep with 2 solve passes in a step without contact points " +
+                eligible + contact};
+  }
+  return {contact_n, free_n, 1,
           "1 substep in a step without contact points (every joint in reduced coordinates, no "
           "equality, tendon or friction loss, joint rows and servos below a quarter of the step rate); " + contact};
 }

@@ -136,12 +136,14 @@ struct Model {
   // every joint is stepped in reduced coordinates (articulated or slide trees, no
   // maximal-coordinate joint), no equality or tendon couples joints and one substep would not cap
   // the joint rows' stiffness (joint_hertz <= 0.25 / timestep); else 0 (= substeps, 4 by default).
-  // A step with contact points runs substeps of at most kContactSubstepSeconds in such a model
+  // A joint equality or fixed tendon gives 1 substep with 2 solve passes (passes), a connect or
+  // weld 2 substeps. A step with contact points runs substeps of at most kContactSubstepSeconds in such a model
   // (1 at a 2 ms timestep; never fewer than a step without), else kDefaultSubsteps. Reads the
   // Derived topology: call after Finalize's tree derivation.
   struct SubstepChoice {
     int contact;     // substeps
     int no_contact;  // substeps_no_contact (0: the same as contact)
+    int passes;      // solve_passes
     std::string reason;
   };
   static constexpr int kDefaultSubsteps = 4;
