@@ -105,18 +105,23 @@ S2R_HD int CollideWorld(const ModelView& m, const StateView& s, int world, Works
     ws->geom_xform[g] = Compose(body, local);
   }
   const Real* size = m.geom_size.At(world);
+  // each geom's bounding radius and how far its points can travel within the step (its body's
+  // speed plus its spin times the radius), once per geom rather than once per pair
+  for (int g = 0; g < m.ngeom; ++g) {
+    const SolverBody& b = ws->bodies[m.geom_body[g]];
+    const Real r = GeomBoundingRadius(m.geom_type[g], size + 3 * g);
+    ws->geom_reach[2 * g] = r;
+    ws->geom_reach[2 * g + 1] = m.timestep * (Length(b.v) + Length(b.w) * Max(r, Real(0)));
+  }
+  const Real speculative = m.speculative_distance.At(world)[0];
   int count = 0;
   for (int p = 0; p < m.npair; ++p) {
     int ga = m.pair_geom[2 * p], gb = m.pair_geom[2 * p + 1];
     int ta = m.geom_type[ga], tb = m.geom_type[gb];
-    Real ra = GeomBoundingRadius(ta, size + 3 * ga), rb = GeomBoundingRadius(tb, size + 3 * gb);
+    const Real ra = ws->geom_reach[2 * ga], rb = ws->geom_reach[2 * gb];
     // speculative margin: the fixed distance plus how far the pair can close within the step,
     // so a fast body meets the surface instead of tunnelling into it
-    const SolverBody& ba = ws->bodies[m.geom_body[ga]];
-    const SolverBody& bb = ws->bodies[m.geom_body[gb]];
-    Real reach_speed = Length(ba.v) + Length(ba.w) * Max(ra, Real(0)) + Length(bb.v) +
-                       Length(bb.w) * Max(rb, Real(0));
-    Real margin = m.speculative_distance.At(world)[0] + m.timestep * reach_speed;
+    Real margin = speculative + ws->geom_reach[2 * ga + 1] + ws->geom_reach[2 * gb + 1];
     // bounding spheres (planes are unbounded)
     if (ra >= Real(0) && rb >= Real(0)) {
       Real reach = ra + rb + margin;

@@ -38,6 +38,8 @@ S2R_HD int LockTogetherScratchSize(const ModelView& m) {
   X(manifolds, ContactManifold, m.contact_capacity, Step, "one per touching geom pair")               \
   X(contacts, Contact, m.contact_capacity, Step, "this step's points, copied to the state")           \
   X(geom_xform, Transform, m.ngeom, Step, "world pose of each geom at the step start")            \
+  X(geom_reach, Real, 2 * m.ngeom, Step,                                                          \
+    "each geom's bounding radius (-1: unbounded) and how far it can travel in the step")         \
   X(joint_qdot0, Real, m.njoint + 1, Step, "joint velocity at the substep start")                 \
   X(joint_frame, JointFrame, m.njoint + 1, Step, "joint geometry at the substep start")           \
   X(joint_factor, Real, (m.njoint + 1) * kJointFactorSize, Step,                                  \
