@@ -62,6 +62,28 @@ RandomTarget ResolveTarget(const ConfigNode& at, const std::string& text, const 
   if (!t.yaw && f.bound == FieldBound::kUnitQuat) {
     at.Fail(Quote(text) + ": an orientation is randomized by its yaw: write '" + address + ".yaw'");
   }
+  // a body's start pose and velocity place free and static bodies only: a body on a joint starts
+  // where its joints' joint_qpos0 / joint_qvel0 put it (ResetWorld), a floating base on its
+  // slides and ball, so randomizing its body_pos0 would change nothing
+  const FieldId id = t.address.field;
+  if (id == FieldId::body_pos0 || id == FieldId::body_quat0 || id == FieldId::body_linvel0 ||
+      id == FieldId::body_angvel0) {
+    for (int b : t.address.entities) {
+      const int j = model.body_joint[b];
+      if (j < 0 || model.joint_type[j] == kJointFree) continue;
+      std::string instead;
+      if (model.joint_part[j] == 3 && j >= 5 && model.joint_part[j - 5] == 4) {
+        instead = "it is a floating base, started by its free joint's slides and ball: randomize joint_qpos0[" +
+                  model.joint_name[j - 5] + ", " + model.joint_name[j - 4] + ", " + model.joint_name[j - 3] +
+                  "] (offsets from this position) or joint_qvel0";
+      } else {
+        instead = "it hangs on joint " + Quote(model.joint_name[j]) + ", which places it: randomize joint_qpos0[" +
+                  model.joint_name[j] + "] or joint_qvel0[" + model.joint_name[j] + "]";
+      }
+      at.Fail(Quote(text) + ": " + FieldInfoOf(id).name + " starts free and static bodies only, and body " +
+              Quote(model.body_name[b]) + " would not move: " + instead);
+    }
+  }
   return t;
 }
 

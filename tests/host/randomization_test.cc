@@ -15,6 +15,10 @@
 #include "tests/host/test_dir.h"
 
 namespace s2r {
+#ifndef S2R_SOURCE_DIR
+#define S2R_SOURCE_DIR "."
+#endif
+
 namespace {
 
 Model BoxPush() {
@@ -209,6 +213,10 @@ TEST(Randomization, RejectsBadConfigsNamingFileLineAndKey) {
        "write 'body_quat0[box].yaw'"},
       {entry("    targets: [\"body_mass[box].yaw\"]\n    distribution: fixed\n    value: 1\n"),
        "'.yaw' applies to a whole orientation"},
+      {entry("    targets: [\"body_pos0[pusher_x].x\"]\n    distribution: uniform\n    low: -0.1\n    high: 0.1\n"),
+       "'body_pos0[pusher_x].x': body_pos0 starts free and static bodies only, and body 'pusher_x' would not "
+       "move: it hangs on joint 'slide_x', which places it: randomize joint_qpos0[slide_x] or "
+       "joint_qvel0[slide_x]"},
       {entry("    targets: [\"body_mass[box]\"]\n    distribution: uniform\n    low: 1\n    high: 2\n"
              "    scale_inertia: false\n"),
        "randomization[0].scale_inertia: applies to mode: scale only"},
@@ -231,6 +239,22 @@ TEST(Randomization, RejectsBadConfigsNamingFileLineAndKey) {
     EXPECT_NE(error.find(c.expect), std::string::npos) << "config:\n" << c.yaml << "error: " << error;
   }
   EXPECT_EQ(ErrorOf(kConfig, m), "") << "the valid config parses";
+}
+
+// A floating base (configs/scenes/test/quadruped.xml's torso) starts from its free joint's slides
+// and ball: its body_pos0 is rejected, naming the slides to randomize; the slides themselves and a
+// free object's body_pos0 are accepted.
+TEST(Randomization, AFloatingBaseIsRandomizedByItsSlides) {
+  Model m = LoadScene(std::string(S2R_SOURCE_DIR) + "/configs/scenes/test/quadruped.xml");
+  const std::string uniform = "    distribution: uniform\n    low: -0.1\n    high: 0.1\n";
+  const std::string error =
+      ErrorOf("randomization:\n  - name: p\n    targets: [\"body_pos0[torso].x\"]\n" + uniform, m);
+  EXPECT_NE(error.find("body 'torso' would not move: it is a floating base, started by its free joint's slides "
+                       "and ball: randomize joint_qpos0[root:tx, root:ty, root:tz]"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(ErrorOf("randomization:\n  - name: p\n    targets: [\"joint_qpos0[root:tx]\"]\n" + uniform, m), "");
+  EXPECT_EQ(ErrorOf("randomization:\n  - name: p\n    targets: [\"body_pos0[box].x\"]\n" + uniform, BoxPush()), "");
 }
 
 // `fit:` centres a distribution on a system-identification fit file: value +- k sigma.
