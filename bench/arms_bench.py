@@ -76,6 +76,11 @@ def report(jsonl, md, machine, load_before, load_after):
                        f"{s.get('substeps_no_contact') or s.get('substeps', '?')}"
                        f"{' (2 passes)' if s.get('solve_passes', 1) > 1 else ''} | "
                        f"{s.get('contacts_per_step', float('nan')):.2f} | {s.get('frozen_worlds', '?')} |")
+    # The hand-written notes on each run live beside the table (arms_bench_notes.md, newest
+    # first) and are appended, so that regenerating the table keeps them.
+    notes = pathlib.Path(md).with_name(pathlib.Path(md).stem + "_notes.md")
+    if notes.exists():
+        out += ["", notes.read_text().rstrip("\n")]
     pathlib.Path(md).write_text("\n".join(out) + "\n")
     print("\n".join(out))
 

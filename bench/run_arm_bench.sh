@@ -26,7 +26,8 @@
 # 256 worlds, 1 thread:
 # s2r at the files' 0.002 s step and MuJoCo at the same 0.002 s, the same env-steps, both from the
 # keyframe "home" (MuJoCo loads a copy without the mesh geoms: all are visual in these two files,
-# and their mesh files are not shipped). Writes bench/results/MACHINE/arms_bench.jsonl and .md.
+# and their mesh files are not shipped). Writes bench/results/MACHINE/arms_bench.jsonl and .md;
+# the .md ends with arms_bench_notes.md beside it (hand-written notes per run, newest first).
 # Environment: S2R_BIN (default build/s2r), OLD_S2R (optional), PYTHON (default .venv/bin/python),
 # REPEATS (default 5), WORLDS (default 256; the arms suite runs 64 and 256).
 set -euo pipefail
