@@ -117,6 +117,7 @@ void RunBench(const BenchArgs& args) {
   j["repeats"] = args.repeats;
   j["substeps"] = m.substeps;
   j["substeps_no_contact"] = m.substeps_no_contact;  // 0: substeps in every step
+  j["substeps_soft_contact"] = m.substeps_soft_contact;  // 0: substeps in every contact step
   j["solve_passes"] = m.solve_passes;                // the fewest solve passes of a physics step
   j["substeps_reason"] = m.substeps_reason.empty() ? "given" : m.substeps_reason;  // Model::ChooseSubsteps
   // the compiled step this scene runs (kernels/step_features.h)

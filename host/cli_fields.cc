@@ -64,7 +64,7 @@ nlohmann::json FieldsReport(const std::string& scene, const Model& m) {
   out["options"] = options;
   // where the substep counts came from: the scene, or the count a contact-free step needs
   out["substeps_reason"] = m.substeps_reason.empty() ? std::string("given by the scene (or the model's code)")
-                                                     : "chosen (no s2r_substeps, s2r_substeps_no_contact or s2r_solve_passes): " + m.substeps_reason;
+                                                     : "chosen (no s2r_substeps, s2r_substeps_no_contact, s2r_substeps_soft_contact or s2r_solve_passes): " + m.substeps_reason;
   return out;
 }
 

@@ -49,6 +49,10 @@ namespace s2r {
   X(substeps_no_contact, int32_t, "1", NonNegative, 1000, "s2r_substeps_no_contact", (0),         \
     "substeps of a physics step with no contact point (0: substeps); without it and "             \
     "s2r_substeps, 1 for models that need no more (Model::ChooseSubsteps, docs/physics.md)")      \
+  X(substeps_soft_contact, int32_t, "1", NonNegative, 1000, "s2r_substeps_soft_contact", (0),     \
+    "substeps of a physics step whose contact points all take the scene's s2r_contact_hertz (no " \
+    "pair of a stiffer geom_contact_hertz; 0: substeps); without it and s2r_substeps, fewer "    \
+    "than substeps where the stiffest geoms need more than the scene's (Model::ChooseSubsteps)")  \
   X(solve_passes, int32_t, "1", Positive, 100, "s2r_solve_passes", (1),                          \
     "fewest solve passes over every row in a physics step: each substep runs ceil(solve_passes "  \
     "/ substeps); without it, s2r_substeps and s2r_substeps_no_contact, 2 for models whose "      \

@@ -6,7 +6,9 @@
 //   PhysicsStep   - slide trees projected and their responses built (solver_reduced.h),
 //                   articulated trees projected, M^-1 and bias built (solver_tree.h),
 //                   collide once, then `substeps` soft-step substeps (Box2D v3 order;
-//                   substeps_no_contact of them in a step without contact points, when set):
+//                   substeps_no_contact of them in a step without contact points and
+//                   substeps_soft_contact in one whose points are all of the scene's
+//                   stiffness, when set: SubstepsOfStep):
 //                     integrate velocities, warm start, solve (bias), integrate positions,
 //                     relax (no bias); after the loop restitution and the health check.
 // A world whose status is non-zero is frozen: every stage returns at once.
@@ -402,6 +404,24 @@ S2R_HD void StoreJointPositions(const ModelView& m, const StateView& s, int worl
   }
 }
 
+// The substeps of a physics step whose collision found the `n` points `pts` (Model::ChooseSubsteps
+// sets the counts): substeps_no_contact without points, when the model sets it;
+// substeps_soft_contact when every point takes the scene's contact frequency (no pair of a
+// geom with a stiffer geom_contact_hertz, which would be capped at a quarter of a longer
+// substep's rate), when the model sets it; else substeps.
+S2R_HD int SubstepsOfStep(const ModelView& m, int world, const Contact* pts, int n) {
+  if (n == 0) return m.substeps_no_contact > 0 ? m.substeps_no_contact : m.substeps;
+  if (m.substeps_soft_contact > 0) {
+    const Real scene = m.contact_hertz.At(world)[0];
+    const Real* hertz = m.geom_contact_hertz.At(world);
+    for (int c = 0; c < n; ++c) {
+      if (Max(hertz[pts[c].geom_a], hertz[pts[c].geom_b]) > scene) return m.substeps;
+    }
+    return m.substeps_soft_contact;
+  }
+  return m.substeps;
+}
+
 template <unsigned kFeatures = kStepAll>
 S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Workspace* ws,
                         bool carried = false) {
@@ -434,13 +454,11 @@ S2R_HD void PhysicsStep(const ModelView& m, const StateView& s, int world, Works
   // radius
   int ncon = CollideWorld<kFeatures>(m, s, world, ws);
 
-  // substeps: a step without contact points runs substeps_no_contact of them when the model sets
-  // it (Model::ChooseSubsteps), any other step `substeps`. The joint, actuator and equality warm
+  // substeps by the step's contact points (SubstepsOfStep). The joint, actuator and equality warm
   // starts are impulses per substep: when the count differs from the last step's (known from its
-  // contact count) they are rescaled to the same force.
-  const bool free_step = m.substeps_no_contact > 0;
-  const int nsub = free_step && ncon == 0 ? m.substeps_no_contact : m.substeps;
-  const int nsub_last = free_step && s.contact_count(world) == 0 ? m.substeps_no_contact : m.substeps;
+  // contact points) they are rescaled to the same force.
+  const int nsub = SubstepsOfStep(m, world, ws->contacts, ncon);
+  const int nsub_last = SubstepsOfStep(m, world, s.contacts(world), s.contact_count(world));
   const Real h = m.timestep / Real(nsub);
   // solve passes per substep: at least solve_passes in the step (a coupling's rows converge over
   // the passes, Model::ChooseSubsteps)

@@ -73,7 +73,8 @@ void Apply(const Setting& s, Model* m) {
   if (s.field->cls == FieldClass::kOption) {
     SetOption(m, id, s.data[0]);
     // the scene's counts, kept as given (Model::ChooseSubsteps)
-    if (id == FieldId::substeps || id == FieldId::substeps_no_contact || id == FieldId::solve_passes) {
+    if (id == FieldId::substeps || id == FieldId::substeps_no_contact || id == FieldId::substeps_soft_contact ||
+        id == FieldId::solve_passes) {
       m->auto_substeps = false;
     }
     return;

@@ -564,6 +564,7 @@ void Model::Finalize() {
     const SubstepChoice choice = ChooseSubsteps();
     substeps = choice.contact;
     substeps_no_contact = choice.no_contact;
+    substeps_soft_contact = choice.soft_contact;
     solve_passes = choice.passes;
     substeps_reason = choice.reason;
   } else {
@@ -585,7 +586,7 @@ Model::SubstepChoice Model::ChooseSubsteps() const {
     if (joint_type[j] == kJointFree) continue;
     int b = joint_body[j];
     if (body_tree[b] < 0 && body_reduced[b] < 0) {
-      return {substeps, 0, 1, "joint '" + joint_name[j] + "' is stepped in maximal coordinates: " +
+      return {substeps, 0, 0, 1, "joint '" + joint_name[j] + "' is stepped in maximal coordinates: " +
                                std::to_string(substeps) + " substeps in every step"};
     }
   }
@@ -594,7 +595,7 @@ Model::SubstepChoice Model::ChooseSubsteps() const {
   // damping 4.6 % off the truth at 1 substep, within 4 % at 4
   for (int j = 0; j < njoint(); ++j) {
     if (joint_type[j] != kJointFree && joint_frictionloss[j] > 0) {
-      return {substeps, 0, 1, "joint '" + joint_name[j] + "' has friction loss: " + std::to_string(substeps) +
+      return {substeps, 0, 0, 1, "joint '" + joint_name[j] + "' has friction loss: " + std::to_string(substeps) +
                                " substeps in every step"};
     }
   }
@@ -627,7 +628,7 @@ Model::SubstepChoice Model::ChooseSubsteps() const {
     std::snprintf(buf, sizeof(buf),
                   "timestep %g s: one substep would cap s2r_joint_hertz %g Hz at %g Hz: %d substeps in every step",
                   double(timestep), double(joint_hertz[0]), 0.25 / double(timestep), int(substeps));
-    return {substeps, 0, 1, buf};
+    return {substeps, 0, 0, 1, buf};
   }
   // nor a position servo stiffer than that: its frequency on the joint, sqrt(kp g^2 / I) with I
   // the joint's armature plus the least its link can offer (a hinge: the link's smallest principal
@@ -650,7 +651,7 @@ Model::SubstepChoice Model::ChooseSubsteps() const {
                     "actuator '%s': a servo of up to %.0f Hz on joint '%s' needs more than one substep at "
                     "timestep %g s: %d substeps in every step",
                     actuator_name[i].c_str(), hertz, joint_name[j].c_str(), double(timestep), int(substeps));
-      return {substeps, 0, 1, buf};
+      return {substeps, 0, 0, 1, buf};
     }
   }
   const int free_n = loop.empty() ? 1 : 2;
@@ -669,24 +670,34 @@ Model::SubstepChoice Model::ChooseSubsteps() const {
     hertz = std::fmax(hertz, double(geom_contact_hertz[pair_geom[p]]));
   }
   const int by_time = static_cast<int>(std::ceil(double(timestep) / kContactSubstepSeconds - 1e-9));
-  const int by_hertz = static_cast<int>(std::ceil(4 * hertz * double(timestep) - 1e-9));
-  const int contact_n = std::min(substeps, std::max({free_n, by_time, by_hertz}));
-  char hz_text[160];
+  auto by_hertz = [&](double hz) { return static_cast<int>(std::ceil(4 * hz * double(timestep) - 1e-9)); };
+  const int contact_n = std::min(substeps, std::max({free_n, by_time, by_hertz(hertz)}));
+  // A step whose contact points all take the scene's frequency (no pair of a stiffer geom, e.g.
+  // the MJX Panda's boxes resting on a table while its 226 Hz finger pads touch nothing) needs only
+  // what the scene's frequency needs; PhysicsStep checks its points' geoms (SubstepsOfStep)
+  const int scene_n = std::min(substeps, std::max({free_n, by_time, by_hertz(double(contact_hertz[0]))}));
+  const int soft_n = scene_n < contact_n ? scene_n : 0;
+  char hz_text[240];
   std::snprintf(hz_text, sizeof(hz_text), " in a step with contact points (substeps of at most 2.5 ms, and a quarter "
                 "of their rate above the stiffest contact's %.0f Hz)", hertz);
   std::string contact = npair() == 0 ? std::string("no geom pair can touch") : std::to_string(contact_n) + hz_text;
+  if (npair() > 0 && soft_n > 0) {
+    std::snprintf(hz_text, sizeof(hz_text), ", %d in one whose points all take the scene's %.0f Hz", soft_n,
+                  double(contact_hertz[0]));
+    contact += hz_text;
+  }
   const std::string eligible = "(every joint in reduced coordinates, no friction loss, joint rows and servos below a "
                                "quarter of the step rate); ";
   if (!loop.empty()) {
-    return {contact_n, free_n, 1,
+    return {contact_n, free_n, soft_n, 1,
             loop + " closes a loop: 2 substeps in a step without contact points " + eligible + contact};
   }
   if (!coupling.empty()) {
-    return {contact_n, free_n, passes,
+    return {contact_n, free_n, soft_n, passes,
             coupling + " couples joints: 1 substep with 2 solve passes in a step without contact points " +
                 eligible + contact};
   }
-  return {contact_n, free_n, 1,
+  return {contact_n, free_n, soft_n, 1,
           "1 substep in a step without contact points (every joint in reduced coordinates, no "
           "equality, tendon or friction loss, joint rows and servos below a quarter of the step rate); " + contact};
 }

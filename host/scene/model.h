@@ -143,6 +143,7 @@ struct Model {
   struct SubstepChoice {
     int contact;     // substeps
     int no_contact;  // substeps_no_contact (0: the same as contact)
+    int soft_contact;  // substeps_soft_contact (0: the same as contact)
     int passes;      // solve_passes
     std::string reason;
   };

@@ -2,7 +2,8 @@
 // (Model::ChooseSubsteps, docs/physics.md, *Substeps*): without contact points 1 for models stepped
 // entirely in reduced coordinates with no coupling and soft enough joint rows (2 with a coupling),
 // with contact points substeps of at most 2.5 ms and a quarter of their rate above the stiffest
-// contact; else 4 in every step. A scene's own counts are kept. And the step itself: the count
+// contact, and those of the scene's own contact frequency where a stiffer geom needs more; else 4
+// in every step. A scene's own counts are kept. And the step itself: the count
 // switches with the contact points, warm starts carried across the switch.
 #include <gtest/gtest.h>
 
@@ -55,6 +56,7 @@ TEST(SubstepsRule, PublishedScenes) {
   EXPECT_FALSE(ur5e.pair_geom.empty());
   EXPECT_EQ(ur5e.substeps, 1);
   EXPECT_EQ(ur5e.substeps_no_contact, 1);
+  EXPECT_EQ(ur5e.substeps_soft_contact, 0);  // 1 in every contact step already
   EXPECT_TRUE(Has(ur5e.substeps_reason, "without contact points")) << ur5e.substeps_reason;
   EXPECT_TRUE(Has(ur5e.substeps_reason, "1 in a step with contact points")) << ur5e.substeps_reason;
   // the trimmed Panda (two finger servos, no equality) on a floor: its finger pads' solref maps
@@ -62,6 +64,7 @@ TEST(SubstepsRule, PublishedScenes) {
   Model panda = LoadScene("builtin:franka_emika_panda/scene_s2r");
   EXPECT_EQ(panda.substeps, 2);
   EXPECT_EQ(panda.substeps_no_contact, 1);
+  EXPECT_EQ(panda.substeps_soft_contact, 1);  // a step whose points are all of the scene's 120 Hz
   EXPECT_TRUE(Has(panda.substeps_reason, "stiffest contact's 226 Hz")) << panda.substeps_reason;
   // the MJX Panda couples its fingers by a joint equality: 1 substep with 2 solve passes without
   // contact points; the 2F-85 (on the UR5e too) closes its loops by connects: 2 substeps. With
@@ -71,19 +74,21 @@ TEST(SubstepsRule, PublishedScenes) {
     const char* scene;
     int contact, no_contact, passes;
     const char* why;
+    int soft_contact;  // a step whose points all take the scene's 120 Hz (0: `contact`)
   };
   const char* joint_coupling = "couples joints: 1 substep with 2 solve passes in a step without contact points";
   const char* loop = "closes a loop: 2 substeps in a step without contact points";
-  for (Expect e : {Expect{"builtin:franka_emika_panda/scene_mjx", 2, 1, 2, joint_coupling},
-                   Expect{"builtin:franka_emika_panda/mjx_panda", 1, 1, 2, joint_coupling},  // no floor
-                   Expect{"builtin:panda_pick", 2, 1, 2, joint_coupling},
-                   Expect{"builtin:robotiq_2f85/2f85_s2r", 4, 2, 1, loop},
-                   Expect{"builtin:ur5e_2f85/scene", 4, 2, 1, loop}}) {
+  for (Expect e : {Expect{"builtin:franka_emika_panda/scene_mjx", 2, 1, 2, joint_coupling, 1},
+                   Expect{"builtin:franka_emika_panda/mjx_panda", 1, 1, 2, joint_coupling, 0},  // no floor
+                   Expect{"builtin:panda_pick", 2, 1, 2, joint_coupling, 1},
+                   Expect{"builtin:robotiq_2f85/2f85_s2r", 4, 2, 1, loop, 2},
+                   Expect{"builtin:ur5e_2f85/scene", 4, 2, 1, loop, 2}}) {
     SCOPED_TRACE(e.scene);
     Model m = LoadScene(e.scene);
     EXPECT_EQ(m.substeps, e.contact);
     EXPECT_EQ(m.substeps_no_contact, e.no_contact);
     EXPECT_EQ(m.solve_passes, e.passes);
+    EXPECT_EQ(m.substeps_soft_contact, e.soft_contact);
     EXPECT_TRUE(Has(m.substeps_reason, e.why)) << m.substeps_reason;
   }
   // scenes that give s2r_substeps keep it in every step, with no reason
@@ -185,6 +190,11 @@ TEST(SubstepsRule, GivenCountsAreKept) {
     EXPECT_EQ(passes.substeps, 4);
     EXPECT_EQ(passes.substeps_no_contact, 0);
     EXPECT_EQ(passes.solve_passes, n);
+    Model soft = LoadText(Arm("    <numeric name='s2r_substeps_soft_contact' data='" + std::to_string(n) + "'/>\n", 1));
+    EXPECT_EQ(soft.substeps, 4);
+    EXPECT_EQ(soft.substeps_no_contact, 0);
+    EXPECT_EQ(soft.substeps_soft_contact, n);
+    EXPECT_TRUE(soft.substeps_reason.empty());
   }
   // a model built in code keeps what its code set, through Finalize
   Model m = LoadText(Arm("", 0));
@@ -312,6 +322,47 @@ TEST(SubstepsRule, ContactStepsRunSubstepsOfAtMostTwoAndAHalfMilliseconds) {
     EXPECT_GT(e1.state().contact_count[0], 0);
     EXPECT_NEAR(e1.state().view.body_pos(0, ball)[2], e4.state().view.body_pos(0, ball)[2], 1e-3);
     EXPECT_NEAR(e1.state().view.body_pos(0, ball)[2], 0.05, 2e-3);
+  }
+}
+
+
+// A step whose contact points all take the scene's contact frequency runs substeps_soft_contact,
+// one with a point of a stiffer geom `substeps` (SubstepsOfStep): a ball on the floor of a scene
+// that also has a stiff pad (solref 0.002: 366 Hz, 3 substeps at 2 ms) steps exactly as the scene
+// pinned at 1 substep does while it touches only the floor, and exactly as the scene pinned at 3
+// while it rests on the pad; not as the other count.
+TEST(SubstepsRule, ContactStepsOfTheScenesStiffnessRunTheirOwnCount) {
+  auto scene = [](const std::string& ball_pos, const std::string& custom) {
+    return "<mujoco><option timestep='0.002'/><custom>" + custom + "</custom><worldbody>"
+           "<geom name='floor' type='plane' size='1 1 0.1'/>"
+           "<geom name='pad' type='box' pos='0.5 0 0.05' size='0.05 0.05 0.05' solref='0.002 1'/>"
+           "<body name='ball' pos='" + ball_pos + "'><freejoint/><geom type='sphere' size='0.05' mass='1'/></body>"
+           "</worldbody></mujoco>";
+  };
+  auto run = [](const Model& m) {
+    Engine e(m, EngineOptions{});
+    for (int k = 0; k < 25; ++k) e.Step(nullptr);
+    e.Download();
+    EXPECT_EQ(e.state().status[0], kWorldOk);
+    EXPECT_GT(e.state().contact_count[0], 0);
+    const Real* p = e.state().view.body_pos(0, m.BodyId("ball"));
+    return std::vector<Real>(p, p + 3);
+  };
+  // dropped 1 cm onto the floor (the pad far off), and resting on the pad
+  for (const char* pos : {"0 0 0.06", "0.5 0 0.15"}) {
+    SCOPED_TRACE(pos);
+    const bool on_pad = std::string(pos) != "0 0 0.06";
+    Model chosen = LoadText(scene(pos, ""));
+    ASSERT_EQ(chosen.substeps, 3) << chosen.substeps_reason;
+    ASSERT_EQ(chosen.substeps_soft_contact, 1) << chosen.substeps_reason;
+    ASSERT_EQ(chosen.substeps_no_contact, 1);
+    EXPECT_TRUE(Has(chosen.substeps_reason, "1 in one whose points all take the scene's 120 Hz")) << chosen.substeps_reason;
+    const Model one = LoadText(scene(pos, "<numeric name='s2r_substeps' data='1'/>"));
+    const Model three = LoadText(scene(pos, "<numeric name='s2r_substeps' data='3'/>"));
+    ASSERT_EQ(one.substeps_soft_contact, 0);
+    const std::vector<Real> got = run(chosen), same = run(on_pad ? three : one), other = run(on_pad ? one : three);
+    EXPECT_EQ(got, same);
+    EXPECT_NE(got, other);
   }
 }
 
