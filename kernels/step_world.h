@@ -124,10 +124,17 @@ S2R_HD int CollideWorld(const ModelView& m, const StateView& s, int world, Works
     // speculative margin: the fixed distance plus how far the pair can close within the step,
     // so a fast body meets the surface instead of tunnelling into it
     Real margin = speculative + ws->geom_reach[2 * ga + 1] + ws->geom_reach[2 * gb + 1];
-    // bounding spheres (planes are unbounded)
+    // bounding spheres; a plane (unbounded, a half-space) against the other's bounding sphere:
+    // its centre's height above the plane
     if (ra >= Real(0) && rb >= Real(0)) {
       Real reach = ra + rb + margin;
       if (LengthSq(ws->geom_xform[ga].pos - ws->geom_xform[gb].pos) > reach * reach) continue;
+    } else if (ta == kGeomPlane && rb >= Real(0)) {
+      const Transform& plane = ws->geom_xform[ga];
+      if (Dot(Rotate(plane.rot, Vec3{0, 0, 1}), ws->geom_xform[gb].pos - plane.pos) > rb + margin) continue;
+    } else if (tb == kGeomPlane && ra >= Real(0)) {
+      const Transform& plane = ws->geom_xform[gb];
+      if (Dot(Rotate(plane.rot, Vec3{0, 0, 1}), ws->geom_xform[ga].pos - plane.pos) > ra + margin) continue;
     }
     ContactPoint pts[kMaxManifoldPoints];
     // mesh geoms carry their hull (shared by every world)
