@@ -1,5 +1,7 @@
-// Small dense linear algebra shared by the reduced-coordinate solvers (slide trees,
-// solver_reduced.h; articulated trees, solver_tree.h): row-major r x r matrices in Real arrays.
+// Small dense linear algebra, all of it in one place: the symmetric positive definite inverse of
+// the reduced-coordinate solvers (slide trees, solver_reduced.h; articulated trees,
+// solver_tree.h) and the Cholesky and envelope Cholesky factorizations of the maximal joints'
+// lock blocks (solver_joint.h). Row-major r x r matrices in Real arrays.
 #pragma once
 
 #include "kernels/math_types.h"
@@ -98,6 +100,90 @@ S2R_HD bool SpdInverse(Real* a, Real* inv, int r) {
   for (; r - col0 >= 2; col0 += kBlock2) SpdInverseColumns<kMax, kBlock2>(a, inv, r, col0);
   if (col0 < r) SpdInverseColumns<kMax, 1>(a, inv, r, col0);
   return true;
+}
+
+// Cholesky factor k = L L^T in place (L in the lower triangle) of a symmetric positive
+// (semi-)definite n x n block, with a relative diagonal regularization so a rank-deficient block
+// (a joint whose rows the two bodies cannot all resolve) still factors. false: empty block.
+S2R_HD bool CholeskyFactor(Real* k, int n) {
+  Real trace = Real(0);
+  for (int i = 0; i < n; ++i) trace += k[i * n + i];
+  if (!(trace > Real(0))) return false;
+  Real eps = trace * Real(1e-6) / Real(n);
+  for (int i = 0; i < n; ++i) k[i * n + i] += eps;
+  for (int j = 0; j < n; ++j) {
+    Real d = k[j * n + j];
+    for (int p = 0; p < j; ++p) d -= k[j * n + p] * k[j * n + p];
+    if (!(d > Real(0))) return false;
+    d = Sqrt(d);
+    k[j * n + j] = d;
+    for (int i = j + 1; i < n; ++i) {
+      Real v = k[i * n + j];
+      for (int p = 0; p < j; ++p) v -= k[i * n + p] * k[j * n + p];
+      k[i * n + j] = v / d;
+    }
+  }
+  return true;
+}
+// x = (L L^T)^-1 rhs
+S2R_HD void CholeskySolve(const Real* l, const Real* rhs, int n, Real* x) {
+  for (int i = 0; i < n; ++i) {
+    Real v = rhs[i];
+    for (int p = 0; p < i; ++p) v -= l[i * n + p] * x[p];
+    x[i] = v / l[i * n + i];
+  }
+  for (int i = n - 1; i >= 0; --i) {
+    Real v = x[i];
+    for (int p = i + 1; p < n; ++p) v -= l[p * n + i] * x[p];
+    x[i] = v / l[i * n + i];
+  }
+}
+
+// Envelope (profile) Cholesky: row i of K is zero left of column first[i], and so is row i of its
+// factor, so the inner products start at max(first[i], first[j]). A chain of joints ordered from
+// the root has a narrow envelope; this turns the O(R^3) dense factor into about O(R b^2).
+S2R_HD bool EnvelopeCholeskyFactor(Real* k, int n, Real* first) {
+  Real trace = Real(0);
+  for (int i = 0; i < n; ++i) trace += k[i * n + i];
+  if (!(trace > Real(0))) return false;
+  Real eps = trace * Real(1e-6) / Real(n);
+  for (int i = 0; i < n; ++i) {
+    k[i * n + i] += eps;
+    int f = 0;
+    while (f < i && k[i * n + f] == Real(0)) ++f;
+    first[i] = Real(f);
+  }
+  for (int j = 0; j < n; ++j) {
+    int fj = static_cast<int>(first[j]);
+    Real d = k[j * n + j];
+    for (int p = fj; p < j; ++p) d -= k[j * n + p] * k[j * n + p];
+    if (!(d > Real(0))) return false;
+    d = Sqrt(d);
+    k[j * n + j] = d;
+    Real inv = Real(1) / d;
+    for (int i = j + 1; i < n; ++i) {
+      int fi = static_cast<int>(first[i]);
+      if (fi > j) continue;  // outside row i's envelope: stays zero
+      Real v = k[i * n + j];
+      for (int p = Max(fi, fj); p < j; ++p) v -= k[i * n + p] * k[j * n + p];
+      k[i * n + j] = v * inv;
+    }
+  }
+  return true;
+}
+S2R_HD void EnvelopeCholeskySolve(const Real* l, const Real* first, const Real* rhs, int n,
+                                  Real* x) {
+  for (int i = 0; i < n; ++i) {
+    Real v = rhs[i];
+    for (int p = static_cast<int>(first[i]); p < i; ++p) v -= l[i * n + p] * x[p];
+    x[i] = v / l[i * n + i];
+  }
+  // L^T x = y column by column: once x_i is known, its terms leave the rows inside i's envelope
+  for (int i = n - 1; i >= 0; --i) {
+    Real xi = x[i] / l[i * n + i];
+    x[i] = xi;
+    for (int p = static_cast<int>(first[i]); p < i; ++p) x[p] -= l[i * n + p] * xi;
+  }
 }
 
 }  // namespace s2r
