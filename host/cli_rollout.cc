@@ -56,9 +56,10 @@ void RunRollout(const RolloutArgs& args) {
   CsvWriter out(args.out);
   out.WriteHeader(TrajectoryColumns(m));
   std::vector<double> row;
+  const std::vector<int> recorded = m.TrajectoryBodies();  // TrajectoryColumns' bodies
   auto emit = [&](double t) {
     row.assign(1, t);
-    for (int b = 1; b < m.nbody(); ++b) {
+    for (int b : recorded) {
       const StateView& v = st.view;
       for (int k = 0; k < 3; ++k) row.push_back(v.body_pos(0, b)[k]);
       for (int k = 0; k < 4; ++k) row.push_back(v.body_quat(0, b)[k]);

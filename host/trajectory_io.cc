@@ -142,7 +142,7 @@ ActionSchedule ReadActionsCsv(const std::string& path, const Model& m) {
 std::vector<std::string> TrajectoryColumns(const Model& m) {
   std::vector<std::string> cols{"time"};
   const char* fields[] = {"px", "py", "pz", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz"};
-  for (int b = 1; b < m.nbody(); ++b) {
+  for (int b : m.TrajectoryBodies()) {
     for (const char* f : fields) cols.push_back(m.body_name[b] + "." + f);
   }
   for (const std::string& a : m.actuator_name) cols.push_back(a);

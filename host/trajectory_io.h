@@ -49,6 +49,7 @@ struct CsvTable {
 // `what` names the file's role in errors ("actions file", "recording").
 CsvTable ReadCsvTable(const std::string& path, const std::string& what);
 
+// time, then each body of Model::TrajectoryBodies' pose and velocity, then the controls
 std::vector<std::string> TrajectoryColumns(const Model& m);
 
 class CsvWriter {

@@ -106,6 +106,14 @@ int Model::nv() const {
   return n;
 }
 
+std::vector<int> Model::TrajectoryBodies() const {
+  std::vector<int> out;
+  for (int b = 1; b < nbody(); ++b) {
+    if (!body_link[b]) out.push_back(b);
+  }
+  return out;
+}
+
 const Model::Keyframe* Model::FindKeyframe(const std::string& name) const {
   for (const Keyframe& k : keyframes) {
     if (k.name == name) return &k;

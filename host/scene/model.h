@@ -155,6 +155,11 @@ struct Model {
   // ball (its three hinges), 1 / 1 per hinge or slide, 0 per weld
   int nq() const;
   int nv() const;
+  // The bodies a trajectory CSV records (s2r rollout), in index order: the MJCF's own bodies after
+  // the world, without the massless links the loader inserts between two joints of one body
+  // (body_link: a ball's, a floating base's). (Sweep datasets record every moving body, links
+  // too: a world's state is restored from them, solvers/sysid_config.cc.)
+  std::vector<int> TrajectoryBodies() const;
   int JointQposSize(int j) const;  // MuJoCo's qpos entries of joint j (a ball's 4 on its first hinge)
   bool JointIsFreePart(int j) const;  // one of a floating base's six joints (joint_part)
   // Makes keyframe `name` the initial state (joint_qpos0, joint_qvel0 and, for free joints,

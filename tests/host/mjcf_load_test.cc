@@ -11,6 +11,7 @@
 #include <string>
 
 #include "host/engine.h"
+#include "host/trajectory_io.h"
 #include "tests/host/test_dir.h"
 
 #ifndef S2R_SOURCE_DIR
@@ -1121,6 +1122,11 @@ TEST(MjcfLoad, SeveralJointsInOneBodyInsertMasslessLinks) {
     EXPECT_GE(m.body_tree[b], 0) << m.body_name[b] << " is stepped in the articulated tree";
     EXPECT_NEAR(m.body_pos0[3 * b + 2], 1, 1e-6) << "every link at the body's frame";
   }
+  // a trajectory CSV (s2r rollout) records the MJCF's body, not the links
+  EXPECT_EQ(m.TrajectoryBodies(), std::vector<int>{arm});
+  const std::vector<std::string> cols = TrajectoryColumns(m);
+  EXPECT_EQ(cols.size(), 1u + 13u);
+  EXPECT_EQ(cols[1], "arm.px");
 }
 
 // A ball joint is three hinges about the body's x, y, z through its anchor, the first two on
