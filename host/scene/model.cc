@@ -216,37 +216,65 @@ void Model::ApplyKeyframe(const std::string& name) {
 // x-y-z Euler angles: Rx(a) Ry(b) Rz(c) is the rotation); its qvel (the child's angular velocity
 // relative to the parent, child frame) as the hinges' rates at those angles.
 void Model::ApplyBallKeyframe(const std::string& name, int j, const double* qpos, const double* qvel) {
-  double a = 0, b = 0, c = 0;
+  double angles[3];
   if (qpos != nullptr) {
-    Eigen::Quaterniond q(qpos[0], qpos[1], qpos[2], qpos[3]);
-    q.normalize();
-    Eigen::Matrix3d r = q.toRotationMatrix();
-    b = std::asin(std::clamp(r(0, 2), -1.0, 1.0));
-    a = std::atan2(-r(1, 2), r(2, 2));
-    c = std::atan2(-r(0, 1), r(0, 0));
-    joint_qpos0[j] = static_cast<Real>(a);
-    joint_qpos0[j + 1] = static_cast<Real>(b);
-    joint_qpos0[j + 2] = static_cast<Real>(c);
+    BallAngles(qpos, angles);
+    for (int k = 0; k < 3; ++k) joint_qpos0[j + k] = static_cast<Real>(angles[k]);
   } else {
-    a = joint_qpos0[j];
-    b = joint_qpos0[j + 1];
-    c = joint_qpos0[j + 2];
+    for (int k = 0; k < 3; ++k) angles[k] = joint_qpos0[j + k];
   }
   if (qvel == nullptr) return;
-  // child-frame angular velocity of unit rates: x turned by Ry(b) Rz(c) back, y by Rz(c), z itself
-  Eigen::Matrix3d rate_to_w;
-  Eigen::Matrix3d ry = Eigen::AngleAxisd(b, Eigen::Vector3d::UnitY()).toRotationMatrix();
-  Eigen::Matrix3d rz = Eigen::AngleAxisd(c, Eigen::Vector3d::UnitZ()).toRotationMatrix();
-  rate_to_w.col(0) = (ry * rz).transpose() * Eigen::Vector3d::UnitX();
-  rate_to_w.col(1) = rz.transpose() * Eigen::Vector3d::UnitY();
-  rate_to_w.col(2) = Eigen::Vector3d::UnitZ();
-  const Eigen::Vector3d w(qvel[0], qvel[1], qvel[2]);
-  if (std::abs(std::cos(b)) < 1e-6 && w.norm() > 0) {
+  double rates[3];
+  if (!BallRates(angles, qvel, rates)) {
     throw std::runtime_error("keyframe '" + name + "': ball joint '" + joint_name[j] +
                              "' starts turned 90 degrees about its y axis, where its qvel cannot be set");
   }
-  const Eigen::Vector3d rates = rate_to_w.colPivHouseholderQr().solve(w);
   for (int k = 0; k < 3; ++k) joint_qvel0[j + k] = static_cast<Real>(rates[k]);
+}
+
+void Model::BallAngles(const double q[4], double angles[3]) {
+  const Eigen::Matrix3d r = Eigen::Quaterniond(q[0], q[1], q[2], q[3]).normalized().toRotationMatrix();
+  // r = Rx(a) Ry(b) Rz(c)
+  angles[1] = std::asin(std::clamp(r(0, 2), -1.0, 1.0));
+  angles[0] = std::atan2(-r(1, 2), r(2, 2));
+  angles[2] = std::atan2(-r(0, 1), r(0, 0));
+}
+
+void Model::BallRotation(const double angles[3], double q[4]) {
+  const Eigen::Quaterniond r = Eigen::AngleAxisd(angles[0], Eigen::Vector3d::UnitX()) *
+                               Eigen::AngleAxisd(angles[1], Eigen::Vector3d::UnitY()) *
+                               Eigen::AngleAxisd(angles[2], Eigen::Vector3d::UnitZ());
+  q[0] = r.w(), q[1] = r.x(), q[2] = r.y(), q[3] = r.z();
+}
+
+namespace {
+// child-frame angular velocity of unit rates: x turned by Ry(b) Rz(c) back, y by Rz(c), z itself
+Eigen::Matrix3d BallRateToVelocity(const double angles[3]) {
+  const Eigen::Matrix3d ry = Eigen::AngleAxisd(angles[1], Eigen::Vector3d::UnitY()).toRotationMatrix();
+  const Eigen::Matrix3d rz = Eigen::AngleAxisd(angles[2], Eigen::Vector3d::UnitZ()).toRotationMatrix();
+  Eigen::Matrix3d rate_to_w;
+  rate_to_w.col(0) = (ry * rz).transpose() * Eigen::Vector3d::UnitX();
+  rate_to_w.col(1) = rz.transpose() * Eigen::Vector3d::UnitY();
+  rate_to_w.col(2) = Eigen::Vector3d::UnitZ();
+  return rate_to_w;
+}
+}  // namespace
+
+void Model::BallVelocity(const double angles[3], const double rates[3], double w[3]) {
+  const Eigen::Vector3d v = BallRateToVelocity(angles) * Eigen::Vector3d(rates[0], rates[1], rates[2]);
+  for (int k = 0; k < 3; ++k) w[k] = v[k];
+}
+
+bool Model::BallRates(const double angles[3], const double w[3], double rates[3]) {
+  const Eigen::Vector3d v(w[0], w[1], w[2]);
+  if (v.norm() == 0) {
+    for (int k = 0; k < 3; ++k) rates[k] = 0;
+    return true;
+  }
+  if (std::abs(std::cos(angles[1])) < 1e-6) return false;
+  const Eigen::Vector3d r = BallRateToVelocity(angles).colPivHouseholderQr().solve(v);
+  for (int k = 0; k < 3; ++k) rates[k] = r[k];
+  return true;
 }
 
 const std::vector<std::string>* Model::Names(Entity e) const {

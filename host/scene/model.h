@@ -169,6 +169,14 @@ struct Model {
   // a ball's keyframe quaternion and child-frame rates (either may be null) as its hinges' angles
   // and rates (ball joint j: its first hinge)
   void ApplyBallKeyframe(const std::string& name, int j, const double* qpos, const double* qvel);
+  // A ball's three hinge angles (about the child's x, then y, then z: joint_part 1, 2, 3) of the
+  // rotation q (w x y z) from its reference orientation, and the rotation of three angles; its
+  // child-frame angular velocity of three rates at those angles, and the rates of one (false at 90
+  // degrees about y, where they are not defined: the rates are then left as they are).
+  static void BallAngles(const double q[4], double angles[3]);
+  static void BallRotation(const double angles[3], double q[4]);
+  static void BallVelocity(const double angles[3], const double rates[3], double w[3]);
+  static bool BallRates(const double angles[3], const double w[3], double rates[3]);
   const Keyframe* FindKeyframe(const std::string& name) const;
 
   // a view whose batched fields all broadcast this model's defaults

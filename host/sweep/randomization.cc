@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include <Eigen/Geometry>
+
 #include "host/engine.h"
 #include "kernels/math_types.h"
 
@@ -64,18 +66,27 @@ RandomTarget ResolveTarget(const ConfigNode& at, const std::string& text, const 
   }
   // a body's start pose and velocity place free and static bodies only: a body on a joint starts
   // where its joints' joint_qpos0 / joint_qvel0 put it (ResetWorld), a floating base on its
-  // slides and ball, so randomizing its body_pos0 would change nothing
+  // slides and ball, so randomizing its body_pos0 would change nothing. A floating base's yaw
+  // turns its ball's start angles instead (Randomizer::Apply).
   const FieldId id = t.address.field;
   if (id == FieldId::body_pos0 || id == FieldId::body_quat0 || id == FieldId::body_linvel0 ||
       id == FieldId::body_angvel0) {
-    for (int b : t.address.entities) {
+    for (size_t n = 0; n < t.address.entities.size(); ++n) {
+      const int b = t.address.entities[n];
       const int j = model.body_joint[b];
       if (j < 0 || model.joint_type[j] == kJointFree) continue;
+      const bool floating = model.joint_part[j] == 3 && j >= 5 && model.joint_part[j - 5] == 4;
+      if (floating && id == FieldId::body_quat0 && t.yaw) {
+        if (t.floating.empty()) t.floating.assign(t.address.entities.size(), -1);
+        t.floating[n] = j - 2;  // the ball's hinge about x
+        continue;
+      }
       std::string instead;
-      if (model.joint_part[j] == 3 && j >= 5 && model.joint_part[j - 5] == 4) {
+      if (floating) {
         instead = "it is a floating base, started by its free joint's slides and ball: randomize joint_qpos0[" +
                   model.joint_name[j - 5] + ", " + model.joint_name[j - 4] + ", " + model.joint_name[j - 3] +
-                  "] (offsets from this position) or joint_qvel0";
+                  "] (offsets from this position) or joint_qvel0, and its orientation by body_quat0[" +
+                  model.body_name[b] + "].yaw";
       } else {
         instead = "it hangs on joint " + Quote(model.joint_name[j]) + ", which places it: randomize joint_qpos0[" +
                   model.joint_name[j] + "] or joint_qvel0[" + model.joint_name[j] + "]";
@@ -356,6 +367,10 @@ Randomizer::Randomizer(const RandomizationSpec& spec, const Model& model, int nw
       if (p.mode == RandomMode::kScale && p.scale_inertia && t.address.field == FieldId::body_mass) {
         Values(FieldId::body_inertia);
       }
+      if (!t.floating.empty()) {  // TurnFloatingBase
+        Values(FieldId::joint_qpos0);
+        Values(FieldId::joint_qvel0);
+      }
     }
   }
 }
@@ -375,6 +390,34 @@ Randomizer::FieldValues& Randomizer::Values(FieldId field) {
   for (int w = 0; w < nworld_; ++w) std::copy(v.nominal.begin(), v.nominal.end(), v.values.begin() + w * v.per_world);
   fields_.push_back(std::move(v));
   return fields_.back();
+}
+
+// A floating base's start orientation is its reference (body_quat0) turned by its ball's start
+// angles (joint_qpos0 of the ball's three hinges, Model::ApplyKeyframe): a yaw of x about world z
+// (added to the scene's orientation, or replacing it) becomes new angles, and its ball's rates are
+// set for the same angular velocity in the base's frame (the rates depend on the angles).
+void Randomizer::TurnFloatingBase(RandomMode mode, double x, int body, int ball, int world) {
+  FieldValues& qpos = Values(FieldId::joint_qpos0);
+  FieldValues& qvel = Values(FieldId::joint_qvel0);
+  const Real* r = model_.body_quat0.data() + 4 * body;
+  const Eigen::Quaterniond ref = Eigen::Quaterniond(double(r[0]), double(r[1]), double(r[2]), double(r[3])).normalized();
+  const double* angles0 = qpos.nominal.data() + ball;
+  double rel0[4];
+  Model::BallRotation(angles0, rel0);
+  const Eigen::Quaterniond turn(Eigen::AngleAxisd(x, Eigen::Vector3d::UnitZ()));
+  const Eigen::Quaterniond turned =
+      mode == RandomMode::kOffset ? turn * ref * Eigen::Quaterniond(rel0[0], rel0[1], rel0[2], rel0[3]) : turn;
+  const Eigen::Quaterniond rel = ref.conjugate() * turned;
+  const double q[4] = {rel.w(), rel.x(), rel.y(), rel.z()};
+  double angles[3], w[3], rates[3];
+  Model::BallAngles(q, angles);
+  Model::BallVelocity(angles0, qvel.nominal.data() + ball, w);
+  double* qpos_row = qpos.values.data() + static_cast<size_t>(world) * qpos.per_world;
+  double* qvel_row = qvel.values.data() + static_cast<size_t>(world) * qvel.per_world;
+  for (int k = 0; k < 3; ++k) qpos_row[ball + k] = angles[k];
+  if (Model::BallRates(angles, w, rates)) {
+    for (int k = 0; k < 3; ++k) qvel_row[ball + k] = rates[k];
+  }
 }
 
 void Randomizer::Apply(Engine* engine, const std::vector<int32_t>& worlds, const std::vector<int64_t>& episodes,
@@ -404,7 +447,12 @@ void Randomizer::Apply(Engine* engine, const std::vector<int32_t>& worlds, const
           // the scene's orientation turned about world z by the sample (offset) or replaced by a
           // pure yaw (absolute)
           const Quat turn = QuatFromAxisAngle(Vec3{0, 0, 1}, static_cast<Real>(x));
-          for (int e : t.address.entities) {
+          for (size_t n = 0; n < t.address.entities.size(); ++n) {
+            const int e = t.address.entities[n];
+            if (!t.floating.empty() && t.floating[n] >= 0) {
+              TurnFloatingBase(p.mode, x, e, t.floating[n], w);
+              continue;
+            }
             const double* q0 = fv.nominal.data() + 4 * e;
             Quat q = p.mode == RandomMode::kOffset
                          ? NormalizeQuat(turn * Quat{Real(q0[0]), Real(q0[1]), Real(q0[2]), Real(q0[3])})

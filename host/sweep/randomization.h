@@ -44,6 +44,9 @@ struct RandomTarget {
   std::string text;       // as written
   FieldAddress address;   // resolved; for a yaw target, the quaternions' whole entities
   bool yaw = false;       // rotate the scene's orientation about world z by the sample (rad)
+  // a yaw target's entities that are floating bases: the first joint of the ball that turns each
+  // (its joint_qpos0 / joint_qvel0 take the turn), -1 for a free or static body; empty if none
+  std::vector<int> floating;
   int task_param = -1;    // `task.<name>`: index into the task's parameters (address unused)
 };
 
@@ -121,6 +124,8 @@ class Randomizer {
     std::vector<double> values;   // (nworld, per_world)
   };
   FieldValues& Values(FieldId field);
+  // a yaw of `x` for floating base `body` (ball: its ball's first joint) in world `world`
+  void TurnFloatingBase(RandomMode mode, double x, int body, int ball, int world);
 
   RandomizationSpec spec_;
   const Model& model_;

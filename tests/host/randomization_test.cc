@@ -257,6 +257,49 @@ TEST(Randomization, AFloatingBaseIsRandomizedByItsSlides) {
   EXPECT_EQ(ErrorOf("randomization:\n  - name: p\n    targets: [\"body_pos0[box].x\"]\n" + uniform, BoxPush()), "");
 }
 
+// A floating base's yaw turns its start orientation about world z: its ball's start angles and
+// rates change (Randomizer::TurnFloatingBase), so the base starts at Rz(yaw) times the scene's
+// orientation (offset) or at Rz(yaw) (absolute), at the same position, with the same angular
+// velocity in its own frame (turned with it in the world). configs/scenes/test/floating_base.xml
+// starts tilted (euler 10 20 30, a keyframe quaternion) and spinning.
+TEST(Randomization, AFloatingBaseIsYawedByItsBall) {
+  Model m = LoadScene(std::string(S2R_SOURCE_DIR) + "/configs/scenes/test/floating_base.xml");
+  const int base = m.BodyId("base");
+  for (const char* mode : {"offset", "absolute"}) {
+    SCOPED_TRACE(mode);
+    const RandomizationSpec spec = Parse(std::string("randomization:\n  - name: yaw\n    targets: "
+                                                     "[\"body_quat0[base].yaw\"]\n    mode: ") +
+                                             mode + "\n    distribution: uniform\n    low: 1\n    high: 2\n",
+                                         m);
+    EngineOptions opt;
+    opt.nworld = 2;
+    opt.threads = 1;
+    Engine e(m, opt);
+    Randomizer r(spec, e.model(), 2, /*seed=*/5);
+    std::vector<double> samples;
+    r.Apply(&e, {1}, {3}, &samples);
+    e.ResetWorlds({0, 1});
+    e.Download();
+    const StateView& v = e.state().view;
+    const double yaw = samples[0];
+    ASSERT_GT(std::fabs(yaw), 0.1);
+    const Quat turn = QuatFromAxisAngle(Vec3{0, 0, 1}, Real(yaw));
+    const Quat q0 = LoadQuat(v.body_quat(0, base)), q1 = LoadQuat(v.body_quat(1, base));
+    const Quat want = std::string(mode) == "offset" ? turn * q0 : turn;
+    const double dot = double(q1.w * want.w + q1.x * want.x + q1.y * want.y + q1.z * want.z);
+    EXPECT_NEAR(std::fabs(dot), 1.0, 1e-6) << "orientation";
+    for (int k = 0; k < 3; ++k) EXPECT_NEAR(v.body_pos(1, base)[k], v.body_pos(0, base)[k], 1e-6) << "position";
+    // the same angular velocity in the base's frame
+    const Vec3 w0 = InvRotate(q0, LoadVec3(v.body_angvel(0, base)));
+    const Vec3 w1 = InvRotate(q1, LoadVec3(v.body_angvel(1, base)));
+    EXPECT_GT(Length(w0), 1.0);
+    EXPECT_NEAR(Length(w1 - w0), 0, 1e-5) << "angular velocity in the base's frame";
+    e.Step(nullptr);
+    e.Download();
+    EXPECT_EQ(e.state().status[1], kWorldOk);
+  }
+}
+
 // `fit:` centres a distribution on a system-identification fit file: value +- k sigma.
 TEST(Randomization, CentresOnAFitFile) {
   Model m = BoxPush();
