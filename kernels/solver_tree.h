@@ -547,12 +547,22 @@ S2R_HD bool PrepareTree(const ModelView& m, int world, const TreeSet& t, Vec3 gr
     // Nothing outside the step can change the parameters or the state between the physics steps
     // of one control step (ControlStep), so nothing is stale; reading q back from the poses
     // (an arctangent per hinge) and deriving the axes again cost 11 % of the Panda's step.
-    // Ball joints are re-based at every step (their angles back to 0), and the axes derived.
+    // Ball joints are re-based at every step (their angles back to 0), and the axes derived. M^-1
+    // was built in an earlier chart: to first order it is as far from this one as the ball has
+    // turned since, so the angles it turned in the last chart (its q at the step's end) come off
+    // the angles it was built at, and the rule below holds it as for a hinge.
     if (t.ball != 0) {
       for (int k = 0; k < r; ++k) {
-        if (TreeIsBall(t, k)) TreeRebaseBall(m, t, k);
+        if (!TreeIsBall(t, k)) continue;
+        for (int i = 0; i < 3; ++i) t.q_built[k + i] -= t.q[k + i];
+        TreeRebaseBall(m, t, k);
+        k += 2;
       }
       TreeForward(m, t, true, false);
+      if (!TreeMovedFar(t)) {
+        TreeBias(m, world, t, gravity);
+        return true;
+      }
       return TreeMassMatrix(m, world, t, gravity);
     }
     for (int k = 0; k < r; ++k) {
