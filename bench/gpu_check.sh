@@ -7,7 +7,8 @@
 #   5. sweeps of every builtin task on the device beside the same sweep on the CPU (outcome parity),
 #      and a push sweep at 16k worlds (env-steps/s with the store writing),
 #   6. compute-sanitizer memcheck over a small bench and a small sweep,
-#   7. where a second build for 8 blocks per SM is carried (64 registers), its bench at 65k worlds.
+#   7. where a second build for 8 blocks per SM is carried (64 registers), its bench at 65k worlds,
+#   8. where time is left, two arms (panda_pick, the UR5e) on the device beside the CPU backend.
 # Every stage runs under a share of one deadline ($S2R_GPU_BUDGET_S seconds, default 330), so the run
 # ends in time and says what it skipped. Results: $OUT/summary.txt and $OUT/results.tgz (every log;
 # the device tool brings back at most 8 files), or bench/results/h200/ without $OUT.
@@ -159,5 +160,17 @@ if [ -x .gpu/bin-mb8/s2r ]; then
   done
   cp .gpu/cuda_resource_usage_mb8.txt "$work/" 2>/dev/null
 fi
+pack
+
+# --- 8. arms (issue 13) on the device, where time is left: the MJX Panda pick scene and the UR5e ----
+# (the <slide_trees+trees> kernel), beside the CPU backend on every core
+for scene in builtin:panda_pick configs/robots/universal_robots_ur5e/scene.xml; do
+  for n in 1024 16384; do
+    run 40 bench_arms.jsonl "$bin/s2r" bench --scene "$scene" --worlds $n --control-steps 20 --backend cuda \
+      --repeats 3 --json
+  done
+  run 30 bench_arms.jsonl "$bin/s2r" bench --scene "$scene" --worlds 1024 --control-steps 10 --backend cpu \
+    --repeats 1 --json
+done
 pack
 cat "$final/summary.txt"

@@ -46,7 +46,7 @@ def main():
 
     out.append("== bench (env-steps/s, median of repeats)")
     out.append(f"{'scene':<18}{'backend':<8}{'worlds':>7}{'env-steps/s':>14}{'variant':>14}{'frozen':>7}{'overflow':>9}  hash")
-    for name in ("bench.jsonl", "bench_mb8.jsonl"):
+    for name in ("bench.jsonl", "bench_mb8.jsonl", "bench_arms.jsonl"):
         for r in jsonl(os.path.join(work, name)):
             tag = r["backend"] + ("/mb8" if "mb8" in name else "")
             out.append(f"{r['scene'].replace('builtin:', ''):<18}{tag:<8}{r['worlds']:>7}{r['env_steps_per_s']:>14.4g}"
