@@ -86,7 +86,9 @@ namespace s2r {
   X(joint_type, int32_t, Joint, 1, Input, "JointType")                                            \
   X(joint_body, int32_t, Joint, 1, Input, "child body moved by the joint")                        \
   X(joint_parent, int32_t, Joint, 1, Input, "parent body (0 = world)")                            \
-  X(joint_limited, int32_t, Joint, 1, Input, "1 if joint_range is enforced")                      \
+  X(joint_limited, int32_t, Joint, 1, Input,                                                       \
+    "1 if joint_range is enforced; 2 on a ball's first hinge: its cone limit, the rotation angle at " \
+    "most joint_range hi")                                                                       \
   X(joint_part, int32_t, Joint, 1, Input,                                                         \
     "part of an MJCF ball or free joint stepped in an articulated tree: 1, 2, 3 the hinge about " \
     "the child's x, y, z (joint:x, :y, :z), 4, 5, 6 a free joint's slide along world x, y, z "    \

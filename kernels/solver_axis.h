@@ -203,7 +203,7 @@ S2R_HD Real SolveAxisRows(const ModelView& m, int world, int j, Real q, Real cdo
     applied += imp;
     cdot += w * imp;
   }
-  if (m.joint_limited[j]) {
+  if (m.joint_limited[j] == 1) {  // (2: a ball's cone limit, solver_coupling.h SolveBallLimit)
     const Real* range = m.joint_range.At(world) + 2 * j;
     for (int side = 0; side < 2; ++side) {
       // lower: C = q - lo >= 0; upper: C = hi - q >= 0 (row direction flipped)

@@ -75,6 +75,69 @@ S2R_HD void JointRowImpulse(const TreeSet& t, const JointSpaceRow& r, Real p) {
   for (int i = 0; i < r.n; ++i) TreeJointImpulse(t, r.rank[i], p * r.coef[i]);
 }
 
+// A ball's cone limit (MuJoCo's ball limit: joint_limited 2 on the ball's first hinge j, rank k,
+// joint_range hi the largest rotation angle from the reference orientation). The child's rotation
+// from its reference is d = qrel0^-1 chart Rx(q0) Ry(q1) Rz(q2) (the step's chart, TreeRebaseBall,
+// and the three angles since), its angle theta and axis n; theta changes at n . w, w the child's
+// angular velocity relative to the parent in its own frame, a linear map of the three rates. So
+// the row is J_i = n . (w per unit rate i) on ranks k, k + 1, k + 2, with C = hi - theta >= 0.
+// false: the ball is at its reference (no axis; a limit above 0 is far).
+S2R_HD bool BallConeRow(const ModelView& m, int world, const TreeSet& t, int k, JointSpaceRow* r, Real* c) {
+  const int j = m.body_joint[t.body[k]];
+  const Quat rz = QuatFromAxisAngle(Vec3{0, 0, 1}, t.q[k + 2]);
+  const Quat ryz = QuatFromAxisAngle(Vec3{0, 1, 0}, t.q[k + 1]) * rz;
+  const Quat rel = LoadQuat(t.chart + 4 * k) * (QuatFromAxisAngle(Vec3{1, 0, 0}, t.q[k]) * ryz);
+  Quat d = NormalizeQuat(Conjugate(LoadQuat(m.joint_qrel0 + 4 * j)) * rel);
+  if (d.w < Real(0)) d = Quat{-d.w, -d.x, -d.y, -d.z};
+  const Vec3 v{d.x, d.y, d.z};
+  const Real s = Length(v);
+  if (!(s > Real(1e-6))) return false;
+  const Vec3 n = (Real(1) / s) * v;
+  *c = m.joint_range.At(world)[2 * j + 1] - Real(2) * Atan2(s, d.w);
+  r->n = 3;
+  r->rank[0] = k, r->rank[1] = k + 1, r->rank[2] = k + 2;
+  r->coef[0] = Dot(n, InvRotate(ryz, Vec3{1, 0, 0}));
+  r->coef[1] = Dot(n, InvRotate(rz, Vec3{0, 1, 0}));
+  r->coef[2] = n.z;
+  return true;
+}
+
+// One pass over the cone row of ball rank k, as a joint's upper limit (SolveAxisRows): speculative
+// while apart (the rate may close the gap within the substep), soft at the joint's limit stiffness
+// (or soft.joint's) once reached; `acc` its accumulated impulse (the first hinge's upper-limit slot).
+S2R_HD void SolveBallLimit(const ModelView& m, int world, const TreeSet& t, int k, Real* acc, Softness soft,
+                           bool use_bias, Real inv_h) {
+  JointSpaceRow r{};
+  Real c;
+  if (!BallConeRow(m, world, t, k, &r, &c)) return;
+  const Real w = JointRowInvMass(t, r);
+  if (!(w > Real(0))) return;
+  Real bias = Real(0), mass_scale = Real(1), impulse_scale = Real(0);
+  if (c > Real(0)) {
+    bias = c * inv_h;
+  } else if (use_bias) {
+    const Real hertz = m.joint_limit_hertz.At(world)[m.body_joint[t.body[k]]];
+    if (hertz > Real(0)) soft = MakeSoft(Min(hertz, Real(0.25) * inv_h), m.joint_damping_ratio.At(world)[0], Real(1) / inv_h);
+    bias = soft.bias_rate * c;
+    mass_scale = soft.mass_scale;
+    impulse_scale = soft.impulse_scale;
+  }
+  // C = hi - theta >= 0: the row acts along -J
+  const Real kk = mass_scale / w;
+  const Real target = *acc - kk * bias - impulse_scale * *acc;
+  const Real total = Max(target + kk * JointRowDot(r, t.qdot), Real(0));
+  const Real p = *acc - total;
+  *acc = total;
+  JointRowImpulse(t, r, p);
+}
+
+// the last step's cone impulse again, along this substep's row
+S2R_HD void WarmStartBallLimit(const ModelView& m, int world, const TreeSet& t, int k, Real acc) {
+  JointSpaceRow r{};
+  Real c;
+  if (acc != Real(0) && BallConeRow(m, world, t, k, &r, &c)) JointRowImpulse(t, r, -acc);
+}
+
 // the tree rank of joint j (the model guarantees coupled joints are tree joints)
 S2R_HDI int JointTreeRank(const ModelView& m, int j) { return m.body_tree[m.joint_body[j]]; }
 

@@ -94,8 +94,9 @@ S2R_HD void WarmStart(const ModelView& m, const StateView& s, int world, Workspa
     const JointFrame& f = ws->joint_frame[j];
     if ((kSlides && b->reduced >= 0) || (kTrees && b->tree >= 0)) {
       const Real* imp = s.joint_impulse(world, j);
-      Real along = imp[kSlotLowerLimit] - imp[kSlotUpperLimit] + imp[kSlotDamping] +
-                   imp[kSlotFrictionLoss];
+      // (a ball's cone limit keeps its impulse in the upper-limit slot: below, along its row)
+      Real along = imp[kSlotLowerLimit] - (m.joint_limited[j] == 2 ? Real(0) : imp[kSlotUpperLimit]) +
+                   imp[kSlotDamping] + imp[kSlotFrictionLoss];
       for (int i = m.joint_actuator[j]; i >= 0; i = m.actuator_next[i]) along += act_impulse[i];
       if (kSlides && b->reduced >= 0) ReducedJointImpulse(red, b->reduced, along);
       else if (kTrees && m.joint_type[j] != kJointWeld) TreeJointImpulse(red.tree, b->tree, along);
@@ -105,6 +106,14 @@ S2R_HD void WarmStart(const ModelView& m, const StateView& s, int world, Workspa
     WarmStartJoint(m, j, f, s.joint_impulse(world, j), a, b);
     for (int i = m.joint_actuator[j]; i >= 0; i = m.actuator_next[i]) {
       RowApply(AxisRow(m, j, f), a, b, act_impulse[i]);
+    }
+  }
+  if (kTrees && red.tree.ball != 0) {  // the balls' cone limits (solver_coupling.h)
+    for (int k = 0; k < red.tree.count; ++k) {
+      if (!TreeIsBall(red.tree, k)) continue;
+      const int j = m.body_joint[red.tree.body[k]];
+      if (m.joint_limited[j] == 2) WarmStartBallLimit(m, world, red.tree, k, s.joint_impulse(world, j)[kSlotUpperLimit]);
+      k += 2;
     }
   }
   if (kTrees && (m.nequality > 0 || m.ntendon > 0)) {

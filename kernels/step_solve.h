@@ -98,6 +98,18 @@ S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspac
                        ws->lock_factor, ws->lock_scratch + 2 * rows, ws->lock_scratch, soft.joint,
                        use_bias, ws->joint_qdot0);
   }
+  // the balls' cone limits, in the trees' joint space (solver_coupling.h)
+  if (kTrees && red.tree.ball != 0) {
+    for (int k = 0; k < red.tree.count; ++k) {
+      if (!TreeIsBall(red.tree, k)) continue;
+      const int j = m.body_joint[red.tree.body[k]];
+      if (m.joint_limited[j] == 2) {
+        SolveBallLimit(m, world, red.tree, k, s.joint_impulse(world, j) + kSlotUpperLimit, soft.joint, use_bias,
+                       inv_h);
+      }
+      k += 2;
+    }
+  }
   // tendon actuators and equalities, in the trees' joint space (solver_coupling.h)
   if (kTrees && (m.nequality > 0 || m.ntendon > 0)) {
     SolveCouplings(m, world, red.tree, ws->coupling_rows, s.equality_impulse(world), ws->axis_prep,

@@ -475,9 +475,11 @@ void BodyReader::ReadJoint(pugi::xml_node n, int body, const std::string& type,
   LayeredReals(layers, "range", range);
   bool limited = Limited(file_, s_.compiler.autolimits, n, layers, "limited", "range", range);
   if (free && limited) file_.Fail(n, "a free joint cannot be limited");
-  if (part > 0 && !free && limited) {
-    file_.Fail(n, "a limited ball joint (MuJoCo's cone limit on its rotation angle) is not supported" +
-                      file_.Origin(Source(layers, "range")));
+  // a ball's limit is MuJoCo's cone: its rotation angle from the reference at most range[1]
+  // (range[0] must be 0, as MuJoCo requires), on its first hinge (joint_limited 2)
+  if (part > 0 && !free && limited && range[0] != 0) {
+    file_.Fail(n, "a ball joint's range[0] must be 0 (its limit is the rotation angle's largest value, "
+                  "range[1]), got " + Num(range[0]) + file_.Origin(Source(layers, "range")));
   }
   if (limited && !(range[0] < range[1])) {
     file_.Fail(n, "attribute 'range' must have lo < hi for a limited joint, got " + Num(range[0]) +
@@ -487,7 +489,7 @@ void BodyReader::ReadJoint(pugi::xml_node n, int body, const std::string& type,
     range[0] = Angle(range[0]);
     range[1] = Angle(range[1]);
   }
-  m_.joint_limited[j] = limited ? 1 : 0;
+  m_.joint_limited[j] = !limited ? 0 : part == 1 && !free ? 2 : part > 1 && part <= 3 && !free ? 0 : 1;
   m_.joint_range[2 * j] = static_cast<Real>(range[0]);
   m_.joint_range[2 * j + 1] = static_cast<Real>(range[1]);
 

@@ -368,7 +368,8 @@ void Model::Finalize() {
       const size_t jk = j + k;
       const Real* ax = &joint_axis_child[3 * jk];
       ok = joint_part[jk] == k + 1 && joint_type[jk] == kJointHinge && ax[k] == Real(1) &&
-           !joint_limited[jk] && joint_springref[jk] == Real(0) &&
+           (k == 0 ? joint_limited[jk] != 1 : joint_limited[jk] == 0) && joint_springref[jk] == Real(0) &&
+           (joint_limited[jk] != 2 || (joint_range[2 * jk] == Real(0) && !JointIsFreePart(jk))) &&
            (joint_stiffness[jk] == Real(0) || !JointIsFreePart(jk)) &&
            (k == 0 || (joint_parent[jk] == joint_body[jk - 1] && body_link[joint_body[jk - 1]] &&
                        joint_pos_child[3 * jk] == joint_pos_child[3 * j] &&
@@ -376,8 +377,9 @@ void Model::Finalize() {
                        joint_pos_child[3 * jk + 2] == joint_pos_child[3 * j + 2]));
     }
     if (!ok) {
-      Fail("joint '" + joint_name[j] + "' starts a ball joint that is not three unlimited hinges about x, y, z "
-           "through one anchor on a chain of links, with springref 0 (kernels/solver_tree.h)");
+      Fail("joint '" + joint_name[j] + "' starts a ball joint that is not three hinges about x, y, z through one "
+           "anchor on a chain of links, unlimited but for the first's cone limit (joint_limited 2, range 0..hi), "
+           "with springref 0 (kernels/solver_tree.h)");
     }
   }
   for (size_t j = 0; j < nj; ++j) {
@@ -481,6 +483,9 @@ void Model::Finalize() {
     StoreVec3(&joint_pos_parent[3 * j], InvTransformPoint(tp, anchor));
     StoreVec3(&joint_axis_parent[3 * j], InvRotate(tp.rot, axis));
     StoreQuat(&joint_qrel0[4 * j], NormalizeQuat(Conjugate(tp.rot) * tc.rot));
+    if (joint_limited[j] == 2 && !(joint_part[j] == 1 && !JointIsFreePart(j))) {
+      Fail("joint '" + joint_name[j] + "': joint_limited 2 (a cone limit) is for a ball's first hinge only");
+    }
     if (joint_limited[j] && !(joint_range[2 * j] < joint_range[2 * j + 1])) {
       Fail("joint '" + joint_name[j] + "' is limited but its range is empty");
     }

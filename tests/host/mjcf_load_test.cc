@@ -1129,6 +1129,35 @@ TEST(MjcfLoad, SeveralJointsInOneBodyInsertMasslessLinks) {
   EXPECT_EQ(cols[1], "arm.px");
 }
 
+// A limited ball is MuJoCo's cone on its rotation angle: the first hinge carries it
+// (joint_limited 2, joint_range 0..hi in radians), the other two stay unlimited; SolveBallLimit
+// enforces it (tests/python/test_robot_models.py compares a swing into it with MuJoCo).
+TEST(MjcfLoad, BallConeLimitIsOnTheFirstHinge) {
+  Model m = LoadMjcfString(R"(<mujoco><worldbody>
+  <body name="b" pos="0 0 1"><joint name="j" type="ball" range="0 30"/><geom size="0.1" pos="0.2 0 0"/></body>
+</worldbody></mujoco>)", "cone.xml");
+  const int jx = m.JointId("j:x");  // the ball's parts are j:x, j:y, j:z
+  ASSERT_GE(jx, 0);
+  EXPECT_EQ(m.joint_part[jx], 1);
+  EXPECT_EQ(m.joint_limited[jx], 2);
+  EXPECT_EQ(m.joint_range[2 * jx], 0);
+  EXPECT_NEAR(m.joint_range[2 * jx + 1], 30 * M_PI / 180, 1e-6);
+  EXPECT_EQ(m.joint_limited[jx + 1], 0);
+  EXPECT_EQ(m.joint_limited[jx + 2], 0);
+  // and it holds: released horizontal with a spin, the rod hangs at 30 degrees from its reference
+  Engine e(m, EngineOptions{});
+  double worst = 0;
+  for (int k = 0; k < 50; ++k) {
+    e.Step(nullptr);
+    e.Download();
+    ASSERT_EQ(e.state().status[0], kWorldOk);
+    const Real* q = e.state().view.body_quat(0, m.BodyId("b"));
+    worst = std::fmax(worst, 2 * std::acos(std::fmin(1.0, std::fabs(double(q[0])))));
+  }
+  EXPECT_GT(worst, 29.5 * M_PI / 180) << "it reaches the cone";
+  EXPECT_LT(worst, 30.5 * M_PI / 180) << "and stays within it";
+}
+
 // A ball joint is three hinges about the body's x, y, z through its anchor, the first two on
 // massless links; its keyframe quaternion becomes their angles (x-y-z Euler) and its qvel their
 // rates, so the start is MuJoCo's pose and angular velocity.
@@ -1248,10 +1277,11 @@ TEST(MjcfLoadErrors, BallJointRules) {
 </worldbody>
 <keyframe><key qpos="0 0 1 0 0 0 0 0.5"/></keyframe></mujoco>)",
                         6, "<key>", "joint 'root' has a zero quaternion"));
+  // a ball's limit is a cone on its rotation angle: range[0] must be 0, as in MuJoCo
   EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
-  <body name="b"><joint name="j" type="ball" range="0 0.5"/><geom size="0.1"/></body>
+  <body name="b"><joint name="j" type="ball" range="-10 30"/><geom size="0.1"/></body>
 </worldbody></mujoco>)",
-                        2, "<joint name='j'>", "a limited ball joint"));
+                        2, "<joint name='j'>", "a ball joint's range[0] must be 0"));
   EXPECT_TRUE(FailsWith(R"(<mujoco><worldbody>
   <body name="b"><joint name="j" type="ball" stiffness="2" springref="0.1"/><geom size="0.1"/></body>
 </worldbody></mujoco>)",
