@@ -83,7 +83,7 @@ TEST_P(BackendParity, ContactScenesAgreeOverShortHorizon) {
 // every backend: the quadruped standing on its feet and the tumbling floating base with a ball,
 // within 1 mm of the CPU reference after 10 control steps (emulated: bit-identical)
 TEST_P(BackendParity, FloatingBasesAndBallsAgree) {
-  for (const char* name : {"quadruped.xml", "floating_base.xml"}) {
+  for (const char* name : {"quadruped.xml", "floating_base.xml", "ball_cone.xml"}) {
     const std::string scene = std::string(S2R_SOURCE_DIR) + "/configs/scenes/test/" + name;
     Engine e = Make(scene, 16);
     EngineOptions opt;

@@ -336,23 +336,9 @@ def test_ball_joints_swing_like_mujoco(tmp_path):
     assert worst < 12e-3
 
 
-# A rod on a cone-limited ball (MuJoCo's ball limit: the rotation angle at most range[1]),
-# released horizontal with a spin about the vertical: it falls into the 40-degree cone and circles
-# along it. The limit is stiff in both engines (solreflimit 0.005, solimplimit 0.99 0.999: MuJoCo's
-# default 0.02 and 0.9 0.95 let it sink 2-9 degrees past the limit, where s2r's soft step leaves no
-# error at rest).
-CONE_PENDULUM = """<mujoco model="cone-limited ball">
-  <option timestep="0.002"/>
-  <worldbody>
-    <body name="rod" pos="0 0 1">
-      <joint name="shoulder" type="ball" range="0 40" damping="0.01" solreflimit="0.005 1"
-             solimplimit="0.99 0.999 0.001"/>
-      <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.02" mass="0.5" contype="0" conaffinity="0"/>
-    </body>
-  </worldbody>
-  <keyframe><key name="home" qpos="1 0 0 0" qvel="0 0 2"/></keyframe>
-</mujoco>
-"""
+# A rod on a cone-limited ball spun into a 40-degree cone: configs/scenes/test/ball_cone.xml (both
+# engines' limits stiff; the file says why).
+CONE_PENDULUM = (pathlib.Path(ROBOTS).parent / "scenes" / "test" / "ball_cone.xml").read_text()
 
 
 def rod_tips(quats):
