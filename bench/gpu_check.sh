@@ -3,6 +3,7 @@
 #   1. the binaries: built here with the CUDA backend (S2R_CUDA=ON), or carried prebuilt (below),
 #   2. the CUDA tests (backend parity, sweep parity) -- they skip without a device,
 #   3. the CUDA backend on the three bench scenes at 1k-65k worlds, beside the CPU backend (all cores),
+#      and at 65k worlds with the step block in global memory instead of local (S2R_CUDA_STEP_BLOCK),
 #   4. Nsight Compute on one step kernel launch per scene (occupancy, DRAM throughput, stalls),
 #   5. sweeps of every builtin task on the device beside the same sweep on the CPU (outcome parity),
 #      and a push sweep at 16k worlds (env-steps/s with the store writing),
@@ -106,6 +107,14 @@ for scene in box_push pick_lift stack5; do
   pack
 done
 
+# the step block's place (cuda/backend_cuda.cu LocalStepBlock): the same runs at 65k worlds with
+# the per-world blocks in global memory, as before stop 28 (same state hash expected)
+for scene in box_push pick_lift stack5; do
+  S2R_CUDA_STEP_BLOCK=global run 30 bench_global_block.jsonl "$bin/s2r" bench --scene "builtin:$scene" \
+    --worlds 65536 --control-steps 100 --backend cuda --repeats 3 --json
+done
+pack
+
 # --- 4. Nsight Compute: one step-kernel launch at 65,536 worlds ------------------------------------------
 if command -v ncu > /dev/null; then
   for scene in box_push stack5; do
@@ -122,6 +131,12 @@ l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum,l1tex__t_bytes_pipe_lsu_mem_local_op
 l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum,l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum,\
 sm__sass_thread_inst_executed_op_fadd_pred_on.sum,sm__sass_thread_inst_executed_op_fmul_pred_on.sum,\
 sm__sass_thread_inst_executed_op_ffma_pred_on.sum \
+    "$bin/s2r" bench --scene builtin:box_push --worlds 65536 --control-steps 3 --backend cuda --repeats 1
+  S2R_CUDA_STEP_BLOCK=global run 40 ncu_bytes_box_push_global_block.txt ncu --clock-control none \
+    --kernel-name regex:ControlStepKernel --launch-skip 2 --launch-count 1 --metrics dram__bytes_read.sum,\
+dram__bytes_write.sum,gpu__time_duration.sum,l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum,\
+l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,\
+l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum \
     "$bin/s2r" bench --scene builtin:box_push --worlds 65536 --control-steps 3 --backend cuda --repeats 1
 else
   echo "ncu not found" > "$work/ncu_box_push.txt"

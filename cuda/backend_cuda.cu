@@ -4,6 +4,7 @@
 // keep the build to one nvcc invocation. The per-world functions are the same kernels/ code the
 // CPU backend runs; nothing in a world's step uses atomics, so runs are reproducible.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -28,11 +29,13 @@ namespace {
 using namespace S2R_CUDA_NAMESPACE;
 
 // device scratch for all worlds (kernels/workspace.h): world w's blocks start at
-// w * layout.step_bytes and w * layout.world_bytes
+// w * layout.step_bytes and w * layout.world_bytes. With `step_in_local` the step block is the
+// thread's local memory instead (LocalStepBlock) and `step_blocks` is null.
 struct DeviceWorkspaces {
   char* step_blocks;
   char* world_blocks;
   WorkspaceLayout layout;
+  int32_t step_in_local;
 };
 
 constexpr int kThreadsPerBlock = 128;
@@ -72,6 +75,42 @@ constexpr int StepMinBlocks() {
   return kFeatures == kStepVariants[0] ? S2R_CUDA_STEP_MIN_BLOCKS : 1;
 }
 
+// The step block in local memory. A world's step block (contact rows, manifolds, solver bodies:
+// scratch written and read within one control step, kernels/workspace.h) is private to its
+// thread, which is what local memory is: the hardware interleaves it by 32-bit word across the
+// threads of a warp, so the warp's 32 accesses to one offset of their blocks are one 128-byte
+// transaction, cached in L1. In global memory, world-major, the same 32 accesses are 32 sectors
+// `step_bytes` apart. The variant that runs the bench and sweep scenes reserves
+// S2R_CUDA_LOCAL_STEP_BYTES of local memory per thread for it (the largest of those scenes' blocks,
+// peg_insert's, is 24,896 B); a model whose block is larger, the larger variants, and a run with
+// S2R_CUDA_STEP_BLOCK=global in the environment (to compare) use per-world blocks in global memory.
+// The driver reserves the frame for every thread an SM can hold: 32 KB x 2048 x 132 SMs = 8.9 GB
+// on an H100 or H200.
+#ifndef S2R_CUDA_LOCAL_STEP_BYTES
+#define S2R_CUDA_LOCAL_STEP_BYTES 32768
+#endif
+template <unsigned kFeatures>
+constexpr int64_t LocalStepBytes() {
+  return kFeatures == kStepVariants[0] ? S2R_CUDA_LOCAL_STEP_BYTES : 0;
+}
+template <int64_t kBytes>
+struct LocalStepBlock {
+  alignas(kWorkspaceAlign) char bytes[kBytes];
+  S2R_HDI char* get(const DeviceWorkspaces& dw, int world) {
+    if (!dw.step_in_local) return dw.step_blocks + static_cast<int64_t>(world) * dw.layout.step_bytes;
+#if defined(S2R_CUDA_EMULATION)
+    memset(bytes, 0xFF, sizeof(bytes));  // as device memory starts (cuda/emulation.h): nothing carries
+#endif
+    return bytes;
+  }
+};
+template <>
+struct LocalStepBlock<0> {
+  S2R_HDI char* get(const DeviceWorkspaces& dw, int world) {
+    return dw.step_blocks + static_cast<int64_t>(world) * dw.layout.step_bytes;
+  }
+};
+
 // One kernel per step variant (kernels/step_features.h): a scene runs the smallest one that holds
 // what it contains, so its registers and stack frame are not those of the deepest path any scene
 // could take.
@@ -80,7 +119,8 @@ __global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) 
                                   const Real* actions) {
   int world = blockIdx.x * blockDim.x + threadIdx.x;
   if (world >= s.nworld) return;
-  Workspace ws = BindWorkspace(dw.layout, dw.step_blocks + static_cast<int64_t>(world) * dw.layout.step_bytes,
+  LocalStepBlock<LocalStepBytes<kFeatures>()> local;
+  Workspace ws = BindWorkspace(dw.layout, local.get(dw, world),
                                dw.world_blocks + static_cast<int64_t>(world) * dw.layout.world_bytes);
   ControlStep<kFeatures>(m, s, world, &ws, actions + static_cast<int64_t>(world) * m.nactuator);
 }
@@ -92,7 +132,8 @@ template <unsigned kFeatures>
 __global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) SweepStepKernel(const __grid_constant__ ModelView m, const __grid_constant__ StateView s, DeviceWorkspaces dw, const SweepStepArgs* args) {
   int world = blockIdx.x * blockDim.x + threadIdx.x;
   if (world >= s.nworld) return;
-  Workspace ws = BindWorkspace(dw.layout, dw.step_blocks + static_cast<int64_t>(world) * dw.layout.step_bytes,
+  LocalStepBlock<LocalStepBytes<kFeatures>()> local;
+  Workspace ws = BindWorkspace(dw.layout, local.get(dw, world),
                                dw.world_blocks + static_cast<int64_t>(world) * dw.layout.world_bytes);
   SweepWorldPass<kFeatures>(*args, m, s, world, &ws);
 }
@@ -283,6 +324,7 @@ class CudaBackend : public Backend {
   }
   int threads() const override { return 0; }
   int64_t ScratchBytesPerWorld() const override { return workspaces_.layout.step_bytes + workspaces_.layout.world_bytes; }
+  const char* StepBlockMemory() const override { return workspaces_.step_in_local ? "local" : "global"; }
   std::unique_ptr<SweepBuffers> MakeSweepBuffers(const SweepStepArgs& shape) override;
 
   void LaunchSweepStep(const SweepStepArgs* device_args) {
@@ -324,9 +366,10 @@ class CudaBackend : public Backend {
     });
     const ModelView& m = model_;
     size_t nw = nworld_;
-    step_blocks_.Resize(size_t(layout.step_bytes) * nw);
+    const bool local = StepBlockInLocalMemory(layout);
+    step_blocks_.Resize(local ? 0 : size_t(layout.step_bytes) * nw);
     world_blocks_.Resize(size_t(layout.world_bytes) * nw);
-    workspaces_ = DeviceWorkspaces{step_blocks_.get<char>(), world_blocks_.get<char>(), layout};
+    workspaces_ = DeviceWorkspaces{step_blocks_.get<char>(), world_blocks_.get<char>(), layout, local ? 1 : 0};
     size_t action_bytes = sizeof(Real) * nw * (m.nactuator > 0 ? m.nactuator : 1);
     for (int i = 0; i < kActionSlots; ++i) {
       S2R_CUDA_CHECK(cudaMallocHost(&pinned_actions_[i], action_bytes));
@@ -334,6 +377,20 @@ class CudaBackend : public Backend {
     }
     actions_.Resize(action_bytes);
     allocated_ = true;
+  }
+
+  // whether the steps keep the step block in local memory (LocalStepBlock): the variant has room
+  // for the layout's block, and S2R_CUDA_STEP_BLOCK is not "global" ("local" or unset: where it
+  // fits; anything else is an error)
+  bool StepBlockInLocalMemory(const WorkspaceLayout& layout) const {
+    const char* env = std::getenv("S2R_CUDA_STEP_BLOCK");
+    const std::string choice = env ? env : "";
+    if (!choice.empty() && choice != "local" && choice != "global") {
+      throw std::runtime_error("S2R_CUDA_STEP_BLOCK=" + choice + ": expected local or global");
+    }
+    int64_t room = 0;
+    WithStepVariant(variant_, [&](auto features) { room = LocalStepBytes<features.value>(); });
+    return choice != "global" && layout.step_bytes <= room;
   }
 
   // every state array, in S2R_STATE_ARRAYS order, to or from the host copy

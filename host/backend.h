@@ -96,6 +96,10 @@ class Backend {
   virtual void Upload(const StateView& host, const int32_t* worlds, int nworlds) = 0;
   virtual int threads() const = 0;
   virtual int64_t ScratchBytesPerWorld() const = 0;
+  // where a world's step block (kernels/workspace.h) lives while it steps: "thread" (the CPU: one
+  // block per thread, reused for its worlds), "local" (CUDA: the thread's local memory) or
+  // "global" (CUDA: one block per world in device memory)
+  virtual const char* StepBlockMemory() const { return "thread"; }
   // Buffers for a sweep shaped by `shape` (its scalars and models; its pointers are ignored).
   virtual std::unique_ptr<SweepBuffers> MakeSweepBuffers(const SweepStepArgs& shape) = 0;
 };

@@ -141,6 +141,7 @@ void RunBench(const BenchArgs& args) {
     j["state_bytes_per_world"] = state_bytes;
     j["step_scratch_bytes"] = layout.step_bytes;    // per world stepping at once (CUDA: every world)
     j["world_scratch_bytes"] = layout.world_bytes;  // kept between steps, per world
+    j["step_block_memory"] = engine.StepBlockMemory();
   }
   j["state_hash"] = hash;
   j["precision"] = sizeof(Real) == 4 ? "float32" : "float64";

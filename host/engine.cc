@@ -86,6 +86,8 @@ std::vector<std::vector<Real>>& Engine::Overrides<Real>() { return real_override
 template <>
 std::vector<std::vector<int32_t>>& Engine::Overrides<int32_t>() { return int_overrides_; }
 
+const char* Engine::StepBlockMemory() const { return backend_->StepBlockMemory(); }
+
 int64_t Engine::BytesPerWorld() const {
   int64_t bytes = 0;
   StateView v = state_.view;

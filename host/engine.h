@@ -75,6 +75,8 @@ class Engine {
   int threads() const;
   // bytes of model parameters, state and scratch per world on the stepping backend
   int64_t BytesPerWorld() const;
+  // where the stepping backend keeps a world's step scratch (Backend::StepBlockMemory)
+  const char* StepBlockMemory() const;
 
   // every per-world parameter field and its size
   std::vector<ParamInfo> Params() const;

@@ -31,11 +31,16 @@ S2R_HD int LockTogetherScratchSize(const ModelView& m) {
   return LockFactorSize(m) > 0 ? LockScratchSize(m) : 0;
 }
 
+// Manifolds a step can hold: one per geom pair with points (CollideWorld emits each candidate
+// pair's points together, PrepareContacts makes a manifold of each run), so no more than the
+// candidate pairs or the points
+S2R_HD int ManifoldCapacity(const ModelView& m) { return m.npair < m.contact_capacity ? m.npair : m.contact_capacity; }
+
 // X(name, type, count, lifetime, description)
 #define S2R_WORKSPACE_ARRAYS(X)                                                                   \
   X(bodies, SolverBody, m.nbody, Step, "bodies' solver state")                                    \
   X(constraints, ContactConstraint, m.contact_capacity, Step, "one contact row set per point")         \
-  X(manifolds, ContactManifold, m.contact_capacity, Step, "one per touching geom pair")               \
+  X(manifolds, ContactManifold, ManifoldCapacity(m), Step, "one per touching geom pair")           \
   X(contacts, Contact, m.contact_capacity, Step, "this step's points, copied to the state")           \
   X(geom_xform, Transform, m.ngeom, Step, "world pose of each geom at the step start")            \
   X(geom_reach, Real, 2 * m.ngeom, Step,                                                          \

@@ -7,7 +7,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "host/engine.h"
@@ -153,6 +155,79 @@ TEST(CudaEmulationEngine, QueuedStepsReadTheirOwnActions) {
         EXPECT_EQ(e.body_linvel(w, b)[i], c.body_linvel(w, b)[i]) << "world " << w << " body " << b;
       }
     }
+  }
+}
+
+// S2R_CUDA_STEP_BLOCK for one scope, restored after
+class StepBlockChoice {
+ public:
+  explicit StepBlockChoice(const char* value) {
+    const char* old = std::getenv("S2R_CUDA_STEP_BLOCK");
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    if (value) setenv("S2R_CUDA_STEP_BLOCK", value, 1);
+    else unsetenv("S2R_CUDA_STEP_BLOCK");
+  }
+  ~StepBlockChoice() {
+    if (had_) setenv("S2R_CUDA_STEP_BLOCK", old_.c_str(), 1);
+    else unsetenv("S2R_CUDA_STEP_BLOCK");
+  }
+
+ private:
+  bool had_ = false;
+  std::string old_;
+};
+
+uint64_t HashAfterSteps(const char* scene, BackendKind backend, int steps, std::string* memory) {
+  EngineOptions o;
+  o.nworld = 5;
+  o.backend = backend;
+  Engine e(LoadScene(scene), o);
+  const int na = e.model().nactuator();
+  std::vector<Real> a(static_cast<size_t>(o.nworld) * na);
+  for (int k = 0; k < steps; ++k) {
+    for (size_t i = 0; i < a.size(); ++i) a[i] = Real(0.3 * std::sin(0.7 * k + double(i)));
+    e.Step(a.data());
+  }
+  e.Download();
+  *memory = e.StepBlockMemory();
+  return e.StateHash();
+}
+
+// The step kernels keep a world's step block in the thread's local memory where the variant has
+// room for it, else (or with S2R_CUDA_STEP_BLOCK=global) in a per-world block of device memory.
+// Either way a world's steps are the CPU's bit for bit: the block carries nothing from one launch
+// to the next (the emulation fills the local block with NaN bytes at every launch).
+TEST(CudaEmulationEngine, StepBlockInLocalOrGlobalMemoryStepsTheSame) {
+  struct Case {
+    const char* scene;
+    const char* local;  // where the block goes when S2R_CUDA_STEP_BLOCK is unset
+  };
+  for (const Case& c : {Case{"builtin:stack5", "local"}, Case{"builtin:peg_insert", "local"},
+                        Case{"builtin:panda_pick", "global"}}) {
+    SCOPED_TRACE(c.scene);
+    std::string memory;
+    const int steps = 12;
+    const uint64_t cpu = HashAfterSteps(c.scene, BackendKind::kCpu, steps, &memory);
+    EXPECT_EQ(memory, "thread");
+    {
+      StepBlockChoice unset(nullptr);
+      EXPECT_EQ(HashAfterSteps(c.scene, BackendKind::kCudaEmulation, steps, &memory), cpu);
+      EXPECT_EQ(memory, c.local);
+    }
+    {
+      StepBlockChoice global("global");
+      EXPECT_EQ(HashAfterSteps(c.scene, BackendKind::kCudaEmulation, steps, &memory), cpu);
+      EXPECT_EQ(memory, "global");
+    }
+  }
+  StepBlockChoice bad("shared");
+  std::string memory;
+  try {
+    HashAfterSteps("builtin:box_push", BackendKind::kCudaEmulation, 1, &memory);
+    ADD_FAILURE() << "S2R_CUDA_STEP_BLOCK=shared was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("S2R_CUDA_STEP_BLOCK=shared"), std::string::npos) << e.what();
   }
 }
 
