@@ -3,7 +3,8 @@
 #   1. the binaries: built here with the CUDA backend (S2R_CUDA=ON), or carried prebuilt (below),
 #   2. the CUDA tests (backend parity, sweep parity) -- they skip without a device,
 #   3. the CUDA backend on the three bench scenes at 1k-65k worlds, beside the CPU backend (all cores),
-#      and at 65k worlds with the step block in global memory instead of local (S2R_CUDA_STEP_BLOCK),
+#      and at 65k worlds with the state, then the step block too, in global memory instead of local
+#      (S2R_CUDA_STATE, S2R_CUDA_STEP_BLOCK),
 #   4. Nsight Compute on one step kernel launch per scene (occupancy, DRAM throughput, stalls),
 #   5. sweeps of every builtin task on the device beside the same sweep on the CPU (outcome parity),
 #      and a push sweep at 16k worlds (env-steps/s with the store writing),
@@ -107,9 +108,12 @@ for scene in box_push pick_lift stack5; do
   pack
 done
 
-# the step block's place (cuda/backend_cuda.cu LocalStepBlock): the same runs at 65k worlds with
-# the per-world blocks in global memory, as before stop 28 (same state hash expected)
+# the step block's and the state's place (cuda/backend_cuda.cu LocalStepBlock): the same runs at 65k
+# worlds with the state left in global memory (S2R_CUDA_STATE=global), then with the per-world step
+# blocks in global memory too, as before stop 28 (the same state hash expected in every row)
 for scene in box_push pick_lift stack5; do
+  S2R_CUDA_STATE=global run 30 bench_global_block.jsonl "$bin/s2r" bench --scene "builtin:$scene" \
+    --worlds 65536 --control-steps 100 --backend cuda --repeats 3 --json
   S2R_CUDA_STEP_BLOCK=global run 30 bench_global_block.jsonl "$bin/s2r" bench --scene "builtin:$scene" \
     --worlds 65536 --control-steps 100 --backend cuda --repeats 3 --json
 done

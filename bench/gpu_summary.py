@@ -49,7 +49,7 @@ def main():
     for name in ("bench.jsonl", "bench_global_block.jsonl", "bench_mb8.jsonl", "bench_arms.jsonl"):
         for r in jsonl(os.path.join(work, name)):
             tag = r["backend"] + ("/mb8" if "mb8" in name else "") + (
-                "/" + r["step_block_memory"] if r.get("step_block_memory") in ("local", "global") else "")
+                "/" + r["step_block_memory"] if r.get("step_block_memory") in ("local", "local+state", "global") else "")
             out.append(f"{r['scene'].replace('builtin:', ''):<18}{tag:<15}{r['worlds']:>7}{r['env_steps_per_s']:>14.4g}"
                        f"{r.get('step_variant', ''):>14}{r.get('frozen_worlds', -1):>7}{r.get('contact_overflow', -1):>9}"
                        f"  {r.get('state_hash', '')} t={r.get('threads', '')}")

@@ -30,12 +30,14 @@ using namespace S2R_CUDA_NAMESPACE;
 
 // device scratch for all worlds (kernels/workspace.h): world w's blocks start at
 // w * layout.step_bytes and w * layout.world_bytes. With `step_in_local` the step block is the
-// thread's local memory instead (LocalStepBlock) and `step_blocks` is null.
+// thread's local memory instead (LocalStepBlock) and `step_blocks` is null; with `state_in_local`
+// the world's state is staged there too, after the step block, for the launch.
 struct DeviceWorkspaces {
   char* step_blocks;
   char* world_blocks;
   WorkspaceLayout layout;
   int32_t step_in_local;
+  int32_t state_in_local;
 };
 
 constexpr int kThreadsPerBlock = 128;
@@ -84,8 +86,12 @@ constexpr int StepMinBlocks() {
 // S2R_CUDA_LOCAL_STEP_BYTES of local memory per thread for it (the largest of those scenes' blocks,
 // peg_insert's, is 24,896 B); a model whose block is larger, the larger variants, and a run with
 // S2R_CUDA_STEP_BLOCK=global in the environment (to compare) use per-world blocks in global memory.
-// The driver reserves the frame for every thread an SM can hold: 32 KB x 2048 x 132 SMs = 8.9 GB
-// on an H100 or H200.
+// Where the world's state fits after the step block (every bench scene), the kernel also stages it
+// there for the launch (StageWorldState: copied in at the start, back at the end), so the physics
+// steps of a control step, and the control steps of a sweep's pass, read and write the world's
+// state in local memory, and global memory sees it once each way per launch (S2R_CUDA_STATE=global
+// leaves it in global memory). The driver reserves the frame for every thread an SM can hold:
+// 32 KB x 2048 x 132 SMs = 8.9 GB on an H100 or H200.
 #ifndef S2R_CUDA_LOCAL_STEP_BYTES
 #define S2R_CUDA_LOCAL_STEP_BYTES 32768
 #endif
@@ -103,12 +109,15 @@ struct LocalStepBlock {
 #endif
     return bytes;
   }
+  // the state's place after the step block (the backend checked that it fits)
+  S2R_HDI char* state(const DeviceWorkspaces& dw) { return bytes + AlignUp(dw.layout.step_bytes, kWorkspaceAlign); }
 };
 template <>
 struct LocalStepBlock<0> {
   S2R_HDI char* get(const DeviceWorkspaces& dw, int world) {
     return dw.step_blocks + static_cast<int64_t>(world) * dw.layout.step_bytes;
   }
+  S2R_HDI char* state(const DeviceWorkspaces&) { return nullptr; }  // never staged
 };
 
 // One kernel per step variant (kernels/step_features.h): a scene runs the smallest one that holds
@@ -122,7 +131,15 @@ __global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) 
   LocalStepBlock<LocalStepBytes<kFeatures>()> local;
   Workspace ws = BindWorkspace(dw.layout, local.get(dw, world),
                                dw.world_blocks + static_cast<int64_t>(world) * dw.layout.world_bytes);
-  ControlStep<kFeatures>(m, s, world, &ws, actions + static_cast<int64_t>(world) * m.nactuator);
+  const Real* act = actions + static_cast<int64_t>(world) * m.nactuator;
+  if constexpr (LocalStepBytes<kFeatures>() > 0) {
+    // one call of the step, whichever view it gets (two would inline the step twice)
+    const StateView view = dw.state_in_local ? StageWorldState(s, world, local.state(dw)) : s;
+    ControlStep<kFeatures>(m, view, world, &ws, act);
+    if (dw.state_in_local) UnstageWorldState(view, s);
+  } else {  // never staged: the step reads the parameter's view in place
+    ControlStep<kFeatures>(m, s, world, &ws, act);
+  }
 }
 
 // One control step of a sweep's worlds (kernels/sweep_step.h): experts, observations, labels
@@ -135,7 +152,15 @@ __global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) 
   LocalStepBlock<LocalStepBytes<kFeatures>()> local;
   Workspace ws = BindWorkspace(dw.layout, local.get(dw, world),
                                dw.world_blocks + static_cast<int64_t>(world) * dw.layout.world_bytes);
-  SweepWorldPass<kFeatures>(*args, m, s, world, &ws);
+  const SweepStepArgs& a = *args;
+  if constexpr (LocalStepBytes<kFeatures>() > 0) {
+    const bool stage = dw.state_in_local && (a.worlds[world].active || a.worlds[world].begin);  // else no steps
+    const StateView view = stage ? StageWorldState(s, world, local.state(dw)) : s;
+    SweepWorldPass<kFeatures>(a, m, view, world, &ws);
+    if (stage) UnstageWorldState(view, s);
+  } else {
+    SweepWorldPass<kFeatures>(a, m, s, world, &ws);
+  }
 }
 
 // The sweep's episode starts and finished episodes travel in one packed copy each way, not one
@@ -324,7 +349,9 @@ class CudaBackend : public Backend {
   }
   int threads() const override { return 0; }
   int64_t ScratchBytesPerWorld() const override { return workspaces_.layout.step_bytes + workspaces_.layout.world_bytes; }
-  const char* StepBlockMemory() const override { return workspaces_.step_in_local ? "local" : "global"; }
+  const char* StepBlockMemory() const override {
+    return workspaces_.state_in_local ? "local+state" : workspaces_.step_in_local ? "local" : "global";
+  }
   std::unique_ptr<SweepBuffers> MakeSweepBuffers(const SweepStepArgs& shape) override;
 
   void LaunchSweepStep(const SweepStepArgs* device_args) {
@@ -367,9 +394,11 @@ class CudaBackend : public Backend {
     const ModelView& m = model_;
     size_t nw = nworld_;
     const bool local = StepBlockInLocalMemory(layout);
+    const bool state_local = local && StateInLocalMemory(layout);
     step_blocks_.Resize(local ? 0 : size_t(layout.step_bytes) * nw);
     world_blocks_.Resize(size_t(layout.world_bytes) * nw);
-    workspaces_ = DeviceWorkspaces{step_blocks_.get<char>(), world_blocks_.get<char>(), layout, local ? 1 : 0};
+    workspaces_ = DeviceWorkspaces{step_blocks_.get<char>(), world_blocks_.get<char>(), layout, local ? 1 : 0,
+                                   state_local ? 1 : 0};
     size_t action_bytes = sizeof(Real) * nw * (m.nactuator > 0 ? m.nactuator : 1);
     for (int i = 0; i < kActionSlots; ++i) {
       S2R_CUDA_CHECK(cudaMallocHost(&pinned_actions_[i], action_bytes));
@@ -383,14 +412,28 @@ class CudaBackend : public Backend {
   // for the layout's block, and S2R_CUDA_STEP_BLOCK is not "global" ("local" or unset: where it
   // fits; anything else is an error)
   bool StepBlockInLocalMemory(const WorkspaceLayout& layout) const {
-    const char* env = std::getenv("S2R_CUDA_STEP_BLOCK");
+    return PlaceChoice("S2R_CUDA_STEP_BLOCK") && layout.step_bytes <= LocalRoom();
+  }
+  // whether they also stage a world's state there, after the step block: it fits, and
+  // S2R_CUDA_STATE is not "global" (likewise)
+  bool StateInLocalMemory(const WorkspaceLayout& layout) const {
+    const int64_t state = WorldStateBytes(StateDims(model_, nworld_));
+    return PlaceChoice("S2R_CUDA_STATE") && AlignUp(layout.step_bytes, kWorkspaceAlign) + state <= LocalRoom();
+  }
+  // false when the environment variable says "global"; "local" or unset: true
+  static bool PlaceChoice(const char* variable) {
+    const char* env = std::getenv(variable);
     const std::string choice = env ? env : "";
     if (!choice.empty() && choice != "local" && choice != "global") {
-      throw std::runtime_error("S2R_CUDA_STEP_BLOCK=" + choice + ": expected local or global");
+      throw std::runtime_error(std::string(variable) + "=" + choice + ": expected local or global");
     }
+    return choice != "global";
+  }
+  // the local memory the model's step variant reserves (LocalStepBlock)
+  int64_t LocalRoom() const {
     int64_t room = 0;
     WithStepVariant(variant_, [&](auto features) { room = LocalStepBytes<features.value>(); });
-    return choice != "global" && layout.step_bytes <= room;
+    return room;
   }
 
   // every state array, in S2R_STATE_ARRAYS order, to or from the host copy

@@ -97,7 +97,8 @@ class Backend {
   virtual int threads() const = 0;
   virtual int64_t ScratchBytesPerWorld() const = 0;
   // where a world's step block (kernels/workspace.h) lives while it steps: "thread" (the CPU: one
-  // block per thread, reused for its worlds), "local" (CUDA: the thread's local memory) or
+  // block per thread, reused for its worlds), "local" (CUDA: the thread's local memory),
+  // "local+state" (CUDA: there, and the world's state staged beside it for each launch) or
   // "global" (CUDA: one block per world in device memory)
   virtual const char* StepBlockMemory() const { return "thread"; }
   // Buffers for a sweep shaped by `shape` (its scalars and models; its pointers are ignored).

@@ -142,6 +142,7 @@ void RunBench(const BenchArgs& args) {
     j["step_scratch_bytes"] = layout.step_bytes;    // per world stepping at once (CUDA: every world)
     j["world_scratch_bytes"] = layout.world_bytes;  // kept between steps, per world
     j["step_block_memory"] = engine.StepBlockMemory();
+    j["staged_state_bytes"] = WorldStateBytes(StateDims(engine.view(), 1));  // CUDA's local copy
   }
   j["state_hash"] = hash;
   j["precision"] = sizeof(Real) == 4 ? "float32" : "float64";

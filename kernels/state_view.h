@@ -79,6 +79,9 @@ struct StateView {
   int32_t nequality = 0;
   int32_t max_contacts = 0;
   int32_t latency_capacity = 1;
+  // the first world the arrays hold: 0, except in a view of one world staged elsewhere
+  // (StageWorldState), whose arrays hold world `world0` alone
+  int32_t world0 = 0;
 
   // one pointer per array, (nworld, rows, cols), world-major: `body_pos_`
 #define S2R_STATE_POINTER(shape, name, type, rows, cols, unit, hashed, description) \
@@ -90,15 +93,15 @@ struct StateView {
 #define S2R_STATE_ACCESSOR_ROWS(name, type, rows, cols)                 \
   S2R_HDI type* name(int w, int i) const {                              \
     const StateView& v = *this;                                         \
-    return name##_ + (int64_t(w) * (rows) + i) * (cols);                \
+    return name##_ + (int64_t(w - world0) * (rows) + i) * (cols);       \
   }
 #define S2R_STATE_ACCESSOR_BLOCK(name, type, rows, cols)                \
   S2R_HDI type* name(int w) const {                                     \
     const StateView& v = *this;                                         \
-    return name##_ + int64_t(w) * (cols);                               \
+    return name##_ + int64_t(w - world0) * (cols);                      \
   }
 #define S2R_STATE_ACCESSOR_SCALAR(name, type, rows, cols) \
-  S2R_HDI type& name(int w) const { return name##_[w]; }
+  S2R_HDI type& name(int w) const { return name##_[w - world0]; }
 #define S2R_STATE_ACCESSOR(shape, name, type, rows, cols, unit, hashed, description) \
   S2R_STATE_ACCESSOR_##shape(name, type, rows, cols)
   S2R_STATE_ARRAYS(S2R_STATE_ACCESSOR)
@@ -119,6 +122,60 @@ S2R_HD StateView StateDims(const ModelView& m, int nworld) {
   v.max_contacts = m.contact_capacity;
   v.latency_capacity = m.latency_capacity;
   return v;
+}
+
+// Bytes of one world's state arrays laid out one after another, each starting on a 16-byte line
+// (StageWorldState's block)
+S2R_HD int64_t WorldStateBytes(const StateView& v) {
+  int64_t bytes = 0;
+#define S2R_WORLD_STATE_BYTES(shape, name, type, rows, cols, unit, hashed, description) \
+  bytes = (bytes + int64_t(rows) * int64_t(cols) * int64_t(sizeof(type)) + 15) / 16 * 16;
+  S2R_STATE_ARRAYS(S2R_WORLD_STATE_BYTES)
+#undef S2R_WORLD_STATE_BYTES
+  return bytes;
+}
+
+// 4-byte words from one world's arrays to another place (every state type is a whole number of
+// words: Real, int32_t, int64_t, Contact)
+S2R_HDI void CopyStateWords(const void* from, void* to, int64_t bytes) {
+  const uint32_t* src = static_cast<const uint32_t*>(from);
+  uint32_t* dst = static_cast<uint32_t*>(to);
+  for (int64_t k = 0; k < bytes / 4; ++k) dst[k] = src[k];
+}
+
+// Copies world w's arrays of `s` into `block` (WorldStateBytes(s) bytes, 16-byte aligned) and
+// returns a view of world w whose arrays are those copies: a step through it reads and writes the
+// block. The CUDA step kernels stage a world's state in the thread's local memory this way
+// (cuda/backend_cuda.cu); UnstageWorldState copies it back.
+S2R_HD StateView StageWorldState(const StateView& s, int w, char* block) {
+  StateView v = s;
+  v.nworld = 1;
+  v.world0 = w;
+  int64_t off = 0;
+#define S2R_STAGE_STATE(shape, name, type, rows, cols, unit, hashed, description)  \
+  {                                                                               \
+    const int64_t bytes = int64_t(rows) * int64_t(cols) * int64_t(sizeof(type));  \
+    type* local = reinterpret_cast<type*>(block + off);                           \
+    CopyStateWords(s.name##_ + int64_t(w - s.world0) * (bytes / int64_t(sizeof(type))), local, bytes); \
+    v.name##_ = local;                                                            \
+    off = (off + bytes + 15) / 16 * 16;                                           \
+  }
+  S2R_STATE_ARRAYS(S2R_STAGE_STATE)
+#undef S2R_STAGE_STATE
+  return v;
+}
+
+// Copies a staged world's arrays back into `s` (the view StageWorldState staged it from).
+S2R_HD void UnstageWorldState(const StateView& staged, const StateView& s) {
+  const int w = staged.world0;
+  const StateView& v = staged;  // the sizes the list's expressions read
+#define S2R_UNSTAGE_STATE(shape, name, type, rows, cols, unit, hashed, description) \
+  {                                                                                \
+    const int64_t bytes = int64_t(rows) * int64_t(cols) * int64_t(sizeof(type));   \
+    CopyStateWords(staged.name##_, s.name##_ + int64_t(w - s.world0) * (bytes / int64_t(sizeof(type))), bytes); \
+  }
+  S2R_STATE_ARRAYS(S2R_UNSTAGE_STATE)
+#undef S2R_UNSTAGE_STATE
 }
 
 // Elements of one world's block of each array: f(name, pointer member, elements per world,

@@ -158,22 +158,23 @@ TEST(CudaEmulationEngine, QueuedStepsReadTheirOwnActions) {
   }
 }
 
-// S2R_CUDA_STEP_BLOCK for one scope, restored after
-class StepBlockChoice {
+// an environment variable set (or unset) for one scope, restored after
+class ScopedEnv {
  public:
-  explicit StepBlockChoice(const char* value) {
-    const char* old = std::getenv("S2R_CUDA_STEP_BLOCK");
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
     had_ = old != nullptr;
     if (had_) old_ = old;
-    if (value) setenv("S2R_CUDA_STEP_BLOCK", value, 1);
-    else unsetenv("S2R_CUDA_STEP_BLOCK");
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
   }
-  ~StepBlockChoice() {
-    if (had_) setenv("S2R_CUDA_STEP_BLOCK", old_.c_str(), 1);
-    else unsetenv("S2R_CUDA_STEP_BLOCK");
+  ~ScopedEnv() {
+    if (had_) setenv(name_, old_.c_str(), 1);
+    else unsetenv(name_);
   }
 
  private:
+  const char* name_;
   bool had_ = false;
   std::string old_;
 };
@@ -195,39 +196,47 @@ uint64_t HashAfterSteps(const char* scene, BackendKind backend, int steps, std::
 }
 
 // The step kernels keep a world's step block in the thread's local memory where the variant has
-// room for it, else (or with S2R_CUDA_STEP_BLOCK=global) in a per-world block of device memory.
-// Either way a world's steps are the CPU's bit for bit: the block carries nothing from one launch
-// to the next (the emulation fills the local block with NaN bytes at every launch).
-TEST(CudaEmulationEngine, StepBlockInLocalOrGlobalMemoryStepsTheSame) {
+// room for it, and stage the world's state beside it for the launch where that fits too; else (or
+// with S2R_CUDA_STEP_BLOCK / S2R_CUDA_STATE = global) they use device memory. Every way, a world's
+// steps are the CPU's bit for bit: the local block carries nothing from one launch to the next
+// (the emulation fills it with NaN bytes at every launch), and the staged state goes back whole.
+TEST(CudaEmulationEngine, StepBlockAndStateInLocalOrGlobalMemoryStepTheSame) {
   struct Case {
     const char* scene;
-    const char* local;  // where the block goes when S2R_CUDA_STEP_BLOCK is unset
+    const char* by_default;  // where the block goes with neither variable set
   };
-  for (const Case& c : {Case{"builtin:stack5", "local"}, Case{"builtin:peg_insert", "local"},
+  for (const Case& c : {Case{"builtin:stack5", "local+state"}, Case{"builtin:peg_insert", "local+state"},
                         Case{"builtin:panda_pick", "global"}}) {
     SCOPED_TRACE(c.scene);
     std::string memory;
     const int steps = 12;
     const uint64_t cpu = HashAfterSteps(c.scene, BackendKind::kCpu, steps, &memory);
     EXPECT_EQ(memory, "thread");
-    {
-      StepBlockChoice unset(nullptr);
+    struct Choice {
+      const char* step_block;
+      const char* state;
+      const char* memory;  // nullptr: the case's default
+    };
+    for (const Choice& k : {Choice{nullptr, nullptr, nullptr}, Choice{"local", "global", "local"},
+                            Choice{"global", nullptr, "global"}, Choice{"global", "local", "global"}}) {
+      SCOPED_TRACE(std::string("S2R_CUDA_STEP_BLOCK=") + (k.step_block ? k.step_block : "(unset)") +
+                   " S2R_CUDA_STATE=" + (k.state ? k.state : "(unset)"));
+      ScopedEnv block("S2R_CUDA_STEP_BLOCK", k.step_block);
+      ScopedEnv state("S2R_CUDA_STATE", k.state);
       EXPECT_EQ(HashAfterSteps(c.scene, BackendKind::kCudaEmulation, steps, &memory), cpu);
-      EXPECT_EQ(memory, c.local);
-    }
-    {
-      StepBlockChoice global("global");
-      EXPECT_EQ(HashAfterSteps(c.scene, BackendKind::kCudaEmulation, steps, &memory), cpu);
-      EXPECT_EQ(memory, "global");
+      const bool fits = std::string(c.by_default) != "global";
+      EXPECT_EQ(memory, k.memory == nullptr ? c.by_default : fits ? k.memory : "global");
     }
   }
-  StepBlockChoice bad("shared");
-  std::string memory;
-  try {
-    HashAfterSteps("builtin:box_push", BackendKind::kCudaEmulation, 1, &memory);
-    ADD_FAILURE() << "S2R_CUDA_STEP_BLOCK=shared was accepted";
-  } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("S2R_CUDA_STEP_BLOCK=shared"), std::string::npos) << e.what();
+  for (const char* name : {"S2R_CUDA_STEP_BLOCK", "S2R_CUDA_STATE"}) {
+    ScopedEnv bad(name, "shared");
+    std::string memory;
+    try {
+      HashAfterSteps("builtin:box_push", BackendKind::kCudaEmulation, 1, &memory);
+      ADD_FAILURE() << name << "=shared was accepted";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string(name) + "=shared"), std::string::npos) << e.what();
+    }
   }
 }
 
