@@ -31,13 +31,15 @@ using namespace S2R_CUDA_NAMESPACE;
 // device scratch for all worlds (kernels/workspace.h): world w's blocks start at
 // w * layout.step_bytes and w * layout.world_bytes. With `step_in_local` the step block is the
 // thread's local memory instead (LocalStepBlock) and `step_blocks` is null; with `state_in_local`
-// the world's state is staged there too, after the step block, for the launch.
+// the world's state is staged there too, after the step block, for the launch (WorldStateBytes:
+// `state_bytes`), and in a sweep the world's episode record after it.
 struct DeviceWorkspaces {
   char* step_blocks;
   char* world_blocks;
   WorkspaceLayout layout;
   int32_t step_in_local;
   int32_t state_in_local;
+  int32_t state_bytes;
 };
 
 constexpr int kThreadsPerBlock = 128;
@@ -90,7 +92,8 @@ constexpr int StepMinBlocks() {
 // there for the launch (StageWorldState: copied in at the start, back at the end), so the physics
 // steps of a control step, and the control steps of a sweep's pass, read and write the world's
 // state in local memory, and global memory sees it once each way per launch (S2R_CUDA_STATE=global
-// leaves it in global memory). The driver reserves the frame for every thread an SM can hold:
+// leaves it in global memory). A sweep's pass stages the world's episode record (SweepWorld, 704 B:
+// the task's, observation's and events' state) after it the same way. The driver reserves the frame for every thread an SM can hold:
 // 32 KB x 2048 x 132 SMs = 8.9 GB on an H100 or H200.
 #ifndef S2R_CUDA_LOCAL_STEP_BYTES
 #define S2R_CUDA_LOCAL_STEP_BYTES 32768
@@ -109,8 +112,12 @@ struct LocalStepBlock {
 #endif
     return bytes;
   }
-  // the state's place after the step block (the backend checked that it fits)
+  // the state's place after the step block, and the sweep record's after the state (the backend
+  // checked that they fit)
   S2R_HDI char* state(const DeviceWorkspaces& dw) { return bytes + AlignUp(dw.layout.step_bytes, kWorkspaceAlign); }
+  S2R_HDI SweepWorld* record(const DeviceWorkspaces& dw) {
+    return reinterpret_cast<SweepWorld*>(state(dw) + dw.state_bytes);
+  }
 };
 template <>
 struct LocalStepBlock<0> {
@@ -118,6 +125,7 @@ struct LocalStepBlock<0> {
     return dw.step_blocks + static_cast<int64_t>(world) * dw.layout.step_bytes;
   }
   S2R_HDI char* state(const DeviceWorkspaces&) { return nullptr; }  // never staged
+  S2R_HDI SweepWorld* record(const DeviceWorkspaces&) { return nullptr; }
 };
 
 // One kernel per step variant (kernels/step_features.h): a scene runs the smallest one that holds
@@ -156,8 +164,13 @@ __global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) 
   if constexpr (LocalStepBytes<kFeatures>() > 0) {
     const bool stage = dw.state_in_local && (a.worlds[world].active || a.worlds[world].begin);  // else no steps
     const StateView view = stage ? StageWorldState(s, world, local.state(dw)) : s;
-    SweepWorldPass<kFeatures>(a, m, view, world, &ws);
-    if (stage) UnstageWorldState(view, s);
+    SweepWorld* record = stage ? local.record(dw) : nullptr;
+    if (stage) CopyStateWords(&a.worlds[world], record, sizeof(SweepWorld));
+    SweepWorldPass<kFeatures>(a, m, view, world, &ws, SweepControlStep<kFeatures>(), record);
+    if (stage) {
+      UnstageWorldState(view, s);
+      CopyStateWords(record, &a.worlds[world], sizeof(SweepWorld));
+    }
   } else {
     SweepWorldPass<kFeatures>(a, m, s, world, &ws);
   }
@@ -398,7 +411,8 @@ class CudaBackend : public Backend {
     step_blocks_.Resize(local ? 0 : size_t(layout.step_bytes) * nw);
     world_blocks_.Resize(size_t(layout.world_bytes) * nw);
     workspaces_ = DeviceWorkspaces{step_blocks_.get<char>(), world_blocks_.get<char>(), layout, local ? 1 : 0,
-                                   state_local ? 1 : 0};
+                                   state_local ? 1 : 0,
+                                   static_cast<int32_t>(WorldStateBytes(StateDims(model_, nworld_)))};
     size_t action_bytes = sizeof(Real) * nw * (m.nactuator > 0 ? m.nactuator : 1);
     for (int i = 0; i < kActionSlots; ++i) {
       S2R_CUDA_CHECK(cudaMallocHost(&pinned_actions_[i], action_bytes));
@@ -414,10 +428,10 @@ class CudaBackend : public Backend {
   bool StepBlockInLocalMemory(const WorkspaceLayout& layout) const {
     return PlaceChoice("S2R_CUDA_STEP_BLOCK") && layout.step_bytes <= LocalRoom();
   }
-  // whether they also stage a world's state there, after the step block: it fits, and
-  // S2R_CUDA_STATE is not "global" (likewise)
+  // whether they also stage a world's state there, after the step block, with room for a sweep's
+  // episode record after it: they fit, and S2R_CUDA_STATE is not "global" (likewise)
   bool StateInLocalMemory(const WorkspaceLayout& layout) const {
-    const int64_t state = WorldStateBytes(StateDims(model_, nworld_));
+    const int64_t state = WorldStateBytes(StateDims(model_, nworld_)) + int64_t(sizeof(SweepWorld));
     return PlaceChoice("S2R_CUDA_STATE") && AlignUp(layout.step_bytes, kWorkspaceAlign) + state <= LocalRoom();
   }
   // false when the environment variable says "global"; "local" or unset: true

@@ -20,6 +20,7 @@
 #include "host/engine.h"
 #include "host/scene/scene_source.h"
 #include "kernels/step_features.h"
+#include "kernels/sweep_step.h"
 #include "kernels/workspace.h"
 
 namespace s2r {
@@ -142,7 +143,8 @@ void RunBench(const BenchArgs& args) {
     j["step_scratch_bytes"] = layout.step_bytes;    // per world stepping at once (CUDA: every world)
     j["world_scratch_bytes"] = layout.world_bytes;  // kept between steps, per world
     j["step_block_memory"] = engine.StepBlockMemory();
-    j["staged_state_bytes"] = WorldStateBytes(StateDims(engine.view(), 1));  // CUDA's local copy
+    // what CUDA stages after the step block: the world's state, and room for a sweep's record
+    j["staged_state_bytes"] = WorldStateBytes(StateDims(engine.view(), 1)) + int64_t(sizeof(SweepWorld));
   }
   j["state_hash"] = hash;
   j["precision"] = sizeof(Real) == 4 ? "float32" : "float64";

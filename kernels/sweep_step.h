@@ -88,9 +88,9 @@ struct SweepStepArgs {
 };
 
 // The episode's start, after the host reset the world and gave it its parameters: the task's and
-// the observation model's reset, the events' draws, zero actions.
-S2R_HD void SweepBeginEpisode(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w) {
-  SweepWorld& r = a.worlds[w];
+// the observation model's reset, the events' draws, zero actions. `r` is world w's record
+// (a.worlds[w], or a copy of it: SweepWorldPass).
+S2R_HD void SweepBeginEpisode(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, SweepWorld& r) {
   const uint64_t episode = static_cast<uint64_t>(r.episode);
   ObservationReset(a.observation, a.seed, episode, &r.observation);
   for (int k = 0; k < a.nevents; ++k) r.events[k] = DrawEvent(a.events[k], a.seed, episode, k);
@@ -105,10 +105,10 @@ S2R_HD void SweepBeginEpisode(const SweepStepArgs& a, const ModelView& m, const 
 // SweepWorldBefore (the episode's start, events, the expert, the rows before the step) returns
 // the world's actions, ControlStep steps it, SweepWorldAfter evaluates the task. `ws` has the
 // world's block bound (BindWorkspace).
-S2R_HD Real* SweepWorldBefore(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, Workspace* ws) {
-  SweepWorld& r = a.worlds[w];
+S2R_HD Real* SweepWorldBefore(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, Workspace* ws,
+                              SweepWorld& r) {
   a.ended[w] = 0;
-  if (r.begin) SweepBeginEpisode(a, m, s, w);
+  if (r.begin) SweepBeginEpisode(a, m, s, w, r);
   Real* act = a.actions + static_cast<int64_t>(w) * a.action_stride;
   if (!r.active) return act;  // no episode (SweepWorldPass does not step such a world)
   Real* params = a.task_params + static_cast<int64_t>(w) * kTaskMaxParams;
@@ -141,8 +141,7 @@ S2R_HD Real* SweepWorldBefore(const SweepStepArgs& a, const ModelView& m, const 
   return act;
 }
 
-S2R_HD void SweepWorldAfter(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w) {
-  SweepWorld& r = a.worlds[w];
+S2R_HD void SweepWorldAfter(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, SweepWorld& r) {
   if (!r.active) return;
   TaskEvaluate(a.task, m, s, w, a.task_params + static_cast<int64_t>(w) * kTaskMaxParams, a.horizon, &r.task);
   if (r.task.done) {
@@ -165,20 +164,24 @@ struct SweepControlStep {
 // (CUDA) and spread the host's work between passes over more steps. An episode's rows do not
 // depend on how its steps fell into passes. A world with no episode to run or start takes none
 // (the sweep's tail). `physics(m, s, w, ws, act)` steps the world (a backend may wrap ControlStep
-// to time it: the CPU backend reports the sweep's physics share).
+// to time it: the CPU backend reports the sweep's physics share). `record` is the world's episode
+// record to use, when not a.worlds[w] itself: the CUDA step kernel passes a copy in the thread's
+// local memory and writes it back after the pass.
 template <unsigned kFeatures, typename Physics = SweepControlStep<kFeatures>>
 S2R_HD void SweepWorldPass(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, Workspace* ws,
-                           const Physics& physics = Physics()) {
-  if (!a.worlds[w].active && !a.worlds[w].begin) {
+                           const Physics& physics = Physics(), SweepWorld* record = nullptr) {
+  // the record is looked up again after the physics rather than kept live across it (registers)
+  auto r = [&]() -> SweepWorld& { return record ? *record : a.worlds[w]; };
+  if (!r().active && !r().begin) {
     a.ended[w] = 0;
     a.stepped[w] = 0;
     return;
   }
   int k = 0;
   do {
-    Real* act = SweepWorldBefore(a, m, s, w, ws);
+    Real* act = SweepWorldBefore(a, m, s, w, ws, r());
     physics(m, s, w, ws, act);
-    SweepWorldAfter(a, m, s, w);
+    SweepWorldAfter(a, m, s, w, r());
     ++k;
   } while (k < a.steps && !a.ended[w]);
   a.stepped[w] = k;
