@@ -49,22 +49,6 @@ constexpr int kThreadsPerBlock = 128;
 // struct (about 1.2 KB) into every thread's local memory; a grid constant is read in place from
 // the parameter bank.
 
-__global__ void ResetWorldsKernel(const __grid_constant__ ModelView m, const __grid_constant__ StateView s) {
-  int world = blockIdx.x * blockDim.x + threadIdx.x;
-  if (world >= s.nworld) return;
-  ResetWorld(m, s, world);
-}
-
-__global__ void ResetWorldListKernel(const __grid_constant__ ModelView m, const __grid_constant__ StateView s, DeviceWorkspaces dw, const int32_t* worlds,
-                                     int count) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= count) return;
-  int world = worlds[i];
-  ResetWorld(m, s, world);
-  Workspace ws = BindWorkspace(dw.layout, nullptr, dw.world_blocks + static_cast<int64_t>(world) * dw.layout.world_bytes);
-  *ws.reduced_valid = 0u;
-}
-
 // Resident blocks per SM a step kernel is compiled for (__launch_bounds__), which caps its
 // registers at 65536 / (128 * blocks). The bench scenes' variant asks for 4 (128 registers, 16
 // warps): ptxas then spills 28 B, where 8 blocks (64 registers, 32 warps) spill 400 B and grow
@@ -127,6 +111,36 @@ struct LocalStepBlock<0> {
   S2R_HDI char* state(const DeviceWorkspaces&) { return nullptr; }  // never staged
   S2R_HDI SweepWorld* record(const DeviceWorkspaces&) { return nullptr; }
 };
+
+// A reset writes the device state in its layout: in place where it is world-major, through a
+// staged copy in local memory where it is interleaved (StateView::interleaved; the state then fits
+// the block, the backend checked).
+S2R_HDI void ResetDeviceWorld(const ModelView& m, const StateView& s, int world) {
+  if (!s.interleaved) {
+    ResetWorld(m, s, world);
+    return;
+  }
+  LocalStepBlock<S2R_CUDA_LOCAL_STEP_BYTES> local;
+  const StateView staged = StageWorldState(s, world, local.bytes);
+  ResetWorld(m, staged, world);
+  UnstageWorldState(staged, s);
+}
+
+__global__ void ResetWorldsKernel(const __grid_constant__ ModelView m, const __grid_constant__ StateView s) {
+  int world = blockIdx.x * blockDim.x + threadIdx.x;
+  if (world >= s.nworld) return;
+  ResetDeviceWorld(m, s, world);
+}
+
+__global__ void ResetWorldListKernel(const __grid_constant__ ModelView m, const __grid_constant__ StateView s, DeviceWorkspaces dw, const int32_t* worlds,
+                                     int count) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  int world = worlds[i];
+  ResetDeviceWorld(m, s, world);
+  Workspace ws = BindWorkspace(dw.layout, nullptr, dw.world_blocks + static_cast<int64_t>(world) * dw.layout.world_bytes);
+  *ws.reduced_valid = 0u;
+}
 
 // One kernel per step variant (kernels/step_features.h): a scene runs the smallest one that holds
 // what it contains, so its registers and stack frame are not those of the deepest path any scene
@@ -410,6 +424,7 @@ class CudaBackend : public Backend {
     const bool state_local = local && StateInLocalMemory(layout);
     step_blocks_.Resize(local ? 0 : size_t(layout.step_bytes) * nw);
     world_blocks_.Resize(size_t(layout.world_bytes) * nw);
+    device_.interleaved = state_local ? 1 : 0;  // every kernel that touches the state stages it
     workspaces_ = DeviceWorkspaces{step_blocks_.get<char>(), world_blocks_.get<char>(), layout, local ? 1 : 0,
                                    state_local ? 1 : 0,
                                    static_cast<int32_t>(WorldStateBytes(StateDims(model_, nworld_)))};
@@ -450,14 +465,33 @@ class CudaBackend : public Backend {
     return room;
   }
 
-  // every state array, in S2R_STATE_ARRAYS order, to or from the host copy
+  // every state array, in S2R_STATE_ARRAYS order, to or from the host copy (world-major); an
+  // interleaved device state (StateView::interleaved) is transposed on the host on the way
   void Copy(const StateView& h, bool to_host) {
     StateView host = h;
     size_t i = 0;
-    ForEachStateArray(host, [&](const char*, auto* ptr, int64_t, bool) {
+    const bool transpose = device_.interleaved != 0;
+    std::vector<uint32_t> words;
+    ForEachStateArray(host, [&](const char*, auto* ptr, int64_t per_world, bool) {
       StateArray& a = state_arrays_[i++];
-      if (to_host) a.buf.Download(ptr, a.bytes, stream_);
-      else S2R_CUDA_CHECK(cudaMemcpyAsync(a.buf.get<void>(), ptr, a.bytes, cudaMemcpyHostToDevice, stream_));
+      if (!transpose) {
+        if (to_host) a.buf.Download(ptr, a.bytes, stream_);
+        else S2R_CUDA_CHECK(cudaMemcpyAsync(a.buf.get<void>(), ptr, a.bytes, cudaMemcpyHostToDevice, stream_));
+        return;
+      }
+      // word k of world w: host w * n + k, device k * nworld + w
+      const int64_t n = per_world * int64_t(sizeof(*ptr)) / 4;
+      words.resize(a.bytes / 4);
+      uint32_t* h_words = reinterpret_cast<uint32_t*>(ptr);
+      if (to_host) {
+        a.buf.Download(words.data(), a.bytes, stream_);
+        S2R_CUDA_CHECK(cudaStreamSynchronize(stream_));  // pageable: the copy has landed
+        for (int64_t w = 0; w < nworld_; ++w) CopyStateWords(words.data() + w, h_words + w * n, n * 4, nworld_);
+      } else {
+        for (int64_t w = 0; w < nworld_; ++w) CopyStateWords(h_words + w * n, words.data() + w, n * 4, 1, nworld_);
+        S2R_CUDA_CHECK(cudaMemcpyAsync(a.buf.get<void>(), words.data(), a.bytes, cudaMemcpyHostToDevice, stream_));
+        S2R_CUDA_CHECK(cudaStreamSynchronize(stream_));  // before `words` is refilled
+      }
     });
     S2R_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }

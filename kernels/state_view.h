@@ -82,6 +82,12 @@ struct StateView {
   // the first world the arrays hold: 0, except in a view of one world staged elsewhere
   // (StageWorldState), whose arrays hold world `world0` alone
   int32_t world0 = 0;
+  // 1: every array is laid out world-fastest by 4-byte word (word k of world w's block at word
+  // k * nworld + w), so a warp's threads, consecutive worlds, read consecutive words. The CUDA
+  // backend keeps its device state so when its kernels stage every world they step
+  // (cuda/backend_cuda.cu); the accessors do not apply to such a view, only
+  // StageWorldState / UnstageWorldState read and write it.
+  int32_t interleaved = 0;
 
   // one pointer per array, (nworld, rows, cols), world-major: `body_pos_`
 #define S2R_STATE_POINTER(shape, name, type, rows, cols, unit, hashed, description) \
@@ -135,13 +141,23 @@ S2R_HD int64_t WorldStateBytes(const StateView& v) {
   return bytes;
 }
 
-// 4-byte words from one world's arrays to another place (every state type is a whole number of
-// words: Real, int32_t, int64_t, Contact)
-S2R_HDI void CopyStateWords(const void* from, void* to, int64_t bytes) {
+// 4-byte words from one place to another (every state type is a whole number of words: Real,
+// int32_t, int64_t, Contact), each `stride` words apart at the source and `to_stride` at the
+// destination
+S2R_HDI void CopyStateWords(const void* from, void* to, int64_t bytes, int64_t stride = 1, int64_t to_stride = 1) {
   const uint32_t* src = static_cast<const uint32_t*>(from);
   uint32_t* dst = static_cast<uint32_t*>(to);
-  for (int64_t k = 0; k < bytes / 4; ++k) dst[k] = src[k];
+  for (int64_t k = 0; k < bytes / 4; ++k) dst[k * to_stride] = src[k * stride];
 }
+
+// Where world w's block of an array starts, and the distance between its words, in a view's layout
+// (world-major, or interleaved by word)
+template <typename T>
+S2R_HDI T* WorldBlockStart(const StateView& s, T* array, int w, int64_t words_per_world) {
+  if (s.interleaved) return reinterpret_cast<T*>(reinterpret_cast<uint32_t*>(array) + w);
+  return reinterpret_cast<T*>(reinterpret_cast<uint32_t*>(array) + int64_t(w - s.world0) * words_per_world);
+}
+S2R_HDI int64_t WorldWordStride(const StateView& s) { return s.interleaved ? s.nworld : 1; }
 
 // Copies world w's arrays of `s` into `block` (WorldStateBytes(s) bytes, 16-byte aligned) and
 // returns a view of world w whose arrays are those copies: a step through it reads and writes the
@@ -151,12 +167,13 @@ S2R_HD StateView StageWorldState(const StateView& s, int w, char* block) {
   StateView v = s;
   v.nworld = 1;
   v.world0 = w;
+  v.interleaved = 0;
   int64_t off = 0;
 #define S2R_STAGE_STATE(shape, name, type, rows, cols, unit, hashed, description)  \
   {                                                                               \
     const int64_t bytes = int64_t(rows) * int64_t(cols) * int64_t(sizeof(type));  \
     type* local = reinterpret_cast<type*>(block + off);                           \
-    CopyStateWords(s.name##_ + int64_t(w - s.world0) * (bytes / int64_t(sizeof(type))), local, bytes); \
+    CopyStateWords(WorldBlockStart(s, s.name##_, w, bytes / 4), local, bytes, WorldWordStride(s)); \
     v.name##_ = local;                                                            \
     off = (off + bytes + 15) / 16 * 16;                                           \
   }
@@ -172,7 +189,7 @@ S2R_HD void UnstageWorldState(const StateView& staged, const StateView& s) {
 #define S2R_UNSTAGE_STATE(shape, name, type, rows, cols, unit, hashed, description) \
   {                                                                                \
     const int64_t bytes = int64_t(rows) * int64_t(cols) * int64_t(sizeof(type));   \
-    CopyStateWords(staged.name##_, s.name##_ + int64_t(w - s.world0) * (bytes / int64_t(sizeof(type))), bytes); \
+    CopyStateWords(staged.name##_, WorldBlockStart(s, s.name##_, w, bytes / 4), bytes, 1, WorldWordStride(s)); \
   }
   S2R_STATE_ARRAYS(S2R_UNSTAGE_STATE)
 #undef S2R_UNSTAGE_STATE

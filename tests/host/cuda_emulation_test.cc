@@ -189,6 +189,11 @@ uint64_t HashAfterSteps(const char* scene, BackendKind backend, int steps, std::
   for (int k = 0; k < steps; ++k) {
     for (size_t i = 0; i < a.size(); ++i) a[i] = Real(0.3 * std::sin(0.7 * k + double(i)));
     e.Step(a.data());
+    if (k == steps / 2) {  // a state edit of one world, through the host copy and back
+      e.Download();
+      e.mutable_state().view.body_linvel(2, e.model().nbody() - 1)[0] += Real(0.25);
+      e.Upload();
+    }
   }
   e.Download();
   *memory = e.StepBlockMemory();
@@ -199,7 +204,9 @@ uint64_t HashAfterSteps(const char* scene, BackendKind backend, int steps, std::
 // room for it, and stage the world's state beside it for the launch where that fits too; else (or
 // with S2R_CUDA_STEP_BLOCK / S2R_CUDA_STATE = global) they use device memory. Every way, a world's
 // steps are the CPU's bit for bit: the local block carries nothing from one launch to the next
-// (the emulation fills it with NaN bytes at every launch), and the staged state goes back whole.
+// (the emulation fills it with NaN bytes at every launch), the staged state goes back whole, and
+// a state edited on the host (one world's body, halfway) lands in that world when the device state
+// is interleaved by world and transposed on the way.
 TEST(CudaEmulationEngine, StepBlockAndStateInLocalOrGlobalMemoryStepTheSame) {
   struct Case {
     const char* scene;
