@@ -51,8 +51,8 @@ constexpr int kThreadsPerBlock = 128;
 
 // Resident blocks per SM a step kernel is compiled for (__launch_bounds__), which caps its
 // registers at 65536 / (128 * blocks). The bench scenes' variant asks for 4 (128 registers, 16
-// warps): ptxas then spills 28 B, where 8 blocks (64 registers, 32 warps) spill 400 B and grow
-// the stack frame to 1,232 B (docs/gpu.md). Which is faster is for a device to say: configure with
+// warps): ptxas then spills 96 B (the control step) and 344 B (the sweep pass), where 8 blocks (64
+// registers, 32 warps) spill 940 and 1,448 B (docs/gpu.md). Which is faster is for a device to say: configure with
 // -DS2R_CUDA_STEP_MIN_BLOCKS=N to build that variant for N blocks. The larger variants spill at
 // 128 registers already and are left unbounded.
 #ifndef S2R_CUDA_STEP_MIN_BLOCKS
@@ -63,22 +63,22 @@ constexpr int StepMinBlocks() {
   return kFeatures == kStepVariants[0] ? S2R_CUDA_STEP_MIN_BLOCKS : 1;
 }
 
-// The step block in local memory. A world's step block (contact rows, manifolds, solver bodies:
-// scratch written and read within one control step, kernels/workspace.h) is private to its
-// thread, which is what local memory is: the hardware interleaves it by 32-bit word across the
-// threads of a warp, so the warp's 32 accesses to one offset of their blocks are one 128-byte
-// transaction, cached in L1. In global memory, world-major, the same 32 accesses are 32 sectors
-// `step_bytes` apart. The variant that runs the bench and sweep scenes reserves
-// S2R_CUDA_LOCAL_STEP_BYTES of local memory per thread for it (the largest of those scenes' blocks,
-// peg_insert's, is 24,896 B); a model whose block is larger, the larger variants, and a run with
-// S2R_CUDA_STEP_BLOCK=global in the environment (to compare) use per-world blocks in global memory.
-// Where the world's state fits after the step block (every bench scene), the kernel also stages it
-// there for the launch (StageWorldState: copied in at the start, back at the end), so the physics
-// steps of a control step, and the control steps of a sweep's pass, read and write the world's
-// state in local memory, and global memory sees it once each way per launch (S2R_CUDA_STATE=global
-// leaves it in global memory). A sweep's pass stages the world's episode record (SweepWorld, 704 B:
-// the task's, observation's and events' state) after it the same way. The driver reserves the frame for every thread an SM can hold:
-// 32 KB x 2048 x 132 SMs = 8.9 GB on an H100 or H200.
+// The step block in local memory (docs/gpu.md, "The step block and the state"). A world's step
+// block (contact rows, manifolds, solver bodies: scratch written and read within one launch,
+// kernels/workspace.h) is private to its thread, which is what local memory is: the hardware
+// interleaves it by 32-bit word across the threads of a warp, so the warp's 32 accesses to one
+// offset of their blocks are one 128-byte transaction, cached in L1. In global memory, world-major,
+// the same 32 accesses are 32 sectors `step_bytes` apart.
+// - The variant that runs the bench and sweep scenes reserves S2R_CUDA_LOCAL_STEP_BYTES per thread
+//   (peg_insert's block, the largest of those scenes', is 24,896 B). A model whose block does not
+//   fit, the larger variants, and S2R_CUDA_STEP_BLOCK=global use per-world global blocks.
+// - Where the world's state (and a sweep's episode record, SweepWorld) fits after the step block,
+//   the kernel stages it there for the launch (StageWorldState, copied back at the end), so the
+//   physics steps of a control step, and the control steps of a sweep's pass, work on the local
+//   copy, and the device state is kept interleaved by world (StateView::interleaved) so that the
+//   copies coalesce too; S2R_CUDA_STATE=global leaves the state world-major and in place.
+// - The driver backs every thread an SM can hold with the whole frame: 33 KB x 2,048 x 132 SMs,
+//   about 8.9 GB on an H100 or H200.
 #ifndef S2R_CUDA_LOCAL_STEP_BYTES
 #define S2R_CUDA_LOCAL_STEP_BYTES 32768
 #endif
