@@ -212,8 +212,11 @@ TEST(CudaEmulationEngine, StepBlockAndStateInLocalOrGlobalMemoryStepTheSame) {
     const char* scene;
     const char* by_default;  // where the block goes with neither variable set
   };
-  for (const Case& c : {Case{"builtin:stack5", "local+state"}, Case{"builtin:peg_insert", "local+state"},
-                        Case{"builtin:panda_pick", "global"}}) {
+  // what fits the 32 KB local block (S2R_CUDA_LOCAL_STEP_BYTES) depends on the precision: in
+  // float64 stack5's step block is 39,168 B, pick_lift's with its state 31,104 B
+  const char* stack5 = sizeof(Real) == 4 ? "local+state" : "global";
+  for (const Case& c : {Case{"builtin:box_push", "local+state"}, Case{"builtin:pick_lift", "local+state"},
+                        Case{"builtin:stack5", stack5}, Case{"builtin:panda_pick", "global"}}) {
     SCOPED_TRACE(c.scene);
     std::string memory;
     const int steps = 12;
