@@ -108,8 +108,7 @@ struct LocalStepBlock<0> {
   S2R_HDI char* get(const DeviceWorkspaces& dw, int world) {
     return dw.step_blocks + static_cast<int64_t>(world) * dw.layout.step_bytes;
   }
-  S2R_HDI char* state(const DeviceWorkspaces&) { return nullptr; }  // never staged
-  S2R_HDI SweepWorld* record(const DeviceWorkspaces&) { return nullptr; }
+  // no state() or record(): a variant without a local block never stages (the kernels' if constexpr)
 };
 
 // A reset writes the device state in its layout: in place where it is world-major, through a
