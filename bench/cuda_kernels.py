@@ -159,12 +159,15 @@ def scene_sizes(s2r, scene):
 
 def step_block_place(j, room):
     """Where the CUDA backend keeps the scene's step block (cuda/backend_cuda.cu
-    StepBlockInLocalMemory, StateInLocalMemory): 'local+state', 'local' or 'global'."""
+    StepBlockInLocalMemory, StateInLocalMemory): 'local+state+world', 'local+state', 'local' or
+    'global'."""
     step = j["step_scratch_bytes"]
     if step > room.get(j["step_variant"], 0):
         return "global"
     staged = (step + 63) // 64 * 64 + j["staged_state_bytes"]
-    return "local+state" if staged <= room[j["step_variant"]] else "local"
+    if staged > room[j["step_variant"]]:
+        return "local"
+    return "local+state+world" if staged + j["world_scratch_bytes"] <= room[j["step_variant"]] else "local+state"
 
 
 def traffic_model(j, place="global"):
@@ -183,11 +186,16 @@ def traffic_model(j, place="global"):
     # bytes) is left out (see the local-memory table)
     # a state staged in local memory for the launch (place 'local+state') goes through global
     # memory once each way per control step; the steps then read and write the local copy, like
-    # the local step block (counted as traffic: neither fits L1 at full occupancy)
+    # the local step block (counted as traffic: neither fits L1 at full occupancy). The world
+    # block is read in every physics step where it stays in global memory; staged ('+world'), it
+    # is read and written once per launch instead, and its reads count as local traffic
     step_scratch = j["step_scratch_bytes"]
-    state_traffic = 2 * state * (1 if place == "local+state" else spc)
-    current = 2 * spc * step_scratch + (2 * spc * state if place == "local+state" else 0) + state_traffic \
-        + world_scratch + actions
+    staged = place.startswith("local+state")
+    staged_world = place == "local+state+world"
+    state_traffic = 2 * state * (1 if staged else spc)
+    world_traffic = 2 * world_scratch if staged_world else spc * world_scratch
+    current = 2 * spc * step_scratch + (2 * spc * state if staged else 0) + state_traffic \
+        + (spc * world_scratch if staged_world else 0) + world_traffic + actions
     return compulsory, current
 
 
@@ -311,7 +319,10 @@ def write_report(a, kernels, budgets):
                   "L1 cannot keep a sector until its thread reads the rest of it); `local+state`: the world's state "
                   "is staged there too for the launch, read from and written to global memory once per control "
                   "step, coalesced (the device state is interleaved by world), counted in *as built* as global "
-                  "traffic, and its use by the physics steps as local traffic. The stack frame is reserved for "
+                  "traffic, and its use by the physics steps as local traffic; `local+state+world`: the world's "
+                  "kept block (slide-tree responses) is staged too, read and written once per control step "
+                  "(interleaved by world in global memory), where without staging it is read from global memory "
+                  "in every physics step. The stack frame is reserved for "
                   "the deepest "
                   "path (below) and mostly not touched by these scenes; what they do touch of it, the narrow "
                   "phase's small arrays, is left out. The bound is HBM bandwidth (4.8 TB/s) "

@@ -32,15 +32,28 @@ using namespace S2R_CUDA_NAMESPACE;
 // w * layout.step_bytes and w * layout.world_bytes. With `step_in_local` the step block is the
 // thread's local memory instead (LocalStepBlock) and `step_blocks` is null; with `state_in_local`
 // the world's state is staged there too, after the step block, for the launch (WorldStateBytes:
-// `state_bytes`), and in a sweep the world's episode record after it.
+// `state_bytes`), and in a sweep the world's episode record after it; with `world_in_local` (only
+// with state_in_local) the world block is staged as well, between the step block and the state,
+// and the device's world blocks are interleaved by world like the state (DeviceWorldWord).
 struct DeviceWorkspaces {
   char* step_blocks;
   char* world_blocks;
   WorkspaceLayout layout;
   int32_t step_in_local;
   int32_t state_in_local;
+  int32_t world_in_local;
   int32_t state_bytes;
+  int32_t nworld;
 };
+
+// The 32-bit word at `byte_offset` in world w's world block in device memory: world-major (world
+// w's block at w * world_bytes), or interleaved by word where the kernels stage the block (word k
+// of world w at k * nworld + w), so that a warp's staging copies coalesce.
+S2R_HDI uint32_t* DeviceWorldWord(const DeviceWorkspaces& dw, int world, int64_t byte_offset) {
+  uint32_t* words = reinterpret_cast<uint32_t*>(dw.world_blocks);
+  if (dw.world_in_local) return words + byte_offset / 4 * dw.nworld + world;
+  return words + (int64_t(world) * dw.layout.world_bytes + byte_offset) / 4;
+}
 
 constexpr int kThreadsPerBlock = 128;
 
@@ -51,8 +64,8 @@ constexpr int kThreadsPerBlock = 128;
 
 // Resident blocks per SM a step kernel is compiled for (__launch_bounds__), which caps its
 // registers at 65536 / (128 * blocks). The bench scenes' variant asks for 4 (128 registers, 16
-// warps): ptxas then spills 96 B (the control step) and 344 B (the sweep pass), where 8 blocks (64
-// registers, 32 warps) spill 940 and 1,448 B (docs/gpu.md). Which is faster is for a device to say: configure with
+// warps): ptxas then spills 116 B (the control step) and 460 B (the sweep pass), where 8 blocks (64
+// registers, 32 warps) spill 964 and 1,488 B (docs/gpu.md). Which is faster is for a device to say: configure with
 // -DS2R_CUDA_STEP_MIN_BLOCKS=N to build that variant for N blocks. The larger variants spill at
 // 128 registers already and are left unbounded.
 #ifndef S2R_CUDA_STEP_MIN_BLOCKS
@@ -77,6 +90,9 @@ constexpr int StepMinBlocks() {
 //   physics steps of a control step, and the control steps of a sweep's pass, work on the local
 //   copy, and the device state is kept interleaved by world (StateView::interleaved) so that the
 //   copies coalesce too; S2R_CUDA_STATE=global leaves the state world-major and in place.
+// - Where the world block (the slide trees' responses and velocities, kept between steps and read
+//   in every physics step) fits as well, it is staged the same way, and the device's world blocks
+//   are interleaved by world (DeviceWorldWord); S2R_CUDA_STATE=global leaves them in place too.
 // - The driver backs every thread an SM can hold with the whole frame: 33 KB x 2,048 x 132 SMs,
 //   about 8.9 GB on an H100 or H200.
 #ifndef S2R_CUDA_LOCAL_STEP_BYTES
@@ -96,9 +112,10 @@ struct LocalStepBlock {
 #endif
     return bytes;
   }
-  // the state's place after the step block, and the sweep record's after the state (the backend
-  // checked that they fit)
-  S2R_HDI char* state(const DeviceWorkspaces& dw) { return bytes + AlignUp(dw.layout.step_bytes, kWorkspaceAlign); }
+  // the places of what is staged after the step block: the world block (where it is staged), the
+  // state, and the sweep record (the backend checked that they fit)
+  S2R_HDI char* world(const DeviceWorkspaces& dw) { return bytes + AlignUp(dw.layout.step_bytes, kWorkspaceAlign); }
+  S2R_HDI char* state(const DeviceWorkspaces& dw) { return world(dw) + (dw.world_in_local ? dw.layout.world_bytes : 0); }
   S2R_HDI SweepWorld* record(const DeviceWorkspaces& dw) {
     return reinterpret_cast<SweepWorld*>(state(dw) + dw.state_bytes);
   }
@@ -110,6 +127,28 @@ struct LocalStepBlock<0> {
   }
   // no state() or record(): a variant without a local block never stages (the kernels' if constexpr)
 };
+
+// World w's world block for a launch (kernels/workspace.h, lifetime World): where the kernel stages
+// it (world_in_local), copied from the interleaved device blocks into `local` and returned, else
+// the world-major block in place.
+S2R_HDI char* StageWorldBlock(const DeviceWorkspaces& dw, int world, char* local) {
+  if (!dw.world_in_local) return reinterpret_cast<char*>(DeviceWorldWord(dw, world, 0));
+  CopyStateWords(DeviceWorldWord(dw, world, 0), local, dw.layout.world_bytes, dw.nworld);
+  return local;
+}
+// Copies a staged world block back. `when_built`: only where the launch built something in it, as
+// its validity word says (kernels/solver_reduced.h: the base block, or more response columns).
+// Nothing else in the block carries from one step to the next (q0 and q-dot are set from the
+// state in every step), and within a control step the word only gains bits, so a block whose word
+// did not change is the one in device memory, and the steady state writes nothing. A sweep pass
+// may clear the word midway (an event that moves the state) and rebuild the same bits from a new
+// pose, so the sweep kernel copies back always.
+S2R_HDI void UnstageWorldBlock(const DeviceWorkspaces& dw, int world, const char* staged, bool when_built) {
+  if (!dw.world_in_local) return;
+  const int64_t valid = dw.layout.offset[static_cast<int>(WorkspaceArray::reduced_valid)];
+  if (when_built && *reinterpret_cast<const uint32_t*>(staged + valid) == *DeviceWorldWord(dw, world, valid)) return;
+  CopyStateWords(staged, DeviceWorldWord(dw, world, 0), dw.layout.world_bytes, 1, dw.nworld);
+}
 
 // A reset writes the device state in its layout: in place where it is world-major, through a
 // staged copy in local memory where it is interleaved (StateView::interleaved; the state then fits
@@ -137,8 +176,7 @@ __global__ void ResetWorldListKernel(const __grid_constant__ ModelView m, const 
   if (i >= count) return;
   int world = worlds[i];
   ResetDeviceWorld(m, s, world);
-  Workspace ws = BindWorkspace(dw.layout, nullptr, dw.world_blocks + static_cast<int64_t>(world) * dw.layout.world_bytes);
-  *ws.reduced_valid = 0u;
+  *DeviceWorldWord(dw, world, dw.layout.offset[static_cast<int>(WorkspaceArray::reduced_valid)]) = 0u;
 }
 
 // One kernel per step variant (kernels/step_features.h): a scene runs the smallest one that holds
@@ -150,15 +188,17 @@ __global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) 
   int world = blockIdx.x * blockDim.x + threadIdx.x;
   if (world >= s.nworld) return;
   LocalStepBlock<LocalStepBytes<kFeatures>()> local;
-  Workspace ws = BindWorkspace(dw.layout, local.get(dw, world),
-                               dw.world_blocks + static_cast<int64_t>(world) * dw.layout.world_bytes);
+  char* step_block = local.get(dw, world);  // first: the emulation fills the block
   const Real* act = actions + static_cast<int64_t>(world) * m.nactuator;
   if constexpr (LocalStepBytes<kFeatures>() > 0) {
     // one call of the step, whichever view it gets (two would inline the step twice)
+    Workspace ws = BindWorkspace(dw.layout, step_block, StageWorldBlock(dw, world, local.world(dw)));
     const StateView view = dw.state_in_local ? StageWorldState(s, world, local.state(dw)) : s;
     ControlStep<kFeatures>(m, view, world, &ws, act);
     if (dw.state_in_local) UnstageWorldState(view, s);
-  } else {  // never staged: the step reads the parameter's view in place
+    UnstageWorldBlock(dw, world, local.world(dw), /*when_built=*/true);  // recomputed, not kept live
+  } else {  // never staged: the step reads the parameter's view and the world block in place
+    Workspace ws = BindWorkspace(dw.layout, step_block, reinterpret_cast<char*>(DeviceWorldWord(dw, world, 0)));
     ControlStep<kFeatures>(m, s, world, &ws, act);
   }
 }
@@ -171,20 +211,27 @@ __global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) 
   int world = blockIdx.x * blockDim.x + threadIdx.x;
   if (world >= s.nworld) return;
   LocalStepBlock<LocalStepBytes<kFeatures>()> local;
-  Workspace ws = BindWorkspace(dw.layout, local.get(dw, world),
-                               dw.world_blocks + static_cast<int64_t>(world) * dw.layout.world_bytes);
+  char* step_block = local.get(dw, world);  // first: the emulation fills the block
   const SweepStepArgs& a = *args;
   if constexpr (LocalStepBytes<kFeatures>() > 0) {
-    const bool stage = dw.state_in_local && (a.worlds[world].active || a.worlds[world].begin);  // else no steps
+    // a world that takes no steps in this pass (neither active nor beginning) touches neither its
+    // state nor its world block, so it stages nothing (both may be interleaved: not addressable
+    // in place)
+    const bool stage = dw.state_in_local && (a.worlds[world].active || a.worlds[world].begin);
+    Workspace ws = BindWorkspace(dw.layout, step_block,
+                                 stage ? StageWorldBlock(dw, world, local.world(dw))
+                                       : reinterpret_cast<char*>(DeviceWorldWord(dw, world, 0)));
     const StateView view = stage ? StageWorldState(s, world, local.state(dw)) : s;
     SweepWorld* record = stage ? local.record(dw) : nullptr;
     if (stage) CopyStateWords(&a.worlds[world], record, sizeof(SweepWorld));
     SweepWorldPass<kFeatures>(a, m, view, world, &ws, SweepControlStep<kFeatures>(), record);
     if (stage) {
       UnstageWorldState(view, s);
+      UnstageWorldBlock(dw, world, local.world(dw), /*when_built=*/false);
       CopyStateWords(record, &a.worlds[world], sizeof(SweepWorld));
     }
   } else {
+    Workspace ws = BindWorkspace(dw.layout, step_block, reinterpret_cast<char*>(DeviceWorldWord(dw, world, 0)));
     SweepWorldPass<kFeatures>(a, m, s, world, &ws);
   }
 }
@@ -317,11 +364,9 @@ class CudaBackend : public Backend {
     if (worlds == nullptr || nworlds > 64) {
       InvalidateWorldBlocks();
     } else {
-      const WorkspaceLayout& l = workspaces_.layout;
-      const int64_t offset = l.offset[static_cast<int>(WorkspaceArray::reduced_valid)];
+      const int64_t offset = workspaces_.layout.offset[static_cast<int>(WorkspaceArray::reduced_valid)];
       for (int i = 0; i < nworlds; ++i) {
-        S2R_CUDA_CHECK(cudaMemsetAsync(world_blocks_.get<char>() + int64_t(worlds[i]) * l.world_bytes + offset, 0,
-                                       sizeof(uint32_t), stream_));
+        S2R_CUDA_CHECK(cudaMemsetAsync(DeviceWorldWord(workspaces_, worlds[i], offset), 0, sizeof(uint32_t), stream_));
       }
     }
     S2R_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -376,6 +421,7 @@ class CudaBackend : public Backend {
   int threads() const override { return 0; }
   int64_t ScratchBytesPerWorld() const override { return workspaces_.layout.step_bytes + workspaces_.layout.world_bytes; }
   const char* StepBlockMemory() const override {
+    if (workspaces_.world_in_local) return "local+state+world";
     return workspaces_.state_in_local ? "local+state" : workspaces_.step_in_local ? "local" : "global";
   }
   std::unique_ptr<SweepBuffers> MakeSweepBuffers(const SweepStepArgs& shape) override;
@@ -403,6 +449,10 @@ class CudaBackend : public Backend {
     const WorkspaceLayout& l = workspaces_.layout;
     if (world_blocks_.get<void>() == nullptr) return;
     int64_t offset = l.offset[static_cast<int>(WorkspaceArray::reduced_valid)];
+    if (workspaces_.world_in_local) {  // interleaved: the worlds' validity words are one row
+      S2R_CUDA_CHECK(cudaMemsetAsync(DeviceWorldWord(workspaces_, 0, offset), 0, sizeof(uint32_t) * nworld_, stream_));
+      return;
+    }
     S2R_CUDA_CHECK(cudaMemset2DAsync(world_blocks_.get<char>() + offset, l.world_bytes, 0, sizeof(uint32_t), nworld_,
                                      stream_));
   }
@@ -420,13 +470,19 @@ class CudaBackend : public Backend {
     const ModelView& m = model_;
     size_t nw = nworld_;
     const bool local = StepBlockInLocalMemory(layout);
-    const bool state_local = local && StateInLocalMemory(layout);
+    const bool state_local = local && StateInLocalMemory(layout, 0);
+    const bool world_local = state_local && StateInLocalMemory(layout, layout.world_bytes);
     step_blocks_.Resize(local ? 0 : size_t(layout.step_bytes) * nw);
     world_blocks_.Resize(size_t(layout.world_bytes) * nw);
     device_.interleaved = state_local ? 1 : 0;  // every kernel that touches the state stages it
-    workspaces_ = DeviceWorkspaces{step_blocks_.get<char>(), world_blocks_.get<char>(), layout, local ? 1 : 0,
+    workspaces_ = DeviceWorkspaces{step_blocks_.get<char>(),
+                                   world_blocks_.get<char>(),
+                                   layout,
+                                   local ? 1 : 0,
                                    state_local ? 1 : 0,
-                                   static_cast<int32_t>(WorldStateBytes(StateDims(model_, nworld_)))};
+                                   world_local ? 1 : 0,
+                                   static_cast<int32_t>(WorldStateBytes(StateDims(model_, nworld_))),
+                                   nworld_};
     size_t action_bytes = sizeof(Real) * nw * (m.nactuator > 0 ? m.nactuator : 1);
     for (int i = 0; i < kActionSlots; ++i) {
       S2R_CUDA_CHECK(cudaMallocHost(&pinned_actions_[i], action_bytes));
@@ -443,10 +499,12 @@ class CudaBackend : public Backend {
     return PlaceChoice("S2R_CUDA_STEP_BLOCK") && layout.step_bytes <= LocalRoom();
   }
   // whether they also stage a world's state there, after the step block, with room for a sweep's
-  // episode record after it: they fit, and S2R_CUDA_STATE is not "global" (likewise)
-  bool StateInLocalMemory(const WorkspaceLayout& layout) const {
+  // episode record after it, and `world_bytes` more (0, or the world block's, which goes before the
+  // state: staged where that fits too): they fit, and S2R_CUDA_STATE is not "global" (likewise)
+  bool StateInLocalMemory(const WorkspaceLayout& layout, int64_t world_bytes) const {
     const int64_t state = WorldStateBytes(StateDims(model_, nworld_)) + int64_t(sizeof(SweepWorld));
-    return PlaceChoice("S2R_CUDA_STATE") && AlignUp(layout.step_bytes, kWorkspaceAlign) + state <= LocalRoom();
+    return PlaceChoice("S2R_CUDA_STATE") &&
+           AlignUp(layout.step_bytes, kWorkspaceAlign) + world_bytes + state <= LocalRoom();
   }
   // false when the environment variable says "global"; "local" or unset: true
   static bool PlaceChoice(const char* variable) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "host/engine.h"
+#include "host/scene/fields.h"
 #include "host/scene/scene_source.h"
 
 namespace s2r {
@@ -185,15 +186,18 @@ uint64_t HashAfterSteps(const char* scene, BackendKind backend, int steps, std::
   o.backend = backend;
   Engine e(LoadScene(scene), o);
   const int na = e.model().nactuator();
+  const FieldAddress gravity_z = ResolveFieldAddress(e.model(), "gravity.z");
   std::vector<Real> a(static_cast<size_t>(o.nworld) * na);
   for (int k = 0; k < steps; ++k) {
     for (size_t i = 0; i < a.size(); ++i) a[i] = Real(0.3 * std::sin(0.7 * k + double(i)));
     e.Step(a.data());
+    if (k == steps / 4) e.SetParamForWorlds(gravity_z, {3}, {Real(-7)});  // world 3's kept blocks dropped
     if (k == steps / 2) {  // a state edit of one world, through the host copy and back
       e.Download();
       e.mutable_state().view.body_linvel(2, e.model().nbody() - 1)[0] += Real(0.25);
       e.Upload();
     }
+    if (k == 3 * steps / 4) e.ResetWorlds({1});
   }
   e.Download();
   *memory = e.StepBlockMemory();
@@ -202,21 +206,26 @@ uint64_t HashAfterSteps(const char* scene, BackendKind backend, int steps, std::
 
 // The step kernels keep a world's step block in the thread's local memory where the variant has
 // room for it, and stage the world's state beside it for the launch where that fits too; else (or
-// with S2R_CUDA_STEP_BLOCK / S2R_CUDA_STATE = global) they use device memory. Every way, a world's
-// steps are the CPU's bit for bit: the local block carries nothing from one launch to the next
-// (the emulation fills it with NaN bytes at every launch), the staged state goes back whole, and
-// a state edited on the host (one world's body, halfway) lands in that world when the device state
-// is interleaved by world and transposed on the way.
+// with S2R_CUDA_STEP_BLOCK / S2R_CUDA_STATE = global) they use device memory; the world block
+// (slide-tree responses) is staged after it where it fits as well. Every way, a world's steps are
+// the CPU's bit for bit: the local block carries nothing from one launch to the next (the
+// emulation fills it with NaN bytes at every launch), the staged state and world block go back
+// whole, a state edited on the host (one world's body, halfway) lands in that world when the
+// device state is interleaved by world and transposed on the way, and a parameter change or reset
+// of one world drops that world's kept block, not another's, in either layout of the blocks.
 TEST(CudaEmulationEngine, StepBlockAndStateInLocalOrGlobalMemoryStepTheSame) {
   struct Case {
     const char* scene;
     const char* by_default;  // where the block goes with neither variable set
   };
   // what fits the 32 KB local block (S2R_CUDA_LOCAL_STEP_BYTES) depends on the precision: in
-  // float64 stack5's step block is 39,168 B, pick_lift's with its state 31,104 B
-  const char* stack5 = sizeof(Real) == 4 ? "local+state" : "global";
-  for (const Case& c : {Case{"builtin:box_push", "local+state"}, Case{"builtin:pick_lift", "local+state"},
-                        Case{"builtin:stack5", stack5}, Case{"builtin:panda_pick", "global"}}) {
+  // float64 stack5's step block is 39,168 B, pick_lift's with its state 31,104 B and its world
+  // block 3,712 B more
+  const bool f32 = sizeof(Real) == 4;
+  for (const Case& c : {Case{"builtin:box_push", "local+state+world"},
+                        Case{"builtin:pick_lift", f32 ? "local+state+world" : "local+state"},
+                        Case{"builtin:stack5", f32 ? "local+state+world" : "global"},
+                        Case{"builtin:panda_pick", "global"}}) {
     SCOPED_TRACE(c.scene);
     std::string memory;
     const int steps = 12;
