@@ -119,6 +119,14 @@ for scene in box_push pick_lift stack5; do
 done
 pack
 
+# several control steps per launch (Engine::StepMany, the actions known in advance): 4 per launch
+# at 65k worlds, the state staged once per 4 steps (same hashes as the 1-step rows)
+for scene in box_push pick_lift stack5; do
+  run 30 bench_steps_per_launch.jsonl "$bin/s2r" bench --scene "builtin:$scene" --worlds 65536 --control-steps 100 \
+    --steps-per-launch 4 --backend cuda --repeats 3 --json
+done
+pack
+
 # --- 4. Nsight Compute: one step-kernel launch at 65,536 worlds ------------------------------------------
 if command -v ncu > /dev/null; then
   for scene in box_push stack5; do

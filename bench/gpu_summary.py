@@ -46,9 +46,11 @@ def main():
 
     out.append("== bench (env-steps/s, median of repeats)")
     out.append(f"{'scene':<18}{'backend':<24}{'worlds':>7}{'env-steps/s':>14}{'variant':>14}{'frozen':>7}{'overflow':>9}  hash")
-    for name in ("bench.jsonl", "bench_global_block.jsonl", "bench_mb8.jsonl", "bench_arms.jsonl"):
+    for name in ("bench.jsonl", "bench_global_block.jsonl", "bench_steps_per_launch.jsonl", "bench_mb8.jsonl",
+                 "bench_arms.jsonl"):
         for r in jsonl(os.path.join(work, name)):
             tag = r["backend"] + ("/mb8" if "mb8" in name else "") + (
+                f"/x{r['steps_per_launch']}" if r.get("steps_per_launch", 1) > 1 else "") + (
                 "/" + r["step_block_memory"] if r.get("step_block_memory") in ("local", "local+state", "local+state+world", "global") else "")
             out.append(f"{r['scene'].replace('builtin:', ''):<18}{tag:<24}{r['worlds']:>7}{r['env_steps_per_s']:>14.4g}"
                        f"{r.get('step_variant', ''):>14}{r.get('frozen_worlds', -1):>7}{r.get('contact_overflow', -1):>9}"

@@ -203,6 +203,45 @@ __global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) 
   }
 }
 
+// One control step as a call the compiler keeps (ControlStepsKernel's loop): inlined into the
+// loop, ptxas hoisted the step's loop-invariant loads out of it and spilled 328 B where the
+// one-step kernel spills 116; as a call, 252.
+#if defined(S2R_CUDA_EMULATION)
+#define S2R_KEEP_CALL
+#else
+#define S2R_KEEP_CALL __noinline__
+#endif
+template <unsigned kFeatures>
+__device__ S2R_KEEP_CALL void ControlStepCall(const ModelView& m, const StateView& s, int world, Workspace* ws,
+                                              const Real* act) {
+  ControlStep<kFeatures>(m, s, world, ws, act);
+}
+
+// `nsteps` control steps of each world in one launch, on one staging of its state and world block
+// (Engine::StepMany: the actions known in advance, (nsteps, nworld, nactuator) in `actions`). Its
+// own kernel, so the one-step kernel keeps its registers; compiled for the bench scenes' variant
+// only (the others launch ControlStepKernel once per step, LaunchControlSteps).
+template <unsigned kFeatures>
+__global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) ControlStepsKernel(const __grid_constant__ ModelView m, const __grid_constant__ StateView s, DeviceWorkspaces dw,
+                                  const Real* actions, int nsteps) {
+  int world = blockIdx.x * blockDim.x + threadIdx.x;
+  if (world >= s.nworld) return;
+  LocalStepBlock<LocalStepBytes<kFeatures>()> local;
+  char* step_block = local.get(dw, world);  // first: the emulation fills the block
+  // step k's actions from k and the parameters: only k stays live across the steps
+  auto act = [&](int k) { return actions + (int64_t(k) * s.nworld + world) * m.nactuator; };
+  if constexpr (LocalStepBytes<kFeatures>() > 0) {
+    Workspace ws = BindWorkspace(dw.layout, step_block, StageWorldBlock(dw, world, local.world(dw)));
+    const StateView view = dw.state_in_local ? StageWorldState(s, world, local.state(dw)) : s;
+    for (int k = 0; k < nsteps; ++k) ControlStepCall<kFeatures>(m, view, world, &ws, act(k));
+    if (dw.state_in_local) UnstageWorldState(view, s);
+    UnstageWorldBlock(dw, world, local.world(dw), /*when_built=*/true);
+  } else {  // a build without the local block (S2R_CUDA_LOCAL_STEP_BYTES=0): nothing staged
+    Workspace ws = BindWorkspace(dw.layout, step_block, reinterpret_cast<char*>(DeviceWorldWord(dw, world, 0)));
+    for (int k = 0; k < nsteps; ++k) ControlStepCall<kFeatures>(m, s, world, &ws, act(k));
+  }
+}
+
 // One control step of a sweep's worlds (kernels/sweep_step.h): experts, observations, labels
 // and recording on the device. `args` lives in device memory (it is larger than a kernel's
 // parameters should be).
@@ -310,6 +349,21 @@ void LaunchControlStep(const ModelView& m, const StateView& s, const DeviceWorks
   S2R_CUDA_CHECK(cudaGetLastError());
 }
 
+// `nsteps` control steps, `actions` (nsteps, nworld, nactuator) on the device: one launch of
+// ControlStepsKernel for the bench scenes' variant, else one ControlStepKernel launch per step
+void LaunchControlSteps(const ModelView& m, const StateView& s, const DeviceWorkspaces& ws, const Real* actions,
+                        int nsteps, int variant, void* stream) {
+  if (nsteps > 1 && variant == 0) {
+    S2R_LAUNCH(ControlStepsKernel<kStepVariants[0]>, Blocks(s.nworld), kThreadsPerBlock,
+               static_cast<cudaStream_t>(stream))(m, s, ws, actions, nsteps);
+    S2R_CUDA_CHECK(cudaGetLastError());
+    return;
+  }
+  for (int k = 0; k < nsteps; ++k) {
+    LaunchControlStep(m, s, ws, actions + int64_t(k) * s.nworld * m.nactuator, variant, stream);
+  }
+}
+
 class NvtxRange {
  public:
   explicit NvtxRange(const char* name) { nvtxRangePushA(name); }
@@ -392,21 +446,25 @@ class CudaBackend : public Backend {
   // pinned buffers in turn; a buffer is refilled only after the upload that last read it has run
   // (its event), so the host runs at most kActionSlots steps ahead. Everything that reads results
   // (Download) or changes what queued steps read (Upload, SetModel, resets) waits for the stream.
-  void Step(const Real* actions) override {
+  // `nsteps` steps (Engine::StepMany) are one launch: their actions go up together.
+  void Step(const Real* actions, int nsteps) override {
     NvtxRange range("s2r.control_step");
+    ReserveActionSteps(nsteps);
     const int slot = action_slot_;
     action_slot_ = (action_slot_ + 1) % kActionSlots;
     S2R_CUDA_CHECK(cudaEventSynchronize(actions_uploaded_[slot]));
     Real* pinned = pinned_actions_[slot];
-    size_t bytes = sizeof(Real) * size_t(nworld_) * (model_.nactuator > 0 ? model_.nactuator : 1);
+    const size_t bytes = sizeof(Real) * size_t(nworld_) * size_t(model_.nactuator) * size_t(nsteps);
     if (actions) {
-      std::memcpy(pinned, actions, sizeof(Real) * size_t(nworld_) * model_.nactuator);
+      std::memcpy(pinned, actions, bytes);
     } else {
-      std::memset(pinned, 0, bytes);
+      std::memset(pinned, 0, bytes);  // null: zeros for every step
     }
-    actions_.Upload(pinned, bytes, stream_);
+    if (bytes > 0) {
+      S2R_CUDA_CHECK(cudaMemcpyAsync(actions_.get<void>(), pinned, bytes, cudaMemcpyHostToDevice, stream_));
+    }
     S2R_CUDA_CHECK(cudaEventRecord(actions_uploaded_[slot], stream_));
-    LaunchControlStep(model_, device_, workspaces_, actions_.get<Real>(), variant_, stream_);
+    LaunchControlSteps(model_, device_, workspaces_, actions_.get<Real>(), nsteps, variant_, stream_);
   }
   void Synchronize() override { S2R_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 
@@ -467,7 +525,6 @@ class CudaBackend : public Backend {
       ptr = a.buf.get<T>();
       state_arrays_.push_back(std::move(a));
     });
-    const ModelView& m = model_;
     size_t nw = nworld_;
     const bool local = StepBlockInLocalMemory(layout);
     const bool state_local = local && StateInLocalMemory(layout, 0);
@@ -483,13 +540,26 @@ class CudaBackend : public Backend {
                                    world_local ? 1 : 0,
                                    static_cast<int32_t>(WorldStateBytes(StateDims(model_, nworld_))),
                                    nworld_};
-    size_t action_bytes = sizeof(Real) * nw * (m.nactuator > 0 ? m.nactuator : 1);
     for (int i = 0; i < kActionSlots; ++i) {
-      S2R_CUDA_CHECK(cudaMallocHost(&pinned_actions_[i], action_bytes));
       S2R_CUDA_CHECK(cudaEventCreateWithFlags(&actions_uploaded_[i], cudaEventDisableTiming));
     }
-    actions_.Resize(action_bytes);
+    ReserveActionSteps(1);
     allocated_ = true;
+  }
+
+  // room in the pinned action buffers and the device's for `steps` steps' actions; growing them
+  // waits for the queued steps, which may still read the old ones
+  void ReserveActionSteps(int steps) {
+    if (steps <= action_steps_) return;
+    S2R_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    const size_t bytes = sizeof(Real) * size_t(nworld_) * (model_.nactuator > 0 ? model_.nactuator : 1) * size_t(steps);
+    for (int i = 0; i < kActionSlots; ++i) {
+      if (pinned_actions_[i]) S2R_CUDA_CHECK(cudaFreeHost(pinned_actions_[i]));
+      pinned_actions_[i] = nullptr;
+      S2R_CUDA_CHECK(cudaMallocHost(&pinned_actions_[i], bytes));
+    }
+    actions_.Resize(bytes);
+    action_steps_ = steps;
   }
 
   // whether the steps keep the step block in local memory (LocalStepBlock): the variant has room
@@ -568,6 +638,7 @@ class CudaBackend : public Backend {
   Real* pinned_actions_[kActionSlots] = {};
   cudaEvent_t actions_uploaded_[kActionSlots] = {};  // recorded after each buffer's last upload
   int action_slot_ = 0;
+  int action_steps_ = 0;  // the steps of actions the buffers above and actions_ hold
 };
 
 // The sweep's buffers on the device. Host mirrors: the episode entries and task parameters the

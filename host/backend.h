@@ -88,7 +88,11 @@ class Backend {
   virtual void Reset() = 0;
   // Resets only the listed worlds (their state, and the per-world data kept between steps).
   virtual void ResetWorlds(const int32_t* worlds, int count) = 0;
-  virtual void Step(const Real* actions) = 0;  // (nworld, nactuator) host array or null
+  // `nsteps` control steps of every world with actions known in advance: `actions` holds
+  // (nsteps, nworld, nactuator) values, step-major, or is null for zeros. Each world takes its
+  // steps one after another (CUDA: in one launch, the state staged once), with the same result
+  // as nsteps calls with one step's actions each.
+  virtual void Step(const Real* actions, int nsteps) = 0;
   // waits until every queued step has run (CUDA queues steps; the CPU runs them in Step)
   virtual void Synchronize() {}
   virtual void Download(const StateView& host) = 0;

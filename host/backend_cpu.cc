@@ -81,20 +81,25 @@ class CpuBackend : public Backend {
       *world.reduced_valid = 0u;
     }
   }
-  void Step(const Real* actions) override {
+  // a world's steps one after another: its state stays in cache between them
+  void Step(const Real* actions, int nsteps) override {
     int nact = model_.nactuator;
+    const int64_t step_stride = int64_t(nworld_) * nact;  // between one step's actions and the next's
     std::vector<Real> zeros;
     if (!actions) {
       zeros.assign(static_cast<size_t>(nworld_) * (nact > 0 ? nact : 1), Real(0));
       actions = zeros.data();
     }
+    const int64_t stride = zeros.empty() ? step_stride : 0;
     WithStepVariant(variant_, [&](auto features) {
       pool_.ParallelFor(nworld_, [&](int begin, int end, int t) {
         Workspace* ws = &scratch_[t].ws;
         for (int w = begin; w < end; ++w) {
           if (w + 1 < end) PrefetchContacts(w + 1);
           BindWorldBlock(ws, w);
-          ControlStep<features.value>(model_, state_, w, ws, actions + static_cast<int64_t>(w) * nact);
+          for (int k = 0; k < nsteps; ++k) {
+            ControlStep<features.value>(model_, state_, w, ws, actions + k * stride + static_cast<int64_t>(w) * nact);
+          }
         }
       });
     });

@@ -33,6 +33,7 @@ struct BenchArgs {
   std::string backend = "cpu";
   int threads = 0;
   int repeats = 3;
+  int steps_per_launch = 1;
   bool json = false;
 };
 
@@ -57,6 +58,7 @@ void RunBench(const BenchArgs& args) {
   if (args.worlds < 1) throw std::runtime_error("--worlds must be >= 1");
   if (args.control_steps < 1) throw std::runtime_error("--control-steps must be >= 1");
   if (args.repeats < 1) throw std::runtime_error("--repeats must be >= 1");
+  if (args.steps_per_launch < 1) throw std::runtime_error("--steps-per-launch must be >= 1");
   EngineOptions options;
   options.nworld = args.worlds;
   options.threads = args.threads;
@@ -65,20 +67,29 @@ void RunBench(const BenchArgs& args) {
   const Model& m = engine.model();
   bool host_state = options.backend == BackendKind::kCpu;
 
-  // the action script is precomputed so building it is not timed
-  std::vector<std::vector<Real>> actions(args.control_steps + 1);
-  for (int k = 0; k <= args.control_steps; ++k) ScriptedActions(m, args.worlds, k, &actions[k]);
+  // the action script is precomputed so building it is not timed: (control_steps + 1, worlds,
+  // nactuator), step-major, as Engine::StepMany reads it
+  const size_t step_reals = static_cast<size_t>(args.worlds) * m.nactuator();
+  std::vector<Real> actions(step_reals * (args.control_steps + 1));
+  std::vector<Real> one;
+  for (int k = 0; k <= args.control_steps; ++k) {
+    ScriptedActions(m, args.worlds, k, &one);
+    std::copy(one.begin(), one.begin() + step_reals, actions.begin() + k * step_reals);
+  }
+  auto step_actions = [&](int k) { return step_reals > 0 ? actions.data() + k * step_reals : nullptr; };
 
   std::vector<double> seconds;
   double contact_sum = 0;
   long contact_samples = 0;
   for (int r = 0; r < args.repeats; ++r) {
     engine.Reset();
-    engine.Step(actions[0].data());  // first step excluded
+    engine.Step(step_actions(0));  // first step excluded
     double elapsed = 0;
-    for (int k = 1; k <= args.control_steps; ++k) {
+    for (int k = 1; k <= args.control_steps; k += args.steps_per_launch) {
+      const int n = std::min(args.steps_per_launch, args.control_steps + 1 - k);
       auto t0 = std::chrono::steady_clock::now();
-      engine.Step(actions[k].data());
+      if (n == 1) engine.Step(step_actions(k));
+      else engine.StepMany(step_actions(k), n);
       elapsed += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (host_state && r == args.repeats - 1) {
         for (int w = 0; w < args.worlds; ++w) contact_sum += engine.state().contact_count[w];
@@ -115,6 +126,7 @@ void RunBench(const BenchArgs& args) {
   j["worlds"] = args.worlds;
   j["threads"] = engine.threads();
   j["control_steps"] = args.control_steps;
+  j["steps_per_launch"] = args.steps_per_launch;  // control steps per Engine::StepMany call
   j["repeats"] = args.repeats;
   j["substeps"] = m.substeps;
   j["substeps_no_contact"] = m.substeps_no_contact;  // 0: substeps in every step
@@ -168,6 +180,10 @@ void AddBenchCommand(CLI::App* app) {
   cmd->add_option("--backend", args->backend, "cpu, cuda, or cuda-emulation (the CUDA code on the CPU, for testing)")->capture_default_str();
   cmd->add_option("--threads", args->threads, "CPU threads (0 = all)")->capture_default_str();
   cmd->add_option("--repeats", args->repeats, "runs; the median is reported")->capture_default_str();
+  cmd->add_option("--steps-per-launch", args->steps_per_launch,
+                  "control steps per call with the actions known in advance (Engine::StepMany: on CUDA one "
+                  "launch, the state staged once; on the CPU a world's steps in a row)")
+      ->capture_default_str();
   cmd->add_flag("--json", args->json, "print one JSON object");
   cmd->callback([args] { RunBench(*args); });
 }

@@ -235,7 +235,11 @@ void Engine::ResetWorlds(const std::vector<int32_t>& worlds) {
   }
   backend_->ResetWorlds(worlds.data(), static_cast<int>(worlds.size()));
 }
-void Engine::Step(const Real* actions) { backend_->Step(actions); }
+void Engine::Step(const Real* actions) { backend_->Step(actions, 1); }
+void Engine::StepMany(const Real* actions, int nsteps) {
+  if (nsteps < 1) throw std::invalid_argument("StepMany: nsteps must be >= 1, got " + std::to_string(nsteps));
+  backend_->Step(actions, nsteps);
+}
 void Engine::Synchronize() { backend_->Synchronize(); }
 void Engine::Download() { backend_->Download(state_.view); }
 std::unique_ptr<SweepBuffers> Engine::MakeSweepBuffers(const SweepStepArgs& shape) {

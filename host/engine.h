@@ -109,6 +109,12 @@ class Engine {
   // before Step returns. The CUDA backend queues the step and returns before it has run (Download
   // waits for it); the CPU backend runs it.
   void Step(const Real* actions);
+  // `nsteps` control steps with actions known in advance, e.g. a recorded or open-loop sequence:
+  // actions (nsteps, nworld, nactuator), step-major, or null for zeros. The same result, bit for
+  // bit, as nsteps calls of Step; the CUDA backend runs all of them in one launch per world,
+  // staging its state once (docs/gpu.md), the CPU backend steps each world through all of them in
+  // turn. Throws std::invalid_argument when nsteps < 1.
+  void StepMany(const Real* actions, int nsteps);
   // Waits until every queued step has run (for timing; Download does it anyway).
   void Synchronize();
   // Copies the backend's state into state() (no-op on the CPU backend).

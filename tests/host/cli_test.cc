@@ -159,6 +159,9 @@ TEST(Cli, MissingSceneFileFailsCleanly) {
 TEST(Cli, BadBackendAndCountsAreRejected) {
   EXPECT_NE(RunS2r("bench --worlds 0 --control-steps 1").exit_code, 0);
   EXPECT_NE(RunS2r("bench --worlds 1 --backend tpu").exit_code, 0);
+  RunResult r = RunS2r("bench --worlds 1 --control-steps 1 --steps-per-launch 0");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("--steps-per-launch must be >= 1"), std::string::npos) << r.output;
   EXPECT_NE(RunS2r("rollout builtin:box_push --duration -1 --out " + TempPath("x.csv")).exit_code, 0);
 }
 

@@ -52,12 +52,15 @@ def test_sweep_store_equals_the_cpu_backend(tmp_path, task):
 @pytest.mark.parametrize("scene", ["box_push", "stack5"])
 def test_bench_state_hash_equals_the_cpu_backend(scene):
     need_binary()
+    # and with 4 control steps per call (Engine::StepMany: 15 steps are calls of 4, 4, 4 and 3)
     hashes = {}
     for backend in ("cpu", "cuda-emulation"):
-        r = subprocess.run([S2R_BIN, "bench", "--scene", f"builtin:{scene}", "--worlds", "40", "--control-steps", "15",
-                            "--repeats", "1", "--backend", backend, "--json"], check=True, capture_output=True, text=True)
-        hashes[backend] = json.loads(r.stdout)["state_hash"]
-    assert hashes["cpu"] == hashes["cuda-emulation"]
+        for per_launch in ("1", "4"):
+            r = subprocess.run([S2R_BIN, "bench", "--scene", f"builtin:{scene}", "--worlds", "40", "--control-steps",
+                                "15", "--repeats", "1", "--backend", backend, "--steps-per-launch", per_launch, "--json"],
+                               check=True, capture_output=True, text=True)
+            hashes[(backend, per_launch)] = json.loads(r.stdout)["state_hash"]
+    assert len(set(hashes.values())) == 1, hashes
 
 
 def test_unknown_backend_is_refused():
