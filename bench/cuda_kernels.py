@@ -170,8 +170,9 @@ def step_block_place(j, room):
     return "local+state+world" if staged + j["world_scratch_bytes"] <= room[j["step_variant"]] else "local+state"
 
 
-def traffic_model(j, place="global"):
-    """Bytes of global memory per env-step (one control step of one world) for ControlStepKernel."""
+def traffic_model(j, place="global", per_launch=1):
+    """Bytes of global memory per env-step (one control step of one world) for ControlStepKernel, or
+    for ControlStepsKernel with `per_launch` control steps per launch (Engine::StepMany)."""
     spc = j["physics_steps_per_control"]
     state = j["state_bytes_per_world"]
     world_scratch = j["world_scratch_bytes"]
@@ -192,11 +193,13 @@ def traffic_model(j, place="global"):
     step_scratch = j["step_scratch_bytes"]
     staged = place.startswith("local+state")
     staged_world = place == "local+state+world"
-    state_traffic = 2 * state * (1 if staged else spc)
-    world_traffic = 2 * world_scratch if staged_world else spc * world_scratch
+    # staged, the state and the world block cross global memory once each way per launch: per env-step,
+    # that over the launch's control steps
+    state_traffic = 2 * state / per_launch if staged else 2 * state * spc
+    world_traffic = 2 * world_scratch / per_launch if staged_world else spc * world_scratch
     current = 2 * spc * step_scratch + (2 * spc * state if staged else 0) + state_traffic \
         + (spc * world_scratch if staged_world else 0) + world_traffic + actions
-    return compulsory, current
+    return compulsory, round(current)
 
 
 def ptx_local_memory(compile_commands, source="cuda/backend_cuda.cu"):
@@ -320,9 +323,12 @@ def write_report(a, kernels, budgets):
                   "is staged there too for the launch, read from and written to global memory once per control "
                   "step, coalesced (the device state is interleaved by world), counted in *as built* as global "
                   "traffic, and its use by the physics steps as local traffic; `local+state+world`: the world's "
-                  "kept block (slide-tree responses) is staged too, read and written once per control step "
-                  "(interleaved by world in global memory), where without staging it is read from global memory "
-                  "in every physics step. The stack frame is reserved for "
+                  "kept block (slide-tree responses) is staged too, read once per launch and written back only "
+                  "where the launch rebuilt part of it (counted as read and written; interleaved by world in "
+                  "global memory), where without staging it is read from global memory in every physics step. "
+                  "*4 steps per launch*: the same with Engine::StepMany's kernel (`ControlStepsKernel`, "
+                  "`s2r bench --steps-per-launch 4`), the staged state and world block crossing global memory "
+                  "once per 4 control steps. The stack frame is reserved for "
                   "the deepest "
                   "path (below) and mostly not touched by these scenes; what they do touch of it, the narrow "
                   "phase's small arrays, is left out. The bound is HBM bandwidth (4.8 TB/s) "
@@ -332,17 +338,19 @@ def write_report(a, kernels, budgets):
                   "world_scratch_bytes, step_scratch_bytes).", "",
                   "| scene | physics steps x substeps per env-step | state (B) | kept block (B) | step scratch (B) | "
                   "step block | compulsory (B/env-step) | bound (env-steps/s) | as built (B/env-step) | "
-                  "bound as built (env-steps/s) |",
-                  "|---|---|---:|---:|---:|---|---:|---:|---:|---:|"]
+                  "bound as built (env-steps/s) | as built, 4 steps per launch (B/env-step) | bound (env-steps/s) |",
+                  "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
         room = {name[name.index("<") + 1:-1]: b.get("local_step_block", 0) for name, b in budgets.items()
                 if name.startswith("ControlStepKernel<")}
         for scene in ("box_push", "pick_lift", "stack5"):
             j = scene_sizes(a.s2r, scene)
             where = step_block_place(j, room)
             comp, cur = traffic_model(j, where)
+            _, many = traffic_model(j, where, per_launch=4)
             lines.append(f"| {scene} | {j['physics_steps_per_control']} x {j['substeps']} | {j['state_bytes_per_world']} | "
                          f"{j['world_scratch_bytes']} | {j['step_scratch_bytes']} | {where} | {comp:,} | "
-                         f"{HBM_BYTES_PER_S / comp:,.0f} | {cur:,} | {HBM_BYTES_PER_S / cur:,.0f} |")
+                         f"{HBM_BYTES_PER_S / comp:,.0f} | {cur:,} | {HBM_BYTES_PER_S / cur:,.0f} | {many:,} | "
+                         f"{HBM_BYTES_PER_S / many:,.0f} |")
         lines += ["", "The gap between the two bounds is the case for issue 14's redesign: state in registers or "
                   "shared memory across substeps, scratch sized by the model (a box-push world does not carry the "
                   "lock block), and world-fastest (structure-of-arrays) layouts so a warp's loads coalesce. Both "

@@ -152,16 +152,19 @@ S2R_HDI void UnstageWorldBlock(const DeviceWorkspaces& dw, int world, const char
 
 // A reset writes the device state in its layout: in place where it is world-major, through a
 // staged copy in local memory where it is interleaved (StateView::interleaved; the state then fits
-// the block, the backend checked).
+// the block, the backend checked; never in a build without the block, S2R_CUDA_LOCAL_STEP_BYTES=0).
+template <int64_t kBytes = S2R_CUDA_LOCAL_STEP_BYTES>
 S2R_HDI void ResetDeviceWorld(const ModelView& m, const StateView& s, int world) {
-  if (!s.interleaved) {
-    ResetWorld(m, s, world);
-    return;
+  if constexpr (kBytes > 0) {
+    if (s.interleaved) {
+      LocalStepBlock<kBytes> local;
+      const StateView staged = StageWorldState(s, world, local.bytes);
+      ResetWorld(m, staged, world);
+      UnstageWorldState(staged, s);
+      return;
+    }
   }
-  LocalStepBlock<S2R_CUDA_LOCAL_STEP_BYTES> local;
-  const StateView staged = StageWorldState(s, world, local.bytes);
-  ResetWorld(m, staged, world);
-  UnstageWorldState(staged, s);
+  ResetWorld(m, s, world);
 }
 
 __global__ void ResetWorldsKernel(const __grid_constant__ ModelView m, const __grid_constant__ StateView s) {

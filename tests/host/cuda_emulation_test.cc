@@ -259,41 +259,47 @@ TEST(CudaEmulationEngine, StepBlockAndStateInLocalOrGlobalMemoryStepTheSame) {
   }
 }
 
+// 15 control steps of 5 worlds: on the CPU one Step per control step, on the emulated CUDA backend
+// StepMany calls of 1, 4 and 7 steps and 3 steps of zeros
+uint64_t StepManyHash(const char* scene, BackendKind backend) {
+  EngineOptions o;
+  o.nworld = 5;
+  o.backend = backend;
+  Engine e(LoadScene(scene), o);
+  const size_t step_reals = static_cast<size_t>(o.nworld) * e.model().nactuator();
+  std::vector<Real> a(12 * step_reals);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = Real(0.3 * std::sin(0.37 * double(i)));
+  int k = 0;
+  for (int n : {1, 4, 7}) {
+    const Real* step_k = a.data() + k * step_reals;
+    if (backend == BackendKind::kCpu) {
+      for (int s = 0; s < n; ++s) e.Step(step_k + s * step_reals);
+    } else {
+      e.StepMany(step_k, n);
+    }
+    k += n;
+  }
+  if (backend == BackendKind::kCpu) {
+    for (int s = 0; s < 3; ++s) e.Step(nullptr);
+  } else {
+    e.StepMany(nullptr, 3);
+  }
+  e.Download();
+  return e.StateHash();
+}
+
 // StepMany on the emulated CUDA backend (one launch per call: each world takes every step of the
 // call on one staging of its state and world block, or in place where the variant does not stage,
 // panda_pick) ends where the CPU's Step after Step does, bit for bit. Calls of 1, 4 and 7 steps
-// (the action buffers grow twice), then 3 steps of zeros.
+// (the action buffers grow twice), then 3 steps of zeros; with everything staged (by default) and
+// with the per-world global blocks (S2R_CUDA_STEP_BLOCK=global: nothing staged, world-major).
 TEST(CudaEmulationEngine, StepManyRunsTheStepsOfACallInOneLaunch) {
-  for (const char* scene : {"builtin:box_push", "builtin:pick_lift", "builtin:panda_pick"}) {
-    SCOPED_TRACE(scene);
-    uint64_t hashes[2];
-    for (BackendKind backend : {BackendKind::kCpu, BackendKind::kCudaEmulation}) {
-      EngineOptions o;
-      o.nworld = 5;
-      o.backend = backend;
-      Engine e(LoadScene(scene), o);
-      const int na = e.model().nactuator();
-      std::vector<Real> a(static_cast<size_t>(12) * o.nworld * na);
-      for (size_t i = 0; i < a.size(); ++i) a[i] = Real(0.3 * std::sin(0.37 * double(i)));
-      int k = 0;
-      for (int n : {1, 4, 7}) {
-        const Real* step_k = a.data() + static_cast<size_t>(k) * o.nworld * na;
-        if (backend == BackendKind::kCpu) {
-          for (int s = 0; s < n; ++s) e.Step(step_k + static_cast<size_t>(s) * o.nworld * na);
-        } else {
-          e.StepMany(step_k, n);
-        }
-        k += n;
-      }
-      if (backend == BackendKind::kCpu) {
-        for (int s = 0; s < 3; ++s) e.Step(nullptr);
-      } else {
-        e.StepMany(nullptr, 3);
-      }
-      e.Download();
-      hashes[backend == BackendKind::kCpu ? 0 : 1] = e.StateHash();
+  for (const char* step_block : {static_cast<const char*>(nullptr), "global"}) {
+    for (const char* scene : {"builtin:box_push", "builtin:pick_lift", "builtin:panda_pick"}) {
+      SCOPED_TRACE(std::string(scene) + " S2R_CUDA_STEP_BLOCK=" + (step_block ? step_block : "(unset)"));
+      ScopedEnv env("S2R_CUDA_STEP_BLOCK", step_block);
+      EXPECT_EQ(StepManyHash(scene, BackendKind::kCudaEmulation), StepManyHash(scene, BackendKind::kCpu));
     }
-    EXPECT_EQ(hashes[1], hashes[0]);
   }
 }
 
