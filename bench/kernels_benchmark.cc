@@ -5,6 +5,7 @@
 #include "host/scene/scene_source.h"
 #include "kernels/collide.h"
 #include "kernels/observation.h"
+#include "kernels/state_view.h"
 
 #include <vector>
 
@@ -115,6 +116,33 @@ void BM_Observe(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_Observe);
+
+// The CUDA backend's host transposition of one state array between the host's world-major layout
+// and the device's interleaved one (Download / Upload, kernels/state_view.h): stack5's 3,960 B
+// (990 words) per world. Arguments: worlds, and 1 for TransposeWorldWords' tiles or 0 for the
+// word-by-word loop it replaced (each world's words read nworld words apart).
+void BM_TransposeWorldWords(benchmark::State& state) {
+  const int64_t nworld = state.range(0), words = 990;
+  const bool tiled = state.range(1) != 0;
+  std::vector<uint32_t> device(static_cast<size_t>(nworld * words)), host(device.size());
+  for (size_t i = 0; i < device.size(); ++i) device[i] = static_cast<uint32_t>(i);
+  for (auto _ : state) {
+    if (tiled) {
+      TransposeWorldWords(device.data(), host.data(), nworld, words, /*to_interleaved=*/false);
+    } else {
+      for (int64_t w = 0; w < nworld; ++w) CopyStateWords(device.data() + w, host.data() + w * words, words * 4, nworld);
+    }
+    benchmark::DoNotOptimize(host.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * nworld * words * 4);
+}
+BENCHMARK(BM_TransposeWorldWords)
+    ->Args({4096, 0})
+    ->Args({4096, 1})
+    ->Args({65536, 0})
+    ->Args({65536, 1})
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace s2r

@@ -616,9 +616,9 @@ class CudaBackend : public Backend {
       if (to_host) {
         a.buf.Download(words.data(), a.bytes, stream_);
         S2R_CUDA_CHECK(cudaStreamSynchronize(stream_));  // pageable: the copy has landed
-        for (int64_t w = 0; w < nworld_; ++w) CopyStateWords(words.data() + w, h_words + w * n, n * 4, nworld_);
+        TransposeWorldWords(words.data(), h_words, nworld_, n, /*to_interleaved=*/false);
       } else {
-        for (int64_t w = 0; w < nworld_; ++w) CopyStateWords(h_words + w * n, words.data() + w, n * 4, 1, nworld_);
+        TransposeWorldWords(h_words, words.data(), nworld_, n, /*to_interleaved=*/true);
         S2R_CUDA_CHECK(cudaMemcpyAsync(a.buf.get<void>(), words.data(), a.bytes, cudaMemcpyHostToDevice, stream_));
         S2R_CUDA_CHECK(cudaStreamSynchronize(stream_));  // before `words` is refilled
       }

@@ -159,6 +159,28 @@ S2R_HDI T* WorldBlockStart(const StateView& s, T* array, int w, int64_t words_pe
 }
 S2R_HDI int64_t WorldWordStride(const StateView& s) { return s.interleaved ? s.nworld : 1; }
 
+// One array between the host's world-major layout (word k of world w at w * words + k) and the
+// interleaved one (at k * nworld + w): `to_interleaved` says which way. Host code (the CUDA
+// backend's Download / Upload). In tiles of 16 worlds by 16 words, so that both sides move whole
+// 64-byte lines: word by word, one side strides nworld words per access and every access misses
+// the cache once nworld is in the thousands (bench/kernels_benchmark.cc BM_TransposeWorldWords).
+inline void TransposeWorldWords(const uint32_t* from, uint32_t* to, int64_t nworld, int64_t words,
+                                bool to_interleaved) {
+  constexpr int64_t kTile = 16;
+  for (int64_t w0 = 0; w0 < nworld; w0 += kTile) {
+    const int64_t w1 = w0 + kTile < nworld ? w0 + kTile : nworld;
+    for (int64_t k0 = 0; k0 < words; k0 += kTile) {
+      const int64_t k1 = k0 + kTile < words ? k0 + kTile : words;
+      for (int64_t w = w0; w < w1; ++w) {
+        for (int64_t k = k0; k < k1; ++k) {
+          if (to_interleaved) to[k * nworld + w] = from[w * words + k];
+          else to[w * words + k] = from[k * nworld + w];
+        }
+      }
+    }
+  }
+}
+
 // Copies world w's arrays of `s` into `block` (WorldStateBytes(s) bytes, 16-byte aligned) and
 // returns a view of world w whose arrays are those copies: a step through it reads and writes the
 // block. The CUDA step kernels stage a world's state in the thread's local memory this way
