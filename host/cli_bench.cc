@@ -88,8 +88,7 @@ void RunBench(const BenchArgs& args) {
     for (int k = 1; k <= args.control_steps; k += args.steps_per_launch) {
       const int n = std::min(args.steps_per_launch, args.control_steps + 1 - k);
       auto t0 = std::chrono::steady_clock::now();
-      if (n == 1) engine.Step(step_actions(k));
-      else engine.StepMany(step_actions(k), n);
+      engine.StepMany(step_actions(k), n);  // n = 1: Step
       elapsed += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (host_state && r == args.repeats - 1) {
         for (int w = 0; w < args.worlds; ++w) contact_sum += engine.state().contact_count[w];
