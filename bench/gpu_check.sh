@@ -13,7 +13,7 @@
 #   8. where time is left, two arms (panda_pick, the UR5e) on the device beside the CPU backend.
 # Every stage runs under a share of one deadline ($S2R_GPU_BUDGET_S seconds, default 330), so the run
 # ends in time and says what it skipped. Results: $OUT/summary.txt and $OUT/results.tgz (every log;
-# the device tool brings back at most 8 files), or bench/results/h200/ without $OUT.
+# the device tool brings back at most 8 files), or bench/results/<h200|h100>/ without $OUT.
 #
 # Prebuilt mode (the device machine's image lacks Ceres, yaml-cpp, blosc and the rest): on a machine
 # with the toolkit, `bench/gpu_pack.sh` builds and copies s2r, s2r_tests and every shared library
@@ -23,7 +23,13 @@ cd "$(dirname "$0")/.."
 t0=$(date +%s)
 budget="${S2R_GPU_BUDGET_S:-330}"
 work="$(mktemp -d /tmp/s2r_gpu.XXXXXX)"
-final="${OUT:-bench/results/h200}"
+# results by machine: bench/results/h200 or h100 (the device tool lends both; the same sm_90 build runs on each)
+case "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" in
+  *H200*) machine=h200 ;;
+  *H100*) machine=h100 ;;
+  *) machine=gpu ;;
+esac
+final="${OUT:-bench/results/$machine}"
 mkdir -p "$final"
 export TMPDIR="$work/tmp"
 mkdir -p "$TMPDIR"

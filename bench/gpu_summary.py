@@ -9,6 +9,52 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cuda_kernels import traffic_model  # noqa: E402  (the bytes-per-env-step model of the report)
+
+# HBM bandwidth by the GPU's name in nvidia-smi (vendor data sheets): the roofline's memory bound
+HBM = (("H200", 4.8e12), ("H100 NVL", 3.9e12), ("H100 PCIe", 2.0e12), ("H100", 3.35e12))
+
+
+def hbm_bytes_per_s(machine_lines):
+    """The HBM bandwidth of the GPU machine.txt names, or (None, None) where it is not one we know."""
+    for line in machine_lines:
+        for name, bw in HBM:
+            if name in line:
+                return name, bw
+    return None, None
+
+
+def roofline(rows, machine_lines):
+    """Each CUDA bench row against its memory bound: HBM bandwidth over the modelled bytes per env-step
+    (bench/cuda_kernels.py traffic_model, for the row's placement and steps per launch), and issue 14's
+    goals (box_push at 65,536 worlds >= 1e8 env-steps/s; every bench scene >= 30 % of its bound)."""
+    gpu, bw = hbm_bytes_per_s(machine_lines)
+    out = ["== roofline (memory bound from the traffic model; issue 14: box_push 65,536 worlds >= 1e8, "
+           "each scene >= 30 % of its bound)"]
+    if bw is None:
+        return out + ["  unknown GPU: no HBM bandwidth to divide by"]
+    out.append(f"  {gpu}: {bw / 1e12:.2f} TB/s")
+    out.append(f"  {'scene':<12}{'tag':<28}{'worlds':>7}{'B/env-step':>12}{'bound':>11}{'measured':>11}{'of bound':>10}")
+    for name, r in rows:
+        if not r["backend"].startswith("cuda") or "state_bytes_per_world" not in r:
+            continue
+        place = r.get("step_block_memory", "global")
+        per_launch = r.get("steps_per_launch", 1)
+        _, cur = traffic_model(r, place, per_launch)
+        bound = bw / cur
+        scene = r["scene"].replace("builtin:", "")
+        tag = place + (f"/x{per_launch}" if per_launch > 1 else "") + ("/mb8" if "mb8" in name else "")
+        frac = r["env_steps_per_s"] / bound
+        goal = ""
+        if r["worlds"] == 65536:
+            goal = " goal met" if frac >= 0.3 else " under 30 %"
+            if scene == "box_push":
+                goal += ", >= 1e8" if r["env_steps_per_s"] >= 1e8 else ", < 1e8"
+        out.append(f"  {scene:<12}{tag:<28}{r['worlds']:>7}{cur:>12,}{bound:>11.3g}{r['env_steps_per_s']:>11.3g}"
+                   f"{100 * frac:>9.1f}%{goal}")
+    return out
+
 
 def read(path):
     try:
@@ -46,15 +92,17 @@ def main():
 
     out.append("== bench (env-steps/s, median of repeats)")
     out.append(f"{'scene':<18}{'backend':<24}{'worlds':>7}{'env-steps/s':>14}{'variant':>14}{'frozen':>7}{'overflow':>9}  hash")
-    for name in ("bench.jsonl", "bench_global_block.jsonl", "bench_steps_per_launch.jsonl", "bench_mb8.jsonl",
-                 "bench_arms.jsonl"):
-        for r in jsonl(os.path.join(work, name)):
-            tag = r["backend"] + ("/mb8" if "mb8" in name else "") + (
-                f"/x{r['steps_per_launch']}" if r.get("steps_per_launch", 1) > 1 else "") + (
-                "/" + r["step_block_memory"] if r.get("step_block_memory") in ("local", "local+state", "local+state+world", "global") else "")
-            out.append(f"{r['scene'].replace('builtin:', ''):<18}{tag:<24}{r['worlds']:>7}{r['env_steps_per_s']:>14.4g}"
-                       f"{r.get('step_variant', ''):>14}{r.get('frozen_worlds', -1):>7}{r.get('contact_overflow', -1):>9}"
-                       f"  {r.get('state_hash', '')} t={r.get('threads', '')}")
+    rows = [(name, r) for name in ("bench.jsonl", "bench_global_block.jsonl", "bench_steps_per_launch.jsonl",
+                                   "bench_mb8.jsonl", "bench_arms.jsonl") for r in jsonl(os.path.join(work, name))]
+    for name, r in rows:
+        tag = r["backend"] + ("/mb8" if "mb8" in name else "") + (
+            f"/x{r['steps_per_launch']}" if r.get("steps_per_launch", 1) > 1 else "") + (
+            "/" + r["step_block_memory"] if r.get("step_block_memory") in ("local", "local+state", "local+state+world", "global") else "")
+        out.append(f"{r['scene'].replace('builtin:', ''):<18}{tag:<24}{r['worlds']:>7}{r['env_steps_per_s']:>14.4g}"
+                   f"{r.get('step_variant', ''):>14}{r.get('frozen_worlds', -1):>7}{r.get('contact_overflow', -1):>9}"
+                   f"  {r.get('state_hash', '')} t={r.get('threads', '')}")
+
+    out += roofline([(n, r) for n, r in rows if n != "bench_arms.jsonl"], machine)
 
     out.append("== sweeps")
     for path in sorted(glob.glob(os.path.join(work, "sweep_*.json"))):

@@ -68,3 +68,39 @@ def test_unknown_backend_is_refused():
     r = subprocess.run([S2R_BIN, "bench", "--backend", "gpu"], capture_output=True, text=True)
     assert r.returncode != 0
     assert "--backend must be cpu, cuda or cuda-emulation, got 'gpu'" in r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("gpu,bandwidth", [("NVIDIA H200, 143771 MiB", 4.8e12), ("NVIDIA H100 80GB HBM3, 81559 MiB", 3.35e12),
+                                           ("NVIDIA H100 PCIe, 81559 MiB", 2.0e12), ("NVIDIA A100-SXM4-40GB", None)])
+def test_gpu_summary_puts_each_cuda_row_against_its_roofline(tmp_path, gpu, bandwidth):
+    """bench/gpu_summary.py, the end of the device run: every CUDA bench row's modelled bytes per
+    env-step (bench/cuda_kernels.py traffic_model, for the row's placement and steps per launch), the
+    GPU's HBM bandwidth over it, and the measured rate's share, read from rows the emulation writes."""
+    need_binary()
+    import sys
+    sys.path.insert(0, os.path.join(REPO, "bench"))
+    from cuda_kernels import traffic_model
+    (tmp_path / "machine.txt").write_text(gpu + "\n")
+    rows = {}
+    for per_launch, name in (("1", "bench.jsonl"), ("4", "bench_steps_per_launch.jsonl")):
+        r = subprocess.run([S2R_BIN, "bench", "--scene", "builtin:box_push", "--worlds", "16", "--control-steps", "4",
+                            "--repeats", "1", "--backend", "cuda-emulation", "--steps-per-launch", per_launch, "--json"],
+                           check=True, capture_output=True, text=True)
+        (tmp_path / name).write_text(r.stdout)
+        rows[per_launch] = json.loads(r.stdout)
+    out = subprocess.run([sys.executable, os.path.join(REPO, "bench", "gpu_summary.py"), str(tmp_path)], check=True,
+                         capture_output=True, text=True).stdout
+    section = out[out.index("== roofline"):out.index("== sweeps")].splitlines()
+    if bandwidth is None:
+        assert "unknown GPU" in section[1]
+        return
+    lines = [l.split() for l in section if l.strip().startswith("box_push")]
+    assert len(lines) == 2, section
+    for per_launch, line in zip(("1", "4"), lines):
+        r = rows[per_launch]
+        _, modelled = traffic_model(r, r["step_block_memory"], int(per_launch))
+        assert line[1] == r["step_block_memory"] + ("/x4" if per_launch == "4" else "")
+        assert int(line[3].replace(",", "")) == modelled
+        assert float(line[4]) == pytest.approx(bandwidth / modelled, rel=5e-3)  # printed to 3 digits
+        assert float(line[6].rstrip("%")) == pytest.approx(100 * r["env_steps_per_s"] / (bandwidth / modelled),
+                                                           rel=0.05, abs=0.06)
