@@ -147,6 +147,9 @@ S2R_HDI void UnstageWorldBlock(const DeviceWorkspaces& dw, int world, const char
   if (!dw.world_in_local) return;
   const int64_t valid = dw.layout.offset[static_cast<int>(WorkspaceArray::reduced_valid)];
   if (when_built && *reinterpret_cast<const uint32_t*>(staged + valid) == *DeviceWorldWord(dw, world, valid)) return;
+#if defined(S2R_CUDA_EMULATION)
+  cuda_emulation::EmulationCounts().world_block_writebacks.fetch_add(1, std::memory_order_relaxed);
+#endif
   CopyStateWords(staged, DeviceWorldWord(dw, world, 0), dw.layout.world_bytes, 1, dw.nworld);
 }
 
@@ -836,6 +839,10 @@ std::unique_ptr<SweepBuffers> CudaBackend::MakeSweepBuffers(const SweepStepArgs&
 #if defined(S2R_CUDA_EMULATION)
 std::unique_ptr<Backend> MakeCudaEmulationBackend(const StateView& host_state, int nworld) {
   return std::make_unique<CudaBackend>(host_state, nworld);
+}
+CudaEmulationCounts CudaEmulationCountsSoFar() {
+  const cuda_emulation::Counts& c = cuda_emulation::EmulationCounts();
+  return {c.launches.load(), c.world_block_writebacks.load()};
 }
 #else
 std::unique_ptr<Backend> MakeCudaBackend(const StateView& host_state, int nworld) {

@@ -425,6 +425,18 @@ bool DeviceReadable(const T& arg) {
   }
 }
 
+// What the emulated kernels did that no result shows, for tests (host/backend.h
+// CudaEmulationCountsSoFar): launches run, and world blocks copied back to device memory
+// (cuda/backend_cuda.cu UnstageWorldBlock). Process-wide; tests take differences.
+struct Counts {
+  std::atomic<int64_t> launches{0};
+  std::atomic<int64_t> world_block_writebacks{0};
+};
+inline Counts& EmulationCounts() {
+  static Counts counts;
+  return counts;
+}
+
 // `S2R_LAUNCH(kernel, grid, block, stream)(args...)`: queues grid x block emulated threads of
 // `kernel` on `stream`, with the arguments copied as a launch copies them.
 template <typename... Params>
@@ -449,6 +461,7 @@ class Launcher {
     auto kernel = kernel_;
     const unsigned grid = grid_, block = block_;
     Runtime::Get().Enqueue(stream_, [kernel, grid, block, params] {
+      EmulationCounts().launches.fetch_add(1, std::memory_order_relaxed);
       gridDim = dim3(grid);
       blockDim = dim3(block);
       for (unsigned b = 0; b < grid; ++b) {

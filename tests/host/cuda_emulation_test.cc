@@ -9,9 +9,11 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "host/backend.h"
 #include "host/engine.h"
 #include "host/scene/fields.h"
 #include "host/scene/scene_source.h"
@@ -301,6 +303,81 @@ TEST(CudaEmulationEngine, StepManyRunsTheStepsOfACallInOneLaunch) {
       EXPECT_EQ(StepManyHash(scene, BackendKind::kCudaEmulation), StepManyHash(scene, BackendKind::kCpu));
     }
   }
+}
+
+// What no state hash can show, counted by the emulation (CudaEmulationCountsSoFar). A staged world
+// block (slide-tree responses) goes back to device memory only where the launch built something in
+// it: in the first steps (the blocks start invalid, and columns are added as contacts appear) and
+// after a parameter change or reset drops a world's block, and not in the steady state. Copying
+// back always, or never, gives the same trajectories (a rebuild gives the same block), so only the
+// count tells. And StepMany is one launch per call for the bench scenes' variant (ControlStepsKernel),
+// one per step for the arms' (ControlStepKernel in a loop).
+TEST(CudaEmulationEngine, WorldBlocksGoBackOnlyWhenBuiltAndStepManyIsOneLaunch) {
+  struct Delta {
+    int64_t writebacks, launches;
+  };
+  auto counted = [](const std::function<void()>& f) {
+    const CudaEmulationCounts before = CudaEmulationCountsSoFar();
+    f();
+    const CudaEmulationCounts after = CudaEmulationCountsSoFar();
+    return Delta{after.world_block_writebacks - before.world_block_writebacks, after.launches - before.launches};
+  };
+  for (const char* scene : {"builtin:box_push", "builtin:pick_lift"}) {  // both stage their world blocks
+    SCOPED_TRACE(scene);
+    EngineOptions o;
+    o.nworld = 8;
+    o.backend = BackendKind::kCudaEmulation;
+    Engine e(LoadScene(scene), o);
+    ASSERT_STREQ(e.StepBlockMemory(), sizeof(Real) == 4 ? "local+state+world" : "local+state");
+    if (sizeof(Real) != 4) continue;  // float64 pick_lift does not stage its world block; box_push is enough there
+    const FieldAddress gravity_z = ResolveFieldAddress(e.model(), "gravity.z");
+    std::vector<Real> a(static_cast<size_t>(o.nworld) * e.model().nactuator());
+    // (the emulation runs queued work when something waits for it, so each count ends with a wait)
+    auto step = [&](int k, const std::function<void()>& before = [] {}) {
+      for (size_t i = 0; i < a.size(); ++i) a[i] = Real(0.3 * std::sin(0.7 * k + double(i)));
+      return counted([&] {
+        before();
+        e.Step(a.data());
+        e.Download();  // waits for the launch
+      });
+    };
+    const Delta first = step(0);
+    EXPECT_EQ(first.writebacks, o.nworld);  // every block built
+    EXPECT_EQ(first.launches, 1);
+    int64_t steady = 0;
+    for (int k = 1; k < 20; ++k) steady += step(k).writebacks;
+    // 19 launches x 8 worlds stage 152 blocks; what goes back is what gained response columns
+    // (box_push: 8, in the second step; pick_lift: 8 in all)
+    EXPECT_LE(steady, 2 * o.nworld);
+    e.SetParamForWorlds(gravity_z, {3}, {Real(-7)});  // drops world 3's block (its gravity response)
+    const Delta changed = step(20);
+    EXPECT_GE(changed.writebacks, 1);
+    EXPECT_LT(changed.writebacks, o.nworld);
+    const Delta reset = step(21, [&] { e.ResetWorlds({1}); });
+    EXPECT_GE(reset.writebacks, 1);
+    EXPECT_LT(reset.writebacks, o.nworld);
+    EXPECT_EQ(reset.launches, 2);  // the reset list kernel, then the step
+    for (int k = 22; k < 30; ++k) step(k);
+    const Delta many = counted([&] {
+      e.StepMany(nullptr, 4);
+      e.Download();
+    });
+    EXPECT_EQ(many.launches, 1);
+    EXPECT_LT(many.writebacks, o.nworld);
+  }
+  // the arms' variant stages nothing and runs StepMany a launch per step
+  EngineOptions o;
+  o.nworld = 2;
+  o.backend = BackendKind::kCudaEmulation;
+  Engine arm(LoadScene("builtin:panda_pick"), o);
+  arm.Step(nullptr);
+  arm.Download();
+  const Delta many = counted([&] {
+    arm.StepMany(nullptr, 3);
+    arm.Download();
+  });
+  EXPECT_EQ(many.launches, 3);
+  EXPECT_EQ(many.writebacks, 0);
 }
 
 }  // namespace
