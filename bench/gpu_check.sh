@@ -205,5 +205,9 @@ for scene in builtin:panda_pick configs/robots/universal_robots_ur5e/scene.xml; 
   run 30 bench_arms.jsonl "$bin/s2r" bench --scene "$scene" --worlds 1024 --control-steps 10 --backend cpu \
     --repeats 1 --json
 done
+# since stop 30 the arms' variants keep their step block, state and world block in local memory where
+# they fit (panda_pick, the UR5e: `local+state+world`); their old placement, per-world global blocks:
+S2R_CUDA_STEP_BLOCK=global run 40 bench_arms.jsonl "$bin/s2r" bench --scene builtin:panda_pick --worlds 16384 \
+  --control-steps 20 --backend cuda --repeats 3 --json
 pack
 cat "$final/summary.txt"

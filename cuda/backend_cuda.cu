@@ -66,14 +66,15 @@ constexpr int kThreadsPerBlock = 128;
 // registers at 65536 / (128 * blocks). The bench scenes' variant asks for 4 (128 registers, 16
 // warps): ptxas then spills 116 B (the control step) and 460 B (the sweep pass), where 8 blocks (64
 // registers, 32 warps) spill 964 and 1,488 B (docs/gpu.md). Which is faster is for a device to say: configure with
-// -DS2R_CUDA_STEP_MIN_BLOCKS=N to build that variant for N blocks. The larger variants spill at
-// 128 registers already and are left unbounded.
+// -DS2R_CUDA_STEP_MIN_BLOCKS=N to build that variant for N blocks. The arms' <slide_trees+trees>
+// asks for 3 (168 registers, 12 warps: its sweep kernel took 175 once it staged, 8 warps), <all>
+// spills at 255 registers already and is left unbounded.
 #ifndef S2R_CUDA_STEP_MIN_BLOCKS
 #define S2R_CUDA_STEP_MIN_BLOCKS 4
 #endif
 template <unsigned kFeatures>
 constexpr int StepMinBlocks() {
-  return kFeatures == kStepVariants[0] ? S2R_CUDA_STEP_MIN_BLOCKS : 1;
+  return kFeatures == kStepVariants[0] ? S2R_CUDA_STEP_MIN_BLOCKS : kFeatures == kStepVariants[1] ? 3 : 1;
 }
 
 // The step block in local memory (docs/gpu.md, "The step block and the state"). A world's step
@@ -83,8 +84,10 @@ constexpr int StepMinBlocks() {
 // offset of their blocks are one 128-byte transaction, cached in L1. In global memory, world-major,
 // the same 32 accesses are 32 sectors `step_bytes` apart.
 // - The variant that runs the bench and sweep scenes reserves S2R_CUDA_LOCAL_STEP_BYTES per thread
-//   (peg_insert's block, the largest of those scenes', is 24,896 B). A model whose block does not
-//   fit, the larger variants, and S2R_CUDA_STEP_BLOCK=global use per-world global blocks.
+//   (peg_insert's block, the largest of those scenes', is 24,896 B); the arms' variants
+//   (<slide_trees+trees>, <all>) reserve S2R_CUDA_ARM_LOCAL_STEP_BYTES (panda_pick's block and
+//   state, 31,872 + 6,080 B in float32, the largest of the builtin arms' that fit). A model whose
+//   block does not fit, and S2R_CUDA_STEP_BLOCK=global, use per-world global blocks.
 // - Where the world's state (and a sweep's episode record, SweepWorld) fits after the step block,
 //   the kernel stages it there for the launch (StageWorldState, copied back at the end), so the
 //   physics steps of a control step, and the control steps of a sweep's pass, work on the local
@@ -98,10 +101,18 @@ constexpr int StepMinBlocks() {
 #ifndef S2R_CUDA_LOCAL_STEP_BYTES
 #define S2R_CUDA_LOCAL_STEP_BYTES 32768
 #endif
+#ifndef S2R_CUDA_ARM_LOCAL_STEP_BYTES
+#define S2R_CUDA_ARM_LOCAL_STEP_BYTES 40960
+#endif
 template <unsigned kFeatures>
 constexpr int64_t LocalStepBytes() {
-  return kFeatures == kStepVariants[0] ? S2R_CUDA_LOCAL_STEP_BYTES : 0;
+  return kFeatures == kStepVariants[0] ? S2R_CUDA_LOCAL_STEP_BYTES : S2R_CUDA_ARM_LOCAL_STEP_BYTES;
 }
+// a reset stages the state alone, in a block as large as the largest variant's (the backend
+// interleaves a state only where it fits its variant's block)
+constexpr int64_t kResetStageBytes = S2R_CUDA_LOCAL_STEP_BYTES > S2R_CUDA_ARM_LOCAL_STEP_BYTES
+                                         ? S2R_CUDA_LOCAL_STEP_BYTES
+                                         : S2R_CUDA_ARM_LOCAL_STEP_BYTES;
 template <int64_t kBytes>
 struct LocalStepBlock {
   alignas(kWorkspaceAlign) char bytes[kBytes];
@@ -120,6 +131,7 @@ struct LocalStepBlock {
     return reinterpret_cast<SweepWorld*>(state(dw) + dw.state_bytes);
   }
 };
+#if S2R_CUDA_LOCAL_STEP_BYTES == 0 || S2R_CUDA_ARM_LOCAL_STEP_BYTES == 0  // a variant without a block
 template <>
 struct LocalStepBlock<0> {
   S2R_HDI char* get(const DeviceWorkspaces& dw, int world) {
@@ -127,6 +139,7 @@ struct LocalStepBlock<0> {
   }
   // no state() or record(): a variant without a local block never stages (the kernels' if constexpr)
 };
+#endif
 
 // World w's world block for a launch (kernels/workspace.h, lifetime World): where the kernel stages
 // it (world_in_local), copied from the interleaved device blocks into `local` and returned, else
@@ -155,8 +168,8 @@ S2R_HDI void UnstageWorldBlock(const DeviceWorkspaces& dw, int world, const char
 
 // A reset writes the device state in its layout: in place where it is world-major, through a
 // staged copy in local memory where it is interleaved (StateView::interleaved; the state then fits
-// the block, the backend checked; never in a build without the block, S2R_CUDA_LOCAL_STEP_BYTES=0).
-template <int64_t kBytes = S2R_CUDA_LOCAL_STEP_BYTES>
+// the block, the backend checked; never in a build without the blocks, both sizes 0).
+template <int64_t kBytes = kResetStageBytes>
 S2R_HDI void ResetDeviceWorld(const ModelView& m, const StateView& s, int world) {
   if constexpr (kBytes > 0) {
     if (s.interleaved) {

@@ -222,12 +222,13 @@ TEST(CudaEmulationEngine, StepBlockAndStateInLocalOrGlobalMemoryStepTheSame) {
   };
   // what fits the 32 KB local block (S2R_CUDA_LOCAL_STEP_BYTES) depends on the precision: in
   // float64 stack5's step block is 39,168 B, pick_lift's with its state 31,104 B and its world
-  // block 3,712 B more
+  // block 3,712 B more; the arms' 40 KB block (S2R_CUDA_ARM_LOCAL_STEP_BYTES) holds panda_pick's
+  // block, state and world block in float32 (31,872 + 6,080 + 64 B), not its float64 block
   const bool f32 = sizeof(Real) == 4;
   for (const Case& c : {Case{"builtin:box_push", "local+state+world"},
                         Case{"builtin:pick_lift", f32 ? "local+state+world" : "local+state"},
                         Case{"builtin:stack5", f32 ? "local+state+world" : "global"},
-                        Case{"builtin:panda_pick", "global"}}) {
+                        Case{"builtin:panda_pick", f32 ? "local+state+world" : "global"}}) {
     SCOPED_TRACE(c.scene);
     std::string memory;
     const int steps = 12;
@@ -290,9 +291,9 @@ uint64_t StepManyHash(const char* scene, BackendKind backend) {
   return e.StateHash();
 }
 
-// StepMany on the emulated CUDA backend (one launch per call: each world takes every step of the
-// call on one staging of its state and world block, or in place where the variant does not stage,
-// panda_pick) ends where the CPU's Step after Step does, bit for bit. Calls of 1, 4 and 7 steps
+// StepMany on the emulated CUDA backend (one launch per call for the bench scenes' variant: each
+// world takes every step of the call on one staging of its state and world block; one launch per
+// step for the arms', panda_pick) ends where the CPU's Step after Step does, bit for bit. Calls of 1, 4 and 7 steps
 // (the action buffers grow twice), then 3 steps of zeros; with everything staged (by default) and
 // with the per-world global blocks (S2R_CUDA_STEP_BLOCK=global: nothing staged, world-major).
 TEST(CudaEmulationEngine, StepManyRunsTheStepsOfACallInOneLaunch) {
@@ -328,8 +329,10 @@ TEST(CudaEmulationEngine, WorldBlocksGoBackOnlyWhenBuiltAndStepManyIsOneLaunch) 
     o.nworld = 8;
     o.backend = BackendKind::kCudaEmulation;
     Engine e(LoadScene(scene), o);
-    ASSERT_STREQ(e.StepBlockMemory(), sizeof(Real) == 4 ? "local+state+world" : "local+state");
-    if (sizeof(Real) != 4) continue;  // float64 pick_lift does not stage its world block; box_push is enough there
+    // float64 pick_lift stages its state but not its world block; box_push is enough there
+    const bool staged = sizeof(Real) == 4 || std::string(scene) == "builtin:box_push";
+    ASSERT_STREQ(e.StepBlockMemory(), staged ? "local+state+world" : "local+state");
+    if (!staged) continue;
     const FieldAddress gravity_z = ResolveFieldAddress(e.model(), "gravity.z");
     std::vector<Real> a(static_cast<size_t>(o.nworld) * e.model().nactuator());
     // (the emulation runs queued work when something waits for it, so each count ends with a wait)
@@ -365,7 +368,8 @@ TEST(CudaEmulationEngine, WorldBlocksGoBackOnlyWhenBuiltAndStepManyIsOneLaunch) 
     EXPECT_EQ(many.launches, 1);
     EXPECT_LT(many.writebacks, o.nworld);
   }
-  // the arms' variant stages nothing and runs StepMany a launch per step
+  // the arms' variant runs StepMany a launch per step (ControlStepKernel: no ControlStepsKernel is
+  // compiled for it), each staging what fits (panda_pick in float32: everything)
   EngineOptions o;
   o.nworld = 2;
   o.backend = BackendKind::kCudaEmulation;
@@ -377,7 +381,7 @@ TEST(CudaEmulationEngine, WorldBlocksGoBackOnlyWhenBuiltAndStepManyIsOneLaunch) 
     arm.Download();
   });
   EXPECT_EQ(many.launches, 3);
-  EXPECT_EQ(many.writebacks, 0);
+  EXPECT_LT(many.writebacks, 3 * o.nworld);
 }
 
 }  // namespace
