@@ -72,7 +72,8 @@ def variant_name(mask):
 def short_name(mangled):
     """The kernel's own identifier from its mangled name (..17ControlStepKernelENS_..): the
     length-prefixed name that ends in 'Kernel', with a step variant's template argument
-    (..17ControlStepKernelILj2EEEv..) written ControlStepKernel<slide_trees>."""
+    (..17ControlStepKernelILj2EEEv..) written ControlStepKernel<slide_trees>, and a size's
+    (..17ResetWorldsKernelILl32768EEEv..) ResetWorldsKernel<32768>."""
     found = []
     i = 0
     while i < len(mangled):
@@ -82,8 +83,10 @@ def short_name(mangled):
             start = i + len(m.group(0))
             name = mangled[start:start + n]
             if len(name) == n and re.fullmatch(r"[A-Za-z_]\w*Kernel", name):
-                t = re.match(r"ILj(\d+)E", mangled[start + n:])
-                found.append(name + (f"<{variant_name(int(t.group(1)))}>" if t else ""))
+                t = re.match(r"IL([jl])(\d+)E", mangled[start + n:])
+                # an unsigned argument is a step variant's mask, a long one a size (ResetWorldsKernel<32768>)
+                arg = (variant_name(int(t.group(2))) if t.group(1) == "j" else t.group(2)) if t else None
+                found.append(name + (f"<{arg}>" if arg else ""))
             i += len(m.group(0))
         else:
             i += 1

@@ -108,11 +108,7 @@ template <unsigned kFeatures>
 constexpr int64_t LocalStepBytes() {
   return kFeatures == kStepVariants[0] ? S2R_CUDA_LOCAL_STEP_BYTES : S2R_CUDA_ARM_LOCAL_STEP_BYTES;
 }
-// a reset stages the state alone, in a block as large as the largest variant's (the backend
-// interleaves a state only where it fits its variant's block)
-constexpr int64_t kResetStageBytes = S2R_CUDA_LOCAL_STEP_BYTES > S2R_CUDA_ARM_LOCAL_STEP_BYTES
-                                         ? S2R_CUDA_LOCAL_STEP_BYTES
-                                         : S2R_CUDA_ARM_LOCAL_STEP_BYTES;
+
 template <int64_t kBytes>
 struct LocalStepBlock {
   alignas(kWorkspaceAlign) char bytes[kBytes];
@@ -168,8 +164,10 @@ S2R_HDI void UnstageWorldBlock(const DeviceWorkspaces& dw, int world, const char
 
 // A reset writes the device state in its layout: in place where it is world-major, through a
 // staged copy in local memory where it is interleaved (StateView::interleaved; the state then fits
-// the block, the backend checked; never in a build without the blocks, both sizes 0).
-template <int64_t kBytes = kResetStageBytes>
+// the model's variant's block, kBytes, the backend checked; never where the variant has none). The
+// reset kernels are compiled per block size (ResetWorldsKernel<32768>, <40960>), so a scene's
+// run reserves no more local memory than its step kernels do.
+template <int64_t kBytes>
 S2R_HDI void ResetDeviceWorld(const ModelView& m, const StateView& s, int world) {
   if constexpr (kBytes > 0) {
     if (s.interleaved) {
@@ -183,18 +181,20 @@ S2R_HDI void ResetDeviceWorld(const ModelView& m, const StateView& s, int world)
   ResetWorld(m, s, world);
 }
 
+template <int64_t kBytes>
 __global__ void ResetWorldsKernel(const __grid_constant__ ModelView m, const __grid_constant__ StateView s) {
   int world = blockIdx.x * blockDim.x + threadIdx.x;
   if (world >= s.nworld) return;
-  ResetDeviceWorld(m, s, world);
+  ResetDeviceWorld<kBytes>(m, s, world);
 }
 
+template <int64_t kBytes>
 __global__ void ResetWorldListKernel(const __grid_constant__ ModelView m, const __grid_constant__ StateView s, DeviceWorkspaces dw, const int32_t* worlds,
                                      int count) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= count) return;
   int world = worlds[i];
-  ResetDeviceWorld(m, s, world);
+  ResetDeviceWorld<kBytes>(m, s, world);
   *DeviceWorldWord(dw, world, dw.layout.offset[static_cast<int>(WorkspaceArray::reduced_valid)]) = 0u;
 }
 
@@ -342,18 +342,24 @@ __global__ void SweepGatherFinishedKernel(const SweepStepArgs* args, const int32
 
 int Blocks(int n) { return (n + kThreadsPerBlock - 1) / kThreadsPerBlock; }
 
-void LaunchResetWorlds(const ModelView& m, const StateView& s, void* stream) {
-  S2R_LAUNCH(ResetWorldsKernel, Blocks(s.nworld), kThreadsPerBlock, static_cast<cudaStream_t>(stream))(m, s);
+// `variant` indexes kStepVariants: the reset stages through a block of that variant's size
+void LaunchResetWorlds(const ModelView& m, const StateView& s, int variant, void* stream) {
+  WithStepVariant(variant, [&](auto features) {
+    S2R_LAUNCH(ResetWorldsKernel<LocalStepBytes<features.value>()>, Blocks(s.nworld), kThreadsPerBlock,
+               static_cast<cudaStream_t>(stream))(m, s);
+  });
   S2R_CUDA_CHECK(cudaGetLastError());
 }
 
 // resets the `count` worlds listed in the device array `worlds` and clears their world blocks'
 // validity words
 void LaunchResetWorldList(const ModelView& m, const StateView& s, const DeviceWorkspaces& ws, const int32_t* worlds,
-                          int count, void* stream) {
+                          int count, int variant, void* stream) {
   if (count <= 0) return;
-  S2R_LAUNCH(ResetWorldListKernel, Blocks(count), kThreadsPerBlock, static_cast<cudaStream_t>(stream))(m, s, ws, worlds,
-                                                                                                    count);
+  WithStepVariant(variant, [&](auto features) {
+    S2R_LAUNCH(ResetWorldListKernel<LocalStepBytes<features.value>()>, Blocks(count), kThreadsPerBlock,
+               static_cast<cudaStream_t>(stream))(m, s, ws, worlds, count);
+  });
   S2R_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -448,7 +454,7 @@ class CudaBackend : public Backend {
   void Reset() override {
     NvtxRange range("s2r.reset");
     InvalidateWorldBlocks();
-    LaunchResetWorlds(model_, device_, stream_);
+    LaunchResetWorlds(model_, device_, variant_, stream_);
     S2R_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
@@ -456,7 +462,7 @@ class CudaBackend : public Backend {
     NvtxRange range("s2r.reset_worlds");
     if (count <= 0) return;
     world_list_.Upload(worlds, sizeof(int32_t) * size_t(count), stream_);
-    LaunchResetWorldList(model_, device_, workspaces_, world_list_.get<int32_t>(), count, stream_);
+    LaunchResetWorldList(model_, device_, workspaces_, world_list_.get<int32_t>(), count, variant_, stream_);
     S2R_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
