@@ -142,20 +142,24 @@ struct LocalStepBlock<0> {
 // the world-major block in place.
 S2R_HDI char* StageWorldBlock(const DeviceWorkspaces& dw, int world, char* local) {
   if (!dw.world_in_local) return reinterpret_cast<char*>(DeviceWorldWord(dw, world, 0));
+#if defined(S2R_CUDA_EMULATION)
+  cuda_emulation::EmulationCounts().world_block_stagings.fetch_add(1, std::memory_order_relaxed);
+#endif
   CopyStateWords(DeviceWorldWord(dw, world, 0), local, dw.layout.world_bytes, dw.nworld);
   return local;
 }
-// Copies a staged world block back. `when_built`: only where the launch built something in it, as
-// its validity word says (kernels/solver_reduced.h: the base block, or more response columns).
-// Nothing else in the block carries from one step to the next (q0 and q-dot are set from the
-// state in every step), and within a control step the word only gains bits, so a block whose word
-// did not change is the one in device memory, and the steady state writes nothing. A sweep pass
-// may clear the word midway (an event that moves the state) and rebuild the same bits from a new
-// pose, so the sweep kernel copies back always.
-S2R_HDI void UnstageWorldBlock(const DeviceWorkspaces& dw, int world, const char* staged, bool when_built) {
+// Copies a staged world block back, only where the launch built something in it, as its validity
+// word says (kernels/solver_reduced.h: the base block, or more response columns). Nothing else in
+// the block carries from one step to the next (q0 and q-dot are set from the state in every step),
+// and within a launch the word only gains bits, or is dropped by a sweep event and rebuilt, which
+// sets kReducedEdited (cleared here on the way back, so the device's words never hold it). So a
+// block whose word did not change is the one in device memory, and the steady state writes nothing.
+S2R_HDI void UnstageWorldBlock(const DeviceWorkspaces& dw, int world, char* staged) {
   if (!dw.world_in_local) return;
   const int64_t valid = dw.layout.offset[static_cast<int>(WorkspaceArray::reduced_valid)];
-  if (when_built && *reinterpret_cast<const uint32_t*>(staged + valid) == *DeviceWorldWord(dw, world, valid)) return;
+  uint32_t& word = *reinterpret_cast<uint32_t*>(staged + valid);
+  if (word == *DeviceWorldWord(dw, world, valid)) return;
+  word &= ~kReducedEdited;
 #if defined(S2R_CUDA_EMULATION)
   cuda_emulation::EmulationCounts().world_block_writebacks.fetch_add(1, std::memory_order_relaxed);
 #endif
@@ -215,7 +219,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) 
     const StateView view = dw.state_in_local ? StageWorldState(s, world, local.state(dw)) : s;
     ControlStep<kFeatures>(m, view, world, &ws, act);
     if (dw.state_in_local) UnstageWorldState(view, s);
-    UnstageWorldBlock(dw, world, local.world(dw), /*when_built=*/true);  // recomputed, not kept live
+    UnstageWorldBlock(dw, world, local.world(dw));  // recomputed, not kept live
   } else {  // never staged: the step reads the parameter's view and the world block in place
     Workspace ws = BindWorkspace(dw.layout, step_block, reinterpret_cast<char*>(DeviceWorldWord(dw, world, 0)));
     ControlStep<kFeatures>(m, s, world, &ws, act);
@@ -254,7 +258,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) 
     const StateView view = dw.state_in_local ? StageWorldState(s, world, local.state(dw)) : s;
     for (int k = 0; k < nsteps; ++k) ControlStepCall<kFeatures>(m, view, world, &ws, act(k));
     if (dw.state_in_local) UnstageWorldState(view, s);
-    UnstageWorldBlock(dw, world, local.world(dw), /*when_built=*/true);
+    UnstageWorldBlock(dw, world, local.world(dw));
   } else {  // a build without the local block (S2R_CUDA_LOCAL_STEP_BYTES=0): nothing staged
     Workspace ws = BindWorkspace(dw.layout, step_block, reinterpret_cast<char*>(DeviceWorldWord(dw, world, 0)));
     for (int k = 0; k < nsteps; ++k) ControlStepCall<kFeatures>(m, s, world, &ws, act(k));
@@ -285,7 +289,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) 
     SweepWorldPass<kFeatures>(a, m, view, world, &ws, SweepControlStep<kFeatures>(), record);
     if (stage) {
       UnstageWorldState(view, s);
-      UnstageWorldBlock(dw, world, local.world(dw), /*when_built=*/false);
+      UnstageWorldBlock(dw, world, local.world(dw));
       CopyStateWords(record, &a.worlds[world], sizeof(SweepWorld));
     }
   } else {
@@ -861,7 +865,7 @@ std::unique_ptr<Backend> MakeCudaEmulationBackend(const StateView& host_state, i
 }
 CudaEmulationCounts CudaEmulationCountsSoFar() {
   const cuda_emulation::Counts& c = cuda_emulation::EmulationCounts();
-  return {c.launches.load(), c.world_block_writebacks.load()};
+  return {c.launches.load(), c.world_block_stagings.load(), c.world_block_writebacks.load()};
 }
 #else
 std::unique_ptr<Backend> MakeCudaBackend(const StateView& host_state, int nworld) {

@@ -426,10 +426,11 @@ bool DeviceReadable(const T& arg) {
 }
 
 // What the emulated kernels did that no result shows, for tests (host/backend.h
-// CudaEmulationCountsSoFar): launches run, and world blocks copied back to device memory
-// (cuda/backend_cuda.cu UnstageWorldBlock). Process-wide; tests take differences.
+// CudaEmulationCountsSoFar): launches run, and world blocks staged and copied back to device memory
+// (cuda/backend_cuda.cu StageWorldBlock, UnstageWorldBlock). Process-wide; tests take differences.
 struct Counts {
   std::atomic<int64_t> launches{0};
+  std::atomic<int64_t> world_block_stagings{0};
   std::atomic<int64_t> world_block_writebacks{0};
 };
 inline Counts& EmulationCounts() {

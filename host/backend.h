@@ -117,10 +117,12 @@ bool CudaDevicePresent();
 // the CUDA backend on the CPU (cuda/backend_cuda_emulation.cc): every build has it
 std::unique_ptr<Backend> MakeCudaEmulationBackend(const StateView& host_state, int nworld);
 // What the emulated CUDA backend's kernels did that no result shows (process-wide, since start;
-// tests take differences): kernel launches run, and staged world blocks copied back to device
-// memory (skipped where a launch built nothing in them: a cost, so only a count can guard it).
+// tests take differences): kernel launches run, world blocks staged in local memory, and staged
+// world blocks copied back to device memory (skipped where a launch built nothing in them: a cost,
+// so only a count can guard it).
 struct CudaEmulationCounts {
   int64_t launches = 0;
+  int64_t world_block_stagings = 0;
   int64_t world_block_writebacks = 0;
 };
 CudaEmulationCounts CudaEmulationCountsSoFar();

@@ -71,6 +71,12 @@ struct ReducedSet {
 // the backend clears `valid` (a parameter change, reset or state upload). Bit kReducedBaseValid:
 // the geometry, M^-1 and the gravity response; bit b < R: G's and W's column b.
 constexpr uint32_t kReducedBaseValid = 1u << 31;
+// Bit kReducedEdited: the block was dropped within the current launch by a state edit (a sweep
+// event, sweep_step.h) and rebuilt since, possibly to the same bits from a new pose. It survives
+// the rebuild, so a backend that copies a world's block in and out (the CUDA kernels' staging)
+// sees that the block changed even where the other bits did not; the CUDA backend clears it when
+// it writes the block back. The CPU backend leaves it: no test of the word reads it.
+constexpr uint32_t kReducedEdited = 1u << 30;
 
 S2R_HD int ReducedScratchSize(int r) {
   return 2 * r * r + 3 * r + 3 * r * r + 9 * r * r + r + r + r + r + 4 * r + 3 * r + 3 * r;
@@ -232,7 +238,7 @@ S2R_HD bool PrepareReduced(const ModelView& m, int world, const ReducedSet& red,
     for (int j = 0; j < r; ++j) dq += red.minv[k * r + j] * tau[j];
     red.gravity_dq[k] = dq;
   }
-  *red.valid = kReducedBaseValid;  // W's columns are built as needed
+  *red.valid = kReducedBaseValid | (*red.valid & kReducedEdited);  // W's columns are built as needed
   return true;
 }
 

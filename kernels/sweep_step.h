@@ -118,7 +118,7 @@ S2R_HD Real* SweepWorldBefore(const SweepStepArgs& a, const ModelView& m, const 
       state_edited = state_edited || a.events[k].kind != kEventGoalChange;
     }
   }
-  if (state_edited) *ws->reduced_valid = 0u;  // a tree's fixed parent may have moved
+  if (state_edited) *ws->reduced_valid = kReducedEdited;  // a tree's fixed parent may have moved: rebuild
   TaskAct(a.task, m, s, w, params, &r.task, act);
   // the rows before the step: row index = control steps evaluated so far (< horizon while active)
   const SweepRows rows = a.RowsAt(w, r.task.steps);

@@ -655,10 +655,25 @@ TEST(Sweep, CudaBackendRunsTheSameEpisodesAsTheCpu) {
 // compiler's code for the same source, so every episode matches bit for bit: its length, labels,
 // parameters, and every recorded state, observation and action row. A missing wait on the device
 // path (rows read before their copy ran) or a wrong slot offset shows up here, without a GPU.
+//
+// The sweep kernel stages each stepping world's world block (box_push's gantry responses) and
+// copies it back only where the pass built something in it or a state-editing event dropped and
+// rebuilt it (kReducedEdited): a cost no episode shows, so the emulation's counts guard it. Copied
+// back always it would be every staging; here it is the first builds (16 worlds), columns added as
+// contacts appear, and the pushes' rebuilds: under a quarter of the stagings.
 TEST(Sweep, CudaEmulationRunsTheSameEpisodesAsTheCpu) {
   std::vector<EpisodeRecord> cpu = RunSweepEpisodes(BackendKind::kCpu);
   ASSERT_EQ(cpu.size(), 48u);
+  const CudaEmulationCounts before = CudaEmulationCountsSoFar();
   ExpectSameEpisodes(cpu, RunSweepEpisodes(BackendKind::kCudaEmulation));
+  const CudaEmulationCounts after = CudaEmulationCountsSoFar();
+  const int64_t stagings = after.world_block_stagings - before.world_block_stagings;
+  const int64_t writebacks = after.world_block_writebacks - before.world_block_writebacks;
+  RecordProperty("world_block_stagings", std::to_string(stagings));
+  RecordProperty("world_block_writebacks", std::to_string(writebacks));
+  EXPECT_GT(stagings, 16 * 10);
+  EXPECT_GE(writebacks, 16);
+  EXPECT_LT(writebacks * 4, stagings) << writebacks << " of " << stagings << " staged world blocks copied back";
   ExpectSameEpisodes(cpu, RunSweepEpisodes(BackendKind::kCudaEmulation, "builtin:push", 3));  // 3 steps a launch
 }
 
