@@ -205,6 +205,41 @@ def traffic_model(j, place="global", per_launch=1):
     return compulsory, round(current)
 
 
+def sweep_row_bytes(s2r, task):
+    """Bytes of the rows a sweep of `task` logs per env-step (steps/state, obs, action: what the
+    sweep kernel writes to device memory each control step), from a 2-episode sweep's store
+    metadata, and the task's scene (its config's `scene:`)."""
+    import os
+    import tempfile
+    config = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "configs", "sweeps", task + ".yaml")
+    scene = next(line.split(":", 1)[1].strip() for line in open(config) if line.startswith("scene:"))
+    itemsize = {"float32": 4, "float64": 8, "int32": 4, "int64": 8}
+    rows = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        store = os.path.join(tmp, "s.zarr")
+        subprocess.run([s2r, "sweep", f"builtin:{task}", "--out", store, "--episodes", "2", "--worlds", "2",
+                        "--threads", "1"], check=True, capture_output=True)
+        for name in ("state", "obs", "action"):
+            meta = json.load(open(os.path.join(store, "steps", name, "zarr.json")))
+            rows[name] = math.prod(meta["shape"][1:]) * itemsize[meta["data_type"]]
+    return scene, rows
+
+
+def sweep_traffic(j, rows, per_pass):
+    """(logged, global, local) bytes per env-step of SweepStepKernel with everything staged
+    (local+state+world) and `per_pass` control steps per pass: the rows written every control step;
+    the state, the episode record and the world block read once per pass and the state and record
+    written once (the world block only where the pass rebuilt it: left out); in local memory, the
+    step block written and read in each physics step, the staged state and world block read in each,
+    the record read and written each control step."""
+    spc = j["physics_steps_per_control"]
+    state, record, world = j["state_bytes_per_world"], j["sweep_record_bytes"], j["world_scratch_bytes"]
+    logged = sum(rows.values())
+    global_bytes = logged + (2 * state + 2 * record + world) / per_pass
+    local = 2 * spc * j["step_scratch_bytes"] + 2 * spc * state + spc * world + 2 * record
+    return logged, round(global_bytes), round(local)
+
+
 def ptx_local_memory(compile_commands, source="cuda/backend_cuda.cu"):
     """Regenerates the PTX of the CUDA source with the build's flags and returns (depots, lines):
     each function's local depot (bytes) and the source lines with the most local loads/stores."""
@@ -360,6 +395,29 @@ def write_report(a, kernels, budgets):
                   "bounds are estimates from the sizes (traffic lower bounds, throughput upper bounds), not counts "
                   "of accesses, and neither has been measured on a device yet; `bench/gpu_check.sh` records the "
                   "measured throughput where a device is lent."]
+        lines += ["", "### The sweep kernel: what is logged and what moves", "",
+                  "`SweepStepKernel` (`s2r sweep --backend cuda`, 4 control steps per pass by default): per env-step it "
+                  "writes the rows the store records (*logged*: steps/state, obs and action, sizes from a 2-episode "
+                  "sweep's store), and, with everything staged, reads the world's state, episode record "
+                  "(`SweepWorld`) and world block once per pass and writes the state and record back once (the world "
+                  "block only where the pass rebuilt it, left out here: 94 of 862 stagings in the push sweep test). "
+                  "That is *global*, the issue's 'HBM traffic per env-step is what is logged', as built. *Local* is "
+                  "what the physics steps move in the thread's local memory (step block, staged state, world block "
+                  "and record), counted as in the table above as if none of it stayed on chip; *bound* divides "
+                  "4.8 TB/s by the global bytes, then by global and local together.", "",
+                  "| task | scene | logged (B/env-step) | global, as built (B/env-step) | global / logged | "
+                  "bound, global (env-steps/s) | local (B/env-step) | bound, global + local (env-steps/s) |",
+                  "|---|---|---:|---:|---:|---:|---:|---:|"]
+        for task in ("push", "pick_lift", "peg_insert"):
+            scene, rows = sweep_row_bytes(a.s2r, task)
+            j = scene_sizes(a.s2r, scene.replace("builtin:", ""))
+            if step_block_place(j, room) != "local+state+world":
+                lines.append(f"| {task} | {scene} | {sum(rows.values())} | (not staged: "
+                             f"{step_block_place(j, room)}) | | | | |")
+                continue
+            logged, glob, local = sweep_traffic(j, rows, per_pass=4)
+            lines.append(f"| {task} | {scene} | {logged:,} | {glob:,} | {glob / logged:.1f} | "
+                         f"{HBM_BYTES_PER_S / glob:,.0f} | {local:,} | {HBM_BYTES_PER_S / (glob + local):,.0f} |")
     if a.compile_commands:
         depots, top = ptx_local_memory(a.compile_commands)
         lines += ["", "## Where the stack frame comes from", "",

@@ -156,6 +156,7 @@ void RunBench(const BenchArgs& args) {
     j["step_block_memory"] = engine.StepBlockMemory();
     // what CUDA stages after the step block: the world's state, and room for a sweep's record
     j["staged_state_bytes"] = WorldStateBytes(StateDims(engine.view(), 1)) + int64_t(sizeof(SweepWorld));
+    j["sweep_record_bytes"] = int64_t(sizeof(SweepWorld));  // a sweep world's episode record (kernels/sweep_step.h)
   }
   j["state_hash"] = hash;
   j["precision"] = sizeof(Real) == 4 ? "float32" : "float64";
