@@ -172,6 +172,11 @@ done
 run 60 sweep_push_cuda_16k.txt "$bin/s2r" sweep builtin:push --backend cuda --worlds 16384 --episodes 32768 \
   --seed 12 --out "$TMPDIR/push16k.zarr" --summary-json "$work/sweep_push_cuda_16k.json"
 rm -rf "$TMPDIR/push16k.zarr"
+# 16 control steps per pass: the state is staged a quarter as often (docs/gpu.md, *Sweeps: what is logged
+# and what moves*), at the price of worlds idling from an episode's end to the pass's
+run 60 sweep_push_cuda_16k_p16.txt "$bin/s2r" sweep builtin:push --backend cuda --worlds 16384 --episodes 32768 \
+  --seed 12 --steps-per-pass 16 --out "$TMPDIR/push16k_p16.zarr" --summary-json "$work/sweep_push_cuda_16k_p16.json"
+rm -rf "$TMPDIR/push16k_p16.zarr"
 pack
 
 # --- 6. memcheck ------------------------------------------------------------------------------------
