@@ -31,12 +31,13 @@
 namespace s2r {
 namespace collide_internal {
 
-// A vertex of the polygon being clipped: position, feature code, and the line its outgoing edge
-// (to the next vertex) lies on: 0..3 an incident face edge, 4..7 a reference side plane.
+// A vertex of the polygon being clipped: position, feature code (< 24), and the line its outgoing
+// edge (to the next vertex) lies on: 0..3 an incident face edge, 4..7 a reference side plane.
+// 16 bytes: two polygons of 8 are most of a bench scene's narrow-phase frame (docs/gpu.md).
 struct ClipVertex {
   Vec3 p;
-  uint32_t code;
-  int line;
+  uint16_t code;
+  int16_t line;
 };
 
 // Code of the vertex where an edge lying on `line` crosses side plane `plane` (0: +u, 1: -u,
@@ -62,39 +63,40 @@ S2R_HD int ClipPolygon(const ClipVertex* in, int n, Vec3 plane_n, Real offset, i
     if (d_from <= Real(0)) {
       out[m] = from;
       // a vertex exactly on the plane whose edge leaves: the boundary continues along the plane
-      if (d_from == Real(0) && d_to > Real(0)) out[m].line = 4 + plane;
+      if (d_from == Real(0) && d_to > Real(0)) out[m].line = static_cast<int16_t>(4 + plane);
       ++m;
     }
     if ((d_from < Real(0) && d_to > Real(0)) || (d_from > Real(0) && d_to < Real(0))) {
       const Real t = d_from / (d_from - d_to);
       out[m].p = from.p + t * (to.p - from.p);
-      out[m].code = ClipCode(from.line, plane);
+      out[m].code = static_cast<uint16_t>(ClipCode(from.line, plane));
       // leaving: the boundary runs along the plane to where the polygon comes back in;
       // entering: it continues along the edge it came in on
-      out[m].line = d_from < Real(0) ? 4 + plane : from.line;
+      out[m].line = static_cast<int16_t>(d_from < Real(0) ? 4 + plane : from.line);
       ++m;
     }
   }
   return m;
 }
 
-// Keeps at most kMaxManifoldPoints of the n points: the deepest, the one farthest from it, the one
-// making the largest triangle with those two, and the one adding the most area outside that
-// triangle (areas measured in the plane normal to `normal`).
-S2R_HD int ReduceManifold(const ContactPoint* pts, int n, Vec3 normal, ContactPoint* out) {
+// Keeps at most kMaxManifoldPoints of the n points (positions v[i].p, separations sep[i]): the
+// deepest, the one farthest from it, the one making the largest triangle with those two, and the
+// one adding the most area outside that triangle (areas measured in the plane normal to
+// `normal`). Writes the kept points' indices to `keep` and returns how many.
+S2R_HD int ReduceManifold(const ClipVertex* v, const Real* sep, int n, Vec3 normal, int* keep) {
   if (n <= kMaxManifoldPoints) {
-    for (int i = 0; i < n; ++i) out[i] = pts[i];
+    for (int i = 0; i < n; ++i) keep[i] = i;
     return n;
   }
   int i0 = 0;
   for (int i = 1; i < n; ++i) {
-    if (pts[i].separation < pts[i0].separation) i0 = i;
+    if (sep[i] < sep[i0]) i0 = i;
   }
-  const Vec3 p0 = pts[i0].point;
+  const Vec3 p0 = v[i0].p;
   int i1 = i0 == 0 ? 1 : 0;
   Real best = Real(-1);
   for (int i = 0; i < n; ++i) {
-    const Real d2 = LengthSq(pts[i].point - p0);
+    const Real d2 = LengthSq(v[i].p - p0);
     if (i != i0 && d2 > best) {
       best = d2;
       i1 = i;
@@ -104,14 +106,14 @@ S2R_HD int ReduceManifold(const ContactPoint* pts, int n, Vec3 normal, ContactPo
   best = Real(-1);
   for (int i = 0; i < n; ++i) {
     if (i == i0 || i == i1) continue;
-    const Real area = Abs(Dot(Cross(pts[i1].point - p0, pts[i].point - p0), normal));
+    const Real area = Abs(Dot(Cross(v[i1].p - p0, v[i].p - p0), normal));
     if (area > best) {
       best = area;
       i2 = i;
     }
   }
   // orient the triangle counter-clockwise about the normal
-  if (Dot(Cross(pts[i1].point - p0, pts[i2].point - p0), normal) < Real(0)) {
+  if (Dot(Cross(v[i1].p - p0, v[i2].p - p0), normal) < Real(0)) {
     const int tmp = i1;
     i1 = i2;
     i2 = tmp;
@@ -124,19 +126,19 @@ S2R_HD int ReduceManifold(const ContactPoint* pts, int n, Vec3 normal, ContactPo
     // area of the triangle it forms with a triangle edge it lies outside of
     Real added = Real(0);
     for (int e = 0; e < 3; ++e) {
-      const Vec3 a = pts[tri[e]].point;
-      const Vec3 b = pts[tri[(e + 1) % 3]].point;
-      added = Max(added, -Dot(Cross(b - a, pts[i].point - a), normal));
+      const Vec3 a = v[tri[e]].p;
+      const Vec3 b = v[tri[(e + 1) % 3]].p;
+      added = Max(added, -Dot(Cross(b - a, v[i].p - a), normal));
     }
     if (i3 < 0 || added > best) {
       best = added;
       i3 = i;
     }
   }
-  out[0] = pts[i0];
-  out[1] = pts[i1];
-  out[2] = pts[i2];
-  out[3] = pts[i3];
+  keep[0] = i0;
+  keep[1] = i1;
+  keep[2] = i2;
+  keep[3] = i3;
   return 4;
 }
 
@@ -268,10 +270,10 @@ S2R_HD int CollideBoxBox(const Transform& ta, const Real* size_a, const Transfor
   const Vec3 inc_u = inc_h[(inc_axis + 1) % 3] * inc_axes[(inc_axis + 1) % 3];
   const Vec3 inc_v = inc_h[(inc_axis + 2) % 3] * inc_axes[(inc_axis + 2) % 3];
   ClipVertex poly[8], scratch[8];
-  poly[0] = ClipVertex{inc_centre + inc_u + inc_v, 0u, 0};
-  poly[1] = ClipVertex{inc_centre - inc_u + inc_v, 1u, 1};
-  poly[2] = ClipVertex{inc_centre - inc_u - inc_v, 2u, 2};
-  poly[3] = ClipVertex{inc_centre + inc_u - inc_v, 3u, 3};
+  poly[0] = ClipVertex{inc_centre + inc_u + inc_v, 0, 0};
+  poly[1] = ClipVertex{inc_centre - inc_u + inc_v, 1, 1};
+  poly[2] = ClipVertex{inc_centre - inc_u - inc_v, 2, 2};
+  poly[3] = ClipVertex{inc_centre + inc_u - inc_v, 3, 3};
   int num = 4;
 
   // clip against the reference face's side planes: +u, -u, +v, -v. The planes are pushed out by
@@ -295,18 +297,26 @@ S2R_HD int CollideBoxBox(const Transform& ta, const Real* size_a, const Transfor
   const uint32_t ref_face = static_cast<uint32_t>(2 * ref_axis + (ref_side < Real(0) ? 1 : 0));
   const uint32_t inc_face = static_cast<uint32_t>(2 * inc_axis + (inc_side < Real(0) ? 1 : 0));
   const uint32_t id_base = (use_b ? 1u << 11 : 0u) | (ref_face << 8) | (inc_face << 5);
-  ContactPoint pts[8];
+  // the points kept in place in `poly` (count <= i), their separations beside them
+  Real sep[8];
   int count = 0;
   for (int i = 0; i < num; ++i) {
-    const Real sep = Dot(poly[i].p, n) - face_offset;
-    if (!(sep < margin)) continue;
-    pts[count].point = poly[i].p - (Real(0.5) * sep) * n;
-    pts[count].normal = normal;
-    pts[count].separation = sep;
-    pts[count].feature = id_base | poly[i].code;
+    const Real d = Dot(poly[i].p, n) - face_offset;
+    if (!(d < margin)) continue;
+    poly[count].p = poly[i].p - (Real(0.5) * d) * n;
+    poly[count].code = poly[i].code;
+    sep[count] = d;
     ++count;
   }
-  return collide_internal::ReduceManifold(pts, count, n, out);
+  int keep[kMaxManifoldPoints];
+  const int kept = collide_internal::ReduceManifold(poly, sep, count, n, keep);
+  for (int k = 0; k < kept; ++k) {
+    out[k].point = poly[keep[k]].p;
+    out[k].normal = normal;
+    out[k].separation = sep[keep[k]];
+    out[k].feature = id_base | poly[keep[k]].code;
+  }
+  return kept;
 }
 
 }  // namespace s2r
