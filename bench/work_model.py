@@ -86,7 +86,7 @@ def main():
                                                     "builtin:panda_pick",
                                                     "configs/robots/universal_robots_ur5e/scene.xml"])
     ap.add_argument("--worlds", type=int, default=512)
-    ap.add_argument("--control-steps", type=int, default=40)
+    ap.add_argument("--control-steps", type=int, default=200)
     a = ap.parse_args()
     kernels = parse_log(open(a.log).read())
     rows, details = [], []
