@@ -34,7 +34,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cuda_kernels import BLOCK, SM90, occupancy, parse_log  # noqa: E402
+from cuda_kernels import SM90, occupancy, parse_log  # noqa: E402
 
 CATEGORIES = (  # first match wins, on the function name without its namespace
     ("pairs", re.compile(r"^(Collide|ClipPolygon|ReduceManifold|CapsuleBox|collide_internal|Gjk|Epa|Support)")),
