@@ -159,10 +159,13 @@ S2R_HDI void UnstageWorldBlock(const DeviceWorkspaces& dw, int world, char* stag
   const int64_t valid = dw.layout.offset[static_cast<int>(WorkspaceArray::reduced_valid)];
   uint32_t& word = *reinterpret_cast<uint32_t*>(staged + valid);
   if (word == *DeviceWorldWord(dw, world, valid)) return;
-  word &= ~kReducedEdited;
 #if defined(S2R_CUDA_EMULATION)
   cuda_emulation::EmulationCounts().world_block_writebacks.fetch_add(1, std::memory_order_relaxed);
+  if (word & kReducedEdited) {
+    cuda_emulation::EmulationCounts().world_block_edited_writebacks.fetch_add(1, std::memory_order_relaxed);
+  }
 #endif
+  word &= ~kReducedEdited;
   CopyStateWords(staged, DeviceWorldWord(dw, world, 0), dw.layout.world_bytes, 1, dw.nworld);
 }
 
@@ -865,7 +868,11 @@ std::unique_ptr<Backend> MakeCudaEmulationBackend(const StateView& host_state, i
 }
 CudaEmulationCounts CudaEmulationCountsSoFar() {
   const cuda_emulation::Counts& c = cuda_emulation::EmulationCounts();
-  return {c.launches.load(), c.world_block_stagings.load(), c.world_block_writebacks.load()};
+  return {c.launches.load(), c.world_block_stagings.load(), c.world_block_writebacks.load(),
+          c.world_block_edited_writebacks.load()};
+}
+int SetCudaEmulationWorkers(int workers) {
+  return cuda_emulation::EmulationWorkers().exchange(workers < 1 ? 1 : workers);
 }
 #else
 std::unique_ptr<Backend> MakeCudaBackend(const StateView& host_state, int nworld) {

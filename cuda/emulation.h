@@ -15,7 +15,13 @@
 //   pointers are, pointer kernel arguments into pageable host memory, empty or oversized launches:
 //   reported as the CUDA error a device would give (or a stricter one), through the same checks.
 //
-// What it does not model: threads of a block run one after another, so kernels must not rely on
+// - Threads that touch each other's data: a launch's threads run on several host threads at once
+//   (EmulationWorkers, default up to 4), dealt out by index modulo the worker count, so world w and
+//   world w + 1 step side by side. Two worlds' blocks that overlap (a wrong stride or offset) then
+//   race and the run stops matching the CPU backend; run one after another, each world would
+//   have set up its scratch before reading it, and the overlap would not show.
+//
+// What it does not model: threads of a block do not run in lockstep, so kernels must not rely on
 // __syncthreads or shared memory (none does); device arithmetic (FMA contraction, sinf) is the
 // host's, so results match the CPU backend's bit for bit rather than to the device's rounding.
 #pragma once
@@ -24,6 +30,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -34,6 +41,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -426,16 +434,52 @@ bool DeviceReadable(const T& arg) {
 }
 
 // What the emulated kernels did that no result shows, for tests (host/backend.h
-// CudaEmulationCountsSoFar): launches run, and world blocks staged and copied back to device memory
-// (cuda/backend_cuda.cu StageWorldBlock, UnstageWorldBlock). Process-wide; tests take differences.
+// CudaEmulationCountsSoFar): launches run, world blocks staged and copied back to device memory
+// (cuda/backend_cuda.cu StageWorldBlock, UnstageWorldBlock), and of those copied back the ones
+// marked edited by a sweep event. Process-wide; tests take differences.
 struct Counts {
   std::atomic<int64_t> launches{0};
   std::atomic<int64_t> world_block_stagings{0};
   std::atomic<int64_t> world_block_writebacks{0};
+  std::atomic<int64_t> world_block_edited_writebacks{0};
 };
 inline Counts& EmulationCounts() {
   static Counts counts;
   return counts;
+}
+
+// Host threads a launch's emulated threads run on (host/backend.h SetCudaEmulationWorkers): from
+// S2R_CUDA_EMULATION_WORKERS where set (1 to 64), else the hardware's threads, at most 4.
+inline std::atomic<int>& EmulationWorkers() {
+  static std::atomic<int> workers{[] {
+    const char* env = std::getenv("S2R_CUDA_EMULATION_WORKERS");
+    const int given = env != nullptr ? std::atoi(env) : 0;
+    if (given >= 1 && given <= 64) return given;
+    const unsigned hw = std::thread::hardware_concurrency();
+    return hw == 0 ? 1 : static_cast<int>(std::min(hw, 4u));
+  }()};
+  return workers;
+}
+
+// Runs `kernel` for the `grid` x `block` threads of one launch: worker k of n takes the threads
+// whose flat index is k modulo n, in order, each with its own threadIdx and blockIdx.
+template <typename Kernel>
+void RunLaunch(const Kernel& kernel, unsigned grid, unsigned block) {
+  const int64_t threads = int64_t(grid) * block;
+  const int workers = static_cast<int>(std::min<int64_t>(EmulationWorkers().load(), threads));
+  auto work = [&](int k) {
+    gridDim = dim3(grid);
+    blockDim = dim3(block);
+    for (int64_t i = k; i < threads; i += workers) {
+      blockIdx = uint3{static_cast<unsigned>(i / block), 0, 0};
+      threadIdx = uint3{static_cast<unsigned>(i % block), 0, 0};
+      kernel();
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (int k = 1; k < workers; ++k) helpers.emplace_back(work, k);
+  work(0);
+  for (std::thread& t : helpers) t.join();
 }
 
 // `S2R_LAUNCH(kernel, grid, block, stream)(args...)`: queues grid x block emulated threads of
@@ -463,15 +507,7 @@ class Launcher {
     const unsigned grid = grid_, block = block_;
     Runtime::Get().Enqueue(stream_, [kernel, grid, block, params] {
       EmulationCounts().launches.fetch_add(1, std::memory_order_relaxed);
-      gridDim = dim3(grid);
-      blockDim = dim3(block);
-      for (unsigned b = 0; b < grid; ++b) {
-        for (unsigned t = 0; t < block; ++t) {
-          blockIdx = uint3{b, 0, 0};
-          threadIdx = uint3{t, 0, 0};
-          std::apply(kernel, *params);
-        }
-      }
+      RunLaunch([&] { std::apply(kernel, *params); }, grid, block);
     });
   }
 

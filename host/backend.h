@@ -119,12 +119,18 @@ std::unique_ptr<Backend> MakeCudaEmulationBackend(const StateView& host_state, i
 // What the emulated CUDA backend's kernels did that no result shows (process-wide, since start;
 // tests take differences): kernel launches run, world blocks staged in local memory, and staged
 // world blocks copied back to device memory (skipped where a launch built nothing in them: a cost,
-// so only a count can guard it).
+// so only a count can guard it), and of those the ones a sweep event dropped and rebuilt
+// (kReducedEdited, kernels/solver_reduced.h: copied back even where the rebuild gave the same word).
 struct CudaEmulationCounts {
   int64_t launches = 0;
   int64_t world_block_stagings = 0;
   int64_t world_block_writebacks = 0;
+  int64_t world_block_edited_writebacks = 0;
 };
 CudaEmulationCounts CudaEmulationCountsSoFar();
+// Host threads the emulated CUDA backend runs a launch's threads on (cuda/emulation.h: neighbouring
+// worlds side by side, so blocks that overlap race); returns the previous count. The default is
+// S2R_CUDA_EMULATION_WORKERS where set, else the hardware's threads, at most 4.
+int SetCudaEmulationWorkers(int workers);
 
 }  // namespace s2r

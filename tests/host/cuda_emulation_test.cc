@@ -10,7 +10,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "host/backend.h"
@@ -126,6 +128,47 @@ TEST(CudaEmulation, BadCopiesAndLaunchesAreErrors) {
   EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidDevicePointer) << "a kernel argument in pageable host memory";
   EXPECT_EQ(cudaFree(host.data()), cudaErrorInvalidDevicePointer);
   EXPECT_EQ(cudaFree(d), cudaSuccess);
+}
+
+// Each thread writes its flat index and the host thread it ran on
+void RecordThread(int* index, uint64_t* host_thread, int n) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= n) return;
+  index[i] += i + 1;
+  host_thread[i] = std::hash<std::thread::id>{}(std::this_thread::get_id());
+}
+
+// A launch's threads run on several host threads at once (SetCudaEmulationWorkers), neighbours on
+// different ones, so that worlds whose blocks overlap race as they would on a device: every
+// thread runs once with its own coordinates (3 blocks of 50 over 3 workers, and over 1), and with 3
+// workers threads i and i + 1 never share a host thread.
+TEST(CudaEmulation, LaunchRunsNeighbouringThreadsSideBySide) {
+  const int n = 150;
+  int* index = nullptr;
+  uint64_t* host_thread = nullptr;
+  ASSERT_EQ(cudaMalloc(&index, n * sizeof(int)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&host_thread, n * sizeof(uint64_t)), cudaSuccess);
+  for (int workers : {3, 1}) {
+    SCOPED_TRACE("workers " + std::to_string(workers));
+    const int before = SetCudaEmulationWorkers(workers);
+    ASSERT_EQ(cudaMemsetAsync(index, 0, n * sizeof(int), nullptr), cudaSuccess);
+    S2R_LAUNCH(RecordThread, 3, 50, nullptr)(index, host_thread, n);
+    std::vector<int> got(n);
+    std::vector<uint64_t> on(n);
+    ASSERT_EQ(cudaMemcpyAsync(got.data(), index, n * sizeof(int), cudaMemcpyDeviceToHost, nullptr), cudaSuccess);
+    ASSERT_EQ(cudaMemcpyAsync(on.data(), host_thread, n * sizeof(uint64_t), cudaMemcpyDeviceToHost, nullptr),
+              cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(nullptr), cudaSuccess);
+    EXPECT_EQ(SetCudaEmulationWorkers(before), workers);
+    for (int i = 0; i < n; ++i) EXPECT_EQ(got[i], i + 1) << "thread " << i;
+    std::set<uint64_t> distinct(on.begin(), on.end());
+    EXPECT_EQ(distinct.size(), size_t(workers));
+    if (workers > 1) {
+      for (int i = 0; i + 1 < n; ++i) EXPECT_NE(on[i], on[i + 1]) << "threads " << i << " and " << i + 1;
+    }
+  }
+  cudaFree(index);
+  cudaFree(host_thread);
 }
 
 // Engine::Step on the CUDA backend queues the step and returns before it has run. Eight steps with

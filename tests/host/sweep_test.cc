@@ -661,19 +661,39 @@ TEST(Sweep, CudaBackendRunsTheSameEpisodesAsTheCpu) {
 // rebuilt it (kReducedEdited): a cost no episode shows, so the emulation's counts guard it. Copied
 // back always it would be every staging; here it is the first builds (16 worlds), columns added as
 // contacts appear, and the pushes' rebuilds: under a quarter of the stagings.
+//
+// The push task's displacement event moves the box, and the pass that fires it drops the world
+// block and rebuilds it to the same bits (the box is no tree's parent): without kReducedEdited
+// that block would not go back, and an event that did move a tree's parent would leave the
+// device's block stale. So every fired displacement is one edited write-back, no more, no fewer
+// (a pass holds at most one: the config has one state-editing event, drawn after 0.3 s, so never
+// in an episode's first pass, whose reset block goes back anyway).
 TEST(Sweep, CudaEmulationRunsTheSameEpisodesAsTheCpu) {
+  const SweepConfig config = LoadSweepConfig("builtin:push");
+  ASSERT_EQ(config.events.size(), 2u);
+  ASSERT_EQ(config.events[0].kind, kEventDisplaceObject);
+  ASSERT_EQ(config.events[1].kind, kEventGoalChange);
   std::vector<EpisodeRecord> cpu = RunSweepEpisodes(BackendKind::kCpu);
   ASSERT_EQ(cpu.size(), 48u);
+  int64_t displaced = 0;  // episodes whose displacement fired (event 0's metrics: fired, time, magnitude, direction)
+  for (const EpisodeRecord& e : cpu) {
+    ASSERT_GE(e.metrics.size(), 8u);
+    displaced += e.metrics[e.metrics.size() - 8] == 1.0;
+  }
+  ASSERT_GE(displaced, 1) << "no displacement fired in 48 episodes: the check below would be empty";
   const CudaEmulationCounts before = CudaEmulationCountsSoFar();
   ExpectSameEpisodes(cpu, RunSweepEpisodes(BackendKind::kCudaEmulation));
   const CudaEmulationCounts after = CudaEmulationCountsSoFar();
   const int64_t stagings = after.world_block_stagings - before.world_block_stagings;
   const int64_t writebacks = after.world_block_writebacks - before.world_block_writebacks;
+  const int64_t edited = after.world_block_edited_writebacks - before.world_block_edited_writebacks;
   RecordProperty("world_block_stagings", std::to_string(stagings));
   RecordProperty("world_block_writebacks", std::to_string(writebacks));
+  RecordProperty("world_block_edited_writebacks", std::to_string(edited));
   EXPECT_GT(stagings, 16 * 10);
   EXPECT_GE(writebacks, 16);
   EXPECT_LT(writebacks * 4, stagings) << writebacks << " of " << stagings << " staged world blocks copied back";
+  EXPECT_EQ(edited, displaced) << "world blocks copied back after a displacement's rebuild";
   ExpectSameEpisodes(cpu, RunSweepEpisodes(BackendKind::kCudaEmulation, "builtin:push", 3));  // 3 steps a launch
 }
 
