@@ -201,7 +201,7 @@ fi
 pack
 
 # --- 8. arms (issue 13) on the device, where time is left: the MJX Panda pick scene and the UR5e ----
-# (the <slide_trees+trees> kernel), beside the CPU backend on every core
+# (<slide_trees+trees> and <all>), beside the CPU backend on every core
 for scene in builtin:panda_pick configs/robots/universal_robots_ur5e/scene.xml; do
   for n in 1024 16384; do
     run 40 bench_arms.jsonl "$bin/s2r" bench --scene "$scene" --worlds $n --control-steps 20 --backend cuda \
@@ -214,5 +214,10 @@ done
 # they fit (panda_pick, the UR5e: `local+state+world`); their old placement, per-world global blocks:
 S2R_CUDA_STEP_BLOCK=global run 40 bench_arms.jsonl "$bin/s2r" bench --scene builtin:panda_pick --worlds 16384 \
   --control-steps 20 --backend cuda --repeats 3 --json
+# since stop 31 the UR5e with the 2F-85 (the <all> kernel) stages too, in a 64 KB block: staged and global
+for block in local global; do
+  S2R_CUDA_STEP_BLOCK=$block run 40 bench_arms.jsonl "$bin/s2r" bench --scene builtin:ur5e_2f85/scene \
+    --worlds 16384 --control-steps 20 --backend cuda --repeats 3 --json
+done
 pack
 cat "$final/summary.txt"

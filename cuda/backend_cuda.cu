@@ -85,9 +85,10 @@ constexpr int StepMinBlocks() {
 // the same 32 accesses are 32 sectors `step_bytes` apart.
 // - The variant that runs the bench and sweep scenes reserves S2R_CUDA_LOCAL_STEP_BYTES per thread
 //   (peg_insert's block, the largest of those scenes', is 24,896 B); the arms' variants
-//   (<slide_trees+trees>, <all>) reserve S2R_CUDA_ARM_LOCAL_STEP_BYTES (panda_pick's block and
-//   state, 31,872 + 6,080 B in float32, the largest of the builtin arms' that fit). A model whose
-//   block does not fit, and S2R_CUDA_STEP_BLOCK=global, use per-world global blocks.
+//   (<slide_trees+trees>, <all>) reserve S2R_CUDA_ARM_LOCAL_STEP_BYTES, 64 KB: the UR5e with the
+//   Robotiq 2F-85's block, state and world block (51,136 + 6,528 + 64 B in float32; panda_pick's
+//   are 38,016 B). A model whose block does not fit, and S2R_CUDA_STEP_BLOCK=global, use
+//   per-world global blocks.
 // - Where the world's state (and a sweep's episode record, SweepWorld) fits after the step block,
 //   the kernel stages it there for the launch (StageWorldState, copied back at the end), so the
 //   physics steps of a control step, and the control steps of a sweep's pass, work on the local
@@ -97,12 +98,13 @@ constexpr int StepMinBlocks() {
 //   in every physics step) fits as well, it is staged the same way, and the device's world blocks
 //   are interleaved by world (DeviceWorldWord); S2R_CUDA_STATE=global leaves them in place too.
 // - The driver backs every thread an SM can hold with the whole frame: 33 KB x 2,048 x 132 SMs,
-//   about 8.9 GB on an H100 or H200.
+//   about 8.9 GB on an H100 or H200, for the bench scenes; 80 KB (64 + the step's own 14.6 KB),
+//   21.7 GB, while an <all> scene runs.
 #ifndef S2R_CUDA_LOCAL_STEP_BYTES
 #define S2R_CUDA_LOCAL_STEP_BYTES 32768
 #endif
 #ifndef S2R_CUDA_ARM_LOCAL_STEP_BYTES
-#define S2R_CUDA_ARM_LOCAL_STEP_BYTES 40960
+#define S2R_CUDA_ARM_LOCAL_STEP_BYTES 65536
 #endif
 template <unsigned kFeatures>
 constexpr int64_t LocalStepBytes() {
@@ -172,7 +174,7 @@ S2R_HDI void UnstageWorldBlock(const DeviceWorkspaces& dw, int world, char* stag
 // A reset writes the device state in its layout: in place where it is world-major, through a
 // staged copy in local memory where it is interleaved (StateView::interleaved; the state then fits
 // the model's variant's block, kBytes, the backend checked; never where the variant has none). The
-// reset kernels are compiled per block size (ResetWorldsKernel<32768>, <40960>), so a scene's
+// reset kernels are compiled per block size (ResetWorldsKernel<32768>, <65536>), so a scene's
 // run reserves no more local memory than its step kernels do.
 template <int64_t kBytes>
 S2R_HDI void ResetDeviceWorld(const ModelView& m, const StateView& s, int world) {

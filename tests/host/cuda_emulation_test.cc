@@ -265,13 +265,16 @@ TEST(CudaEmulationEngine, StepBlockAndStateInLocalOrGlobalMemoryStepTheSame) {
   };
   // what fits the 32 KB local block (S2R_CUDA_LOCAL_STEP_BYTES) depends on the precision: in
   // float64 stack5's step block is 39,168 B, pick_lift's with its state 31,104 B and its world
-  // block 3,712 B more; the arms' 40 KB block (S2R_CUDA_ARM_LOCAL_STEP_BYTES) holds panda_pick's
-  // block, state and world block in float32 (31,872 + 6,080 + 64 B), not its float64 block
+  // block 3,712 B more; the arms' 64 KB block (S2R_CUDA_ARM_LOCAL_STEP_BYTES) holds panda_pick's
+  // block, state and world block in float32 (31,872 + 6,080 + 64 B), only the block in float64
+  // (61,696 B, then 11,456 B of state), and the UR5e with the 2F-85's, the <all> variant, in
+  // float32 (51,136 + 6,528 + 64 B), not in float64 (99,264 B of step block)
   const bool f32 = sizeof(Real) == 4;
   for (const Case& c : {Case{"builtin:box_push", "local+state+world"},
                         Case{"builtin:pick_lift", f32 ? "local+state+world" : "local+state"},
                         Case{"builtin:stack5", f32 ? "local+state+world" : "global"},
-                        Case{"builtin:panda_pick", f32 ? "local+state+world" : "global"}}) {
+                        Case{"builtin:panda_pick", f32 ? "local+state+world" : "local"},
+                        Case{"builtin:ur5e_2f85/scene", f32 ? "local+state+world" : "global"}}) {
     SCOPED_TRACE(c.scene);
     std::string memory;
     const int steps = 12;
