@@ -4,6 +4,7 @@
 // keep the build to one nvcc invocation. The per-world functions are the same kernels/ code the
 // CPU backend runs; nothing in a world's step uses atomics, so runs are reproducible.
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -351,13 +352,47 @@ __global__ void SweepGatherFinishedKernel(const SweepStepArgs* args, const int32
 
 int Blocks(int n) { return (n + kThreadsPerBlock - 1) / kThreadsPerBlock; }
 
+// The error check after a launch of a kernel whose frame holds `variant`'s local step block. The
+// driver backs every thread the GPU can hold with the kernel's whole frame when it launches, so a
+// launch refused for memory is most likely that reservation (another process holding the GPU's
+// memory, or a smaller GPU): say so, with the figures, and how to shrink it.
+void CheckFramedLaunch(const char* kernel, int variant) {
+  const cudaError_t err = cudaGetLastError();
+  if (err == cudaSuccess) return;
+  std::string what = std::string("CUDA error launching ") + kernel + "<" + StepVariantName(variant) +
+                     ">: " + cudaGetErrorString(err);
+  int64_t block = 0;
+  WithStepVariant(variant, [&](auto features) { block = LocalStepBytes<features.value>(); });
+  if ((err == cudaErrorMemoryAllocation || err == cudaErrorLaunchOutOfResources) && block > 0) {
+    int device = 0, sms = 0, threads = 0;
+    size_t free_bytes = 0, total_bytes = 0;
+    const bool known = cudaGetDevice(&device) == cudaSuccess &&
+                       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess &&
+                       cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, device) == cudaSuccess &&
+                       cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess;
+    const char* knob = variant == 0 ? "S2R_CUDA_LOCAL_STEP_BYTES" : "S2R_CUDA_ARM_LOCAL_STEP_BYTES";
+    char figures[320] = "";
+    if (known) {
+      std::snprintf(figures, sizeof(figures), ": %lld B x %d threads x %d SMs = %.1f GB for the blocks alone, with %.1f of %.1f GB free now",
+                    static_cast<long long>(block), threads, sms, double(block) * threads * sms / 1e9, free_bytes / 1e9,
+                    total_bytes / 1e9);
+    }
+    what += ". Its stack frame holds a " + std::to_string(block) + " B step block per thread (" + knob +
+            ": the step's scratch in local memory), and the driver backs every thread the GPU can hold with the "
+            "whole frame" + figures + ". Free the GPU memory other processes hold, or rebuild with -D" + knob +
+            "=0 (per-world step blocks in device memory, which need no reservation but do not coalesce) or a "
+            "smaller size (docs/gpu.md, *The step block and the state*)";
+  }
+  throw std::runtime_error(what);
+}
+
 // `variant` indexes kStepVariants: the reset stages through a block of that variant's size
 void LaunchResetWorlds(const ModelView& m, const StateView& s, int variant, void* stream) {
   WithStepVariant(variant, [&](auto features) {
     S2R_LAUNCH(ResetWorldsKernel<LocalStepBytes<features.value>()>, Blocks(s.nworld), kThreadsPerBlock,
                static_cast<cudaStream_t>(stream))(m, s);
   });
-  S2R_CUDA_CHECK(cudaGetLastError());
+  CheckFramedLaunch("ResetWorldsKernel", variant);
 }
 
 // resets the `count` worlds listed in the device array `worlds` and clears their world blocks'
@@ -369,7 +404,7 @@ void LaunchResetWorldList(const ModelView& m, const StateView& s, const DeviceWo
     S2R_LAUNCH(ResetWorldListKernel<LocalStepBytes<features.value>()>, Blocks(count), kThreadsPerBlock,
                static_cast<cudaStream_t>(stream))(m, s, ws, worlds, count);
   });
-  S2R_CUDA_CHECK(cudaGetLastError());
+  CheckFramedLaunch("ResetWorldListKernel", variant);
 }
 
 // `variant` indexes kStepVariants (kernels/step_features.h): the step compiled for what the model
@@ -380,7 +415,7 @@ void LaunchControlStep(const ModelView& m, const StateView& s, const DeviceWorks
     S2R_LAUNCH(ControlStepKernel<features.value>, Blocks(s.nworld), kThreadsPerBlock,
                static_cast<cudaStream_t>(stream))(m, s, ws, actions);
   });
-  S2R_CUDA_CHECK(cudaGetLastError());
+  CheckFramedLaunch("ControlStepKernel", variant);
 }
 
 // `nsteps` control steps, `actions` (nsteps, nworld, nactuator) on the device: one launch of
@@ -390,7 +425,7 @@ void LaunchControlSteps(const ModelView& m, const StateView& s, const DeviceWork
   if (nsteps > 1 && variant == 0) {
     S2R_LAUNCH(ControlStepsKernel<kStepVariants[0]>, Blocks(s.nworld), kThreadsPerBlock,
                static_cast<cudaStream_t>(stream))(m, s, ws, actions, nsteps);
-    S2R_CUDA_CHECK(cudaGetLastError());
+    CheckFramedLaunch("ControlStepsKernel", variant);
     return;
   }
   for (int k = 0; k < nsteps; ++k) {
@@ -524,7 +559,7 @@ class CudaBackend : public Backend {
       S2R_LAUNCH(SweepStepKernel<features.value>, Blocks(nworld_), kThreadsPerBlock, stream_)(model_, device_,
                                                                                              workspaces_, device_args);
     });
-    S2R_CUDA_CHECK(cudaGetLastError());
+    CheckFramedLaunch("SweepStepKernel", variant_);
   }
   cudaStream_t stream() const { return stream_; }
   int nworld() const { return nworld_; }
@@ -875,6 +910,10 @@ CudaEmulationCounts CudaEmulationCountsSoFar() {
 }
 int SetCudaEmulationWorkers(int workers) {
   return cuda_emulation::EmulationWorkers().exchange(workers < 1 ? 1 : workers);
+}
+void SetCudaEmulationLaunchesOutOfMemory(bool fail) {
+  cuda_emulation::EmulationLaunchFailure().store(fail ? cuda_emulation::cudaErrorMemoryAllocation
+                                                      : cuda_emulation::cudaSuccess);
 }
 #else
 std::unique_ptr<Backend> MakeCudaBackend(const StateView& host_state, int nworld) {

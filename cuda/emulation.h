@@ -65,7 +65,9 @@ enum cudaError_t {
   cudaErrorInvalidDevicePointer = 17,
   cudaErrorInvalidMemcpyDirection = 21,
   cudaErrorInvalidResourceHandle = 400,
+  cudaErrorLaunchOutOfResources = 701,
 };
+enum cudaDeviceAttr { cudaDevAttrMaxThreadsPerMultiProcessor = 39, cudaDevAttrMultiProcessorCount = 16 };
 enum cudaMemcpyKind { cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice };
 constexpr unsigned cudaEventDisableTiming = 2;
 
@@ -100,6 +102,7 @@ inline const char* cudaGetErrorString(cudaError_t e) {
     case cudaErrorInvalidDevicePointer: return "invalid device pointer (emulated)";
     case cudaErrorInvalidMemcpyDirection: return "invalid copy direction (emulated: the pointers are not where the kind says)";
     case cudaErrorInvalidResourceHandle: return "invalid resource handle (emulated)";
+    case cudaErrorLaunchOutOfResources: return "too many resources requested for launch (emulated)";
   }
   return "unknown error (emulated)";
 }
@@ -306,6 +309,20 @@ inline cudaError_t cudaGetDeviceCount(int* count) {
   return cudaSuccess;
 }
 inline cudaError_t cudaGetLastError() { return Runtime::Get().TakeError(); }
+inline cudaError_t cudaGetDevice(int* device) {
+  *device = 0;
+  return cudaSuccess;
+}
+// the emulated device's shape: an H100 SXM's (132 SMs of 2,048 threads, 80 GB), all of it free
+inline cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
+  if (device != 0) return cudaErrorInvalidValue;
+  *value = attr == cudaDevAttrMultiProcessorCount ? 132 : 2048;
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
+  *free_bytes = *total_bytes = size_t(80) * 1000 * 1000 * 1000;
+  return cudaSuccess;
+}
 inline cudaError_t cudaMalloc(void** p, size_t bytes) { return Runtime::Get().Malloc(p, bytes); }
 template <typename T>
 cudaError_t cudaMalloc(T** p, size_t bytes) {
@@ -448,6 +465,13 @@ inline Counts& EmulationCounts() {
   return counts;
 }
 
+// The error every launch reports instead of running (cudaSuccess: none), for tests of what the
+// backend says when a device refuses a launch (host/backend.h SetCudaEmulationLaunchFailure)
+inline std::atomic<int>& EmulationLaunchFailure() {
+  static std::atomic<int> error{cudaSuccess};
+  return error;
+}
+
 // Host threads a launch's emulated threads run on (host/backend.h SetCudaEmulationWorkers): from
 // S2R_CUDA_EMULATION_WORKERS where set (1 to 64), else the hardware's threads, at most 4.
 inline std::atomic<int>& EmulationWorkers() {
@@ -494,6 +518,10 @@ class Launcher {
     static_assert(sizeof...(Args) == sizeof...(Params), "kernel argument count");
     if (grid_ == 0 || block_ == 0 || block_ > 1024) {
       Runtime::Get().SetError(cudaErrorInvalidConfiguration);
+      return;
+    }
+    if (const int failure = EmulationLaunchFailure().load(); failure != cudaSuccess) {
+      Runtime::Get().SetError(static_cast<cudaError_t>(failure));
       return;
     }
     auto params = std::make_shared<std::tuple<std::decay_t<Params>...>>(std::forward<Args>(args)...);

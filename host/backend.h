@@ -132,5 +132,8 @@ CudaEmulationCounts CudaEmulationCountsSoFar();
 // worlds side by side, so blocks that overlap race); returns the previous count. The default is
 // S2R_CUDA_EMULATION_WORKERS where set, else the hardware's threads, at most 4.
 int SetCudaEmulationWorkers(int workers);
+// Makes every launch of the emulated CUDA backend fail as a device's does when it cannot back the
+// kernel's local memory (cudaErrorMemoryAllocation), or not (false), for tests of the message.
+void SetCudaEmulationLaunchesOutOfMemory(bool fail);
 
 }  // namespace s2r

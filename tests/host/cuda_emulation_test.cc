@@ -308,6 +308,52 @@ TEST(CudaEmulationEngine, StepBlockAndStateInLocalOrGlobalMemoryStepTheSame) {
   }
 }
 
+// A device that cannot back a step kernel's local memory (the driver reserves the whole frame for
+// every thread the GPU can hold, at the launch) refuses the launch with cudaErrorMemoryAllocation;
+// the backend's error names the kernel and variant, the step block's size and its knob, the
+// reservation on the emulated device (an H100's 132 SMs of 2,048 threads), and the way out. The
+// arm with a gripper (<all>) fails at its first launch, the reset in the engine's construction;
+// box_push at a step. Once launches succeed again, a new engine steps as before.
+TEST(CudaEmulationEngine, ALaunchRefusedForMemorySaysWhatTheFrameReserves) {
+  struct Refuse {
+    Refuse() { SetCudaEmulationLaunchesOutOfMemory(true); }
+    ~Refuse() { SetCudaEmulationLaunchesOutOfMemory(false); }
+  };
+  EngineOptions o;
+  o.nworld = 4;
+  o.backend = BackendKind::kCudaEmulation;
+  auto expect_message = [](const std::string& what, const std::vector<std::string>& parts) {
+    ::testing::Test::RecordProperty(parts[0], what);
+    for (const std::string& part : parts) EXPECT_NE(what.find(part), std::string::npos) << part << " in: " << what;
+  };
+  {
+    const Model arm = LoadScene("builtin:ur5e_2f85/scene");
+    Refuse refuse;
+    try {
+      Engine e(arm, o);
+      ADD_FAILURE() << "the engine was built with every launch refused";
+    } catch (const std::runtime_error& e) {
+      expect_message(e.what(), {"ResetWorldsKernel<all>", "out of memory", "65536 B step block",
+                                "65536 B x 2048 threads x 132 SMs = 17.7 GB", "-DS2R_CUDA_ARM_LOCAL_STEP_BYTES=0"});
+    }
+  }
+  Engine e(LoadScene("builtin:box_push"), o);
+  {
+    Refuse refuse;
+    try {
+      e.Step(nullptr);
+      ADD_FAILURE() << "a step was launched with every launch refused";
+    } catch (const std::runtime_error& e) {
+      expect_message(e.what(), {"ControlStepKernel<slide_trees>", "32768 B step block", "= 8.9 GB",
+                                "-DS2R_CUDA_LOCAL_STEP_BYTES=0"});
+    }
+  }
+  Engine again(LoadScene("builtin:box_push"), o);
+  again.Step(nullptr);
+  again.Download();
+  EXPECT_TRUE(std::isfinite(again.state().view.body_pos(0, 1)[0]));
+}
+
 // 15 control steps of 5 worlds: on the CPU one Step per control step, on the emulated CUDA backend
 // StepMany calls of 1, 4 and 7 steps and 3 steps of zeros
 uint64_t StepManyHash(const char* scene, BackendKind backend) {
