@@ -10,7 +10,8 @@
 #      and a push sweep at 16k worlds (env-steps/s with the store writing),
 #   6. compute-sanitizer memcheck over a small bench and a small sweep,
 #   7. where a second build for 8 blocks per SM is carried (64 registers), its bench at 65k worlds,
-#   8. where time is left, two arms (panda_pick, the UR5e) on the device beside the CPU backend.
+#   8. where time is left, three arms (panda_pick, the UR5e, the UR5e with the 2F-85) on the device beside
+#      the CPU backend, staged and with per-world global step blocks.
 # Every stage runs under a share of one deadline ($S2R_GPU_BUDGET_S seconds, default 330), so the run
 # ends in time and says what it skipped. Results: $OUT/summary.txt and $OUT/results.tgz (every log;
 # the device tool brings back at most 8 files), or bench/results/<h200|h100>/ without $OUT.
@@ -200,9 +201,9 @@ if [ -x .gpu/bin-mb8/s2r ]; then
 fi
 pack
 
-# --- 8. arms (issue 13) on the device, where time is left: the MJX Panda pick scene and the UR5e ----
-# (<slide_trees+trees> and <all>), beside the CPU backend on every core
-for scene in builtin:panda_pick configs/robots/universal_robots_ur5e/scene.xml; do
+# --- 8. arms (issue 13) on the device, where time is left: the MJX Panda pick scene, the UR5e and ------
+# the UR5e with the 2F-85 (<slide_trees+trees>, <all>, <all>), beside the CPU backend on every core
+for scene in builtin:panda_pick configs/robots/universal_robots_ur5e/scene.xml builtin:ur5e_2f85/scene; do
   for n in 1024 16384; do
     run 40 bench_arms.jsonl "$bin/s2r" bench --scene "$scene" --worlds $n --control-steps 20 --backend cuda \
       --repeats 3 --json
@@ -211,13 +212,11 @@ for scene in builtin:panda_pick configs/robots/universal_robots_ur5e/scene.xml; 
     --repeats 1 --json
 done
 # since stop 30 the arms' variants keep their step block, state and world block in local memory where
-# they fit (panda_pick, the UR5e: `local+state+world`); their old placement, per-world global blocks:
-S2R_CUDA_STEP_BLOCK=global run 40 bench_arms.jsonl "$bin/s2r" bench --scene builtin:panda_pick --worlds 16384 \
-  --control-steps 20 --backend cuda --repeats 3 --json
-# since stop 31 the UR5e with the 2F-85 (the <all> kernel) stages too, in a 64 KB block: staged and global
-for block in local global; do
-  S2R_CUDA_STEP_BLOCK=$block run 40 bench_arms.jsonl "$bin/s2r" bench --scene builtin:ur5e_2f85/scene \
-    --worlds 16384 --control-steps 20 --backend cuda --repeats 3 --json
+# they fit (all three here: `local+state+world`; ur5e_2f85 since stop 31's 64 KB block); their old
+# placement, per-world global blocks:
+for scene in builtin:panda_pick builtin:ur5e_2f85/scene; do
+  S2R_CUDA_STEP_BLOCK=global run 40 bench_arms.jsonl "$bin/s2r" bench --scene "$scene" --worlds 16384 \
+    --control-steps 20 --backend cuda --repeats 3 --json
 done
 pack
 cat "$final/summary.txt"
