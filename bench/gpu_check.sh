@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Everything that needs a GPU, in one run (about 15 minutes of device time are lent at most):
-#   1. the binaries: built here with the CUDA backend (S2R_CUDA=ON), or carried prebuilt (below),
+#   1. the binaries: built here with the CUDA backend (S2R_CUDA=ON), or carried prebuilt (below);
+#      then one small run of each CUDA path, and where one fails, its backtrace (cuda-gdb) in this call,
 #   2. the CUDA tests (backend parity, sweep parity) -- they skip without a device,
 #   3. the CUDA backend on the three bench scenes at 1k-65k worlds, beside the CPU backend (all cores),
 #      and at 65k worlds with the state, then the step block too, in global memory instead of local
@@ -98,6 +99,31 @@ else
 fi
 python3 bench/cuda_kernels.py --log "$work/cuda_resource_usage.txt" --budgets bench/cuda_kernel_budgets.txt \
   > "$work/cuda_kernels.txt" 2>&1
+pack
+
+# --- 1b. smoke: one small run of each CUDA path (a bench scene, a sweep, an arm). Where one fails,
+# the same command again under cuda-gdb (host and device backtraces) and compute-sanitizer, in this
+# call: on 2026-12-04 every CUDA process died in SetModel, and its backtrace took a second call.
+smoke() {  # NAME CMD...: 0 when the command passed
+  local name=$1
+  shift
+  run 30 smoke.txt "$@" && { echo "smoke $name: ok" >> "$work/smoke.txt"; return 0; }
+  echo "smoke $name: FAILED" >> "$work/smoke.txt"
+  if command -v cuda-gdb > /dev/null; then
+    run 60 "smoke_debug_$name.txt" cuda-gdb -batch -ex run -ex bt -ex "info cuda kernels" \
+      -ex "thread apply all bt 12" --args "$@"
+  fi
+  if command -v compute-sanitizer > /dev/null; then
+    run 60 "smoke_debug_$name.txt" compute-sanitizer --tool memcheck --show-backtrace host "$@"
+  fi
+  pack
+  return 1
+}
+smoke bench "$bin/s2r" bench --scene builtin:pick_lift --worlds 256 --control-steps 3 --backend cuda --repeats 1 --json
+smoke sweep "$bin/s2r" sweep builtin:push --backend cuda --worlds 64 --episodes 64 --seed 3 --out "$TMPDIR/smoke.zarr"
+rm -rf "$TMPDIR/smoke.zarr"
+smoke arm "$bin/s2r" bench --scene builtin:ur5e_2f85/scene --worlds 256 --control-steps 2 --backend cuda --repeats 1 \
+  --json
 pack
 
 # --- 2. the CUDA tests ------------------------------------------------------------------------------

@@ -82,6 +82,15 @@ def main():
     machine = read(os.path.join(work, "machine.txt")).strip().splitlines()
     out += ["== machine"] + machine[:6]
 
+    out.append("== smoke (one small run of each CUDA path)")
+    out += [l for l in read(os.path.join(work, "smoke.txt")).splitlines() if l.startswith("smoke ")]
+    for path in sorted(glob.glob(os.path.join(work, "smoke_debug_*.txt"))):
+        # the backtrace frames and the sanitizer's errors: where it died
+        lines = [l for l in read(path).splitlines() if re.match(r"#\d+\s", l) or "signal" in l.lower()
+                 or "Invalid" in l or "ERROR SUMMARY" in l or "CUDA Exception" in l or l.startswith("rc=")]
+        out.append(f"-- {os.path.basename(path)}")
+        out += ["  " + l[:200] for l in lines[:40]]
+
     tests = read(os.path.join(work, "cuda_tests.txt"))
     out.append("== CUDA tests")
     for line in tests.splitlines():

@@ -104,3 +104,32 @@ def test_gpu_summary_puts_each_cuda_row_against_its_roofline(tmp_path, gpu, band
         assert float(line[4]) == pytest.approx(bandwidth / modelled, rel=5e-3)  # printed to 3 digits
         assert float(line[6].rstrip("%")) == pytest.approx(100 * r["env_steps_per_s"] / (bandwidth / modelled),
                                                            rel=0.05, abs=0.06)
+
+
+def test_gpu_summary_shows_where_a_failed_smoke_run_died(tmp_path):
+    """bench/gpu_check.sh runs one small command per CUDA path first and, where one fails, runs it
+    again under cuda-gdb and compute-sanitizer in the same call; the summary lists each smoke run's
+    outcome and, from the debug logs, the signal, the backtrace frames and the sanitizer's verdict,
+    not the debugger's chatter."""
+    import sys
+    (tmp_path / "smoke.txt").write_text(
+        "+ [9 s, cap 30 s] s2r bench --scene builtin:pick_lift --backend cuda\nrc=139\nsmoke bench: FAILED\n"
+        "+ [11 s, cap 30 s] s2r sweep builtin:push --backend cuda\nrc=0\nsmoke sweep: ok\n")
+    (tmp_path / "smoke_debug_bench.txt").write_text(
+        "+ [12 s, cap 60 s] cuda-gdb -batch -ex run -ex bt --args s2r bench\n"
+        "[Thread debugging using libthread_db enabled]\n"
+        "Program received signal SIGSEGV, Segmentation fault.\n"
+        "#0  0x00005555556a7e10 in s2r::CudaBackend::SetModel(s2r::Model const&) ()\n"
+        "#1  0x00005555556a2c44 in s2r::Engine::Engine(s2r::Model, s2r::EngineOptions const&) ()\n"
+        "rc=0\n"
+        "========= ERROR SUMMARY: 0 errors\n")
+    out = subprocess.run([sys.executable, os.path.join(REPO, "bench", "gpu_summary.py"), str(tmp_path)], check=True,
+                         capture_output=True, text=True).stdout
+    section = out[out.index("== smoke"):out.index("== CUDA tests")]
+    assert "smoke bench: FAILED" in section and "smoke sweep: ok" in section, section
+    assert "-- smoke_debug_bench.txt" in section
+    assert "Program received signal SIGSEGV" in section
+    assert "#0  0x00005555556a7e10 in s2r::CudaBackend::SetModel" in section
+    assert "#1  0x00005555556a2c44 in s2r::Engine::Engine" in section
+    assert "ERROR SUMMARY: 0 errors" in section
+    assert "Thread debugging" not in section
