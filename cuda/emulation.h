@@ -466,7 +466,7 @@ inline Counts& EmulationCounts() {
 }
 
 // The error every launch reports instead of running (cudaSuccess: none), for tests of what the
-// backend says when a device refuses a launch (host/backend.h SetCudaEmulationLaunchFailure)
+// backend says when a device refuses a launch (host/backend.h SetCudaEmulationLaunchesOutOfMemory)
 inline std::atomic<int>& EmulationLaunchFailure() {
   static std::atomic<int> error{cudaSuccess};
   return error;
