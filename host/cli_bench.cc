@@ -153,6 +153,16 @@ void RunBench(const BenchArgs& args) {
     j["state_bytes_per_world"] = state_bytes;
     j["step_scratch_bytes"] = layout.step_bytes;    // per world stepping at once (CUDA: every world)
     j["world_scratch_bytes"] = layout.world_bytes;  // kept between steps, per world
+    // what fills the two blocks, array by array (kernels/workspace.h; before the 64-byte alignment)
+    nlohmann::json arrays = nlohmann::json::object();
+#define S2R_BENCH_ARRAY(name, type, elements, lifetime, description)                           \
+    {                                                                                         \
+      const int64_t n = layout.count[static_cast<int>(WorkspaceArray::name)];                 \
+      if (n > 0) arrays[#name] = n * static_cast<int64_t>(sizeof(type));                      \
+    }
+    S2R_WORKSPACE_ARRAYS(S2R_BENCH_ARRAY)
+#undef S2R_BENCH_ARRAY
+    j["scratch_arrays_bytes"] = arrays;
     j["step_block_memory"] = engine.StepBlockMemory();
     // what CUDA stages after the step block: the world's state, and room for a sweep's record
     j["staged_state_bytes"] = WorldStateBytes(StateDims(engine.view(), 1)) + int64_t(sizeof(SweepWorld));

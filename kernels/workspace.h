@@ -31,6 +31,16 @@ S2R_HD int LockTogetherScratchSize(const ModelView& m) {
   return LockFactorSize(m) > 0 ? LockScratchSize(m) : 0;
 }
 
+// The per-joint lock-block factors, for models with a joint stepped in maximal coordinates (not
+// free, not in a slide tree or an articulated tree: JointIsReduced); only those joints' paths read
+// them (kStepJointBlocks), so a gantry's or an arm's step block does not carry the array.
+S2R_HD int JointFactorSize(const ModelView& m) {
+  for (int j = 0; j < m.njoint; ++j) {
+    if (m.joint_type[j] != kJointFree && !JointIsReduced(m, j)) return (m.njoint + 1) * kJointFactorSize;
+  }
+  return 0;
+}
+
 // Manifolds a step can hold: one per geom pair with points (CollideWorld emits each candidate
 // pair's points together, PrepareContacts makes a manifold of each run), so no more than the
 // candidate pairs or the points
@@ -47,8 +57,8 @@ S2R_HD int ManifoldCapacity(const ModelView& m) { return m.npair < m.contact_cap
     "each geom's bounding radius (-1: unbounded) and how far it can travel in the step")         \
   X(joint_qdot0, Real, m.njoint + 1, Step, "joint velocity at the substep start")                 \
   X(joint_frame, JointFrame, m.njoint + 1, Step, "joint geometry at the substep start")           \
-  X(joint_factor, Real, (m.njoint + 1) * kJointFactorSize, Step,                                  \
-    "per-joint lock-block Cholesky factors")                                                      \
+  X(joint_factor, Real, JointFactorSize(m), Step,                                                 \
+    "per-joint lock-block Cholesky factors (models with maximal-coordinate joints)")              \
   X(lock_factor, Real, LockFactorSize(m), Step, "all lock rows' factor (R, R)")                   \
   X(lock_scratch, Real, LockTogetherScratchSize(m), Step,                                         \
     "two vectors, the factor's envelope and each joint's lock coupling")                          \

@@ -344,6 +344,8 @@ TEST(Fields, WorkspaceLayoutPlacesEveryArrayOnce) {
     EXPECT_EQ(ws.reduced_valid != nullptr, true);
     EXPECT_EQ(ws.reduced == nullptr, m.nreduced == 0);
     EXPECT_EQ(ws.lock_factor == nullptr, LockFactorSize(m) == 0);
+    // every joint of these scenes is free or in a slide tree: no lock-block factors
+    EXPECT_EQ(ws.joint_factor, nullptr);
     // the byte ranges of one lifetime's arrays lie in its block and do not overlap
 #define S2R_TEST_ELEMENT(name, type, elements, lifetime, description) {int64_t(sizeof(type)), #lifetime},
     const struct {
