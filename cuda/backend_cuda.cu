@@ -87,8 +87,8 @@ constexpr int StepMinBlocks() {
 // - The variant that runs the bench and sweep scenes reserves S2R_CUDA_LOCAL_STEP_BYTES per thread
 //   (peg_insert's block, the largest of those scenes', is 24,896 B); the arms' variants
 //   (<slide_trees+trees>, <all>) reserve S2R_CUDA_ARM_LOCAL_STEP_BYTES, 64 KB: the UR5e with the
-//   Robotiq 2F-85's block, state and world block (51,136 + 6,528 + 64 B in float32; panda_pick's
-//   are 38,016 B). A model whose block does not fit, and S2R_CUDA_STEP_BLOCK=global, use
+//   Robotiq 2F-85's block, state and world block (47,936 + 6,528 + 64 B in float32; panda_pick's
+//   are 35,520 B). A model whose block does not fit, and S2R_CUDA_STEP_BLOCK=global, use
 //   per-world global blocks.
 // - Where the world's state (and a sweep's episode record, SweepWorld) fits after the step block,
 //   the kernel stages it there for the launch (StageWorldState, copied back at the end), so the
