@@ -34,6 +34,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -473,14 +474,20 @@ inline std::atomic<int>& EmulationLaunchFailure() {
 }
 
 // Host threads a launch's emulated threads run on (host/backend.h SetCudaEmulationWorkers): from
-// S2R_CUDA_EMULATION_WORKERS where set (1 to 64), else the hardware's threads, at most 4.
+// S2R_CUDA_EMULATION_WORKERS where set (1 to 64; anything else is said on stderr and ignored),
+// else the hardware's threads, at most 4.
 inline std::atomic<int>& EmulationWorkers() {
   static std::atomic<int> workers{[] {
-    const char* env = std::getenv("S2R_CUDA_EMULATION_WORKERS");
-    const int given = env != nullptr ? std::atoi(env) : 0;
-    if (given >= 1 && given <= 64) return given;
     const unsigned hw = std::thread::hardware_concurrency();
-    return hw == 0 ? 1 : static_cast<int>(std::min(hw, 4u));
+    const int fallback = hw == 0 ? 1 : static_cast<int>(std::min(hw, 4u));
+    const char* env = std::getenv("S2R_CUDA_EMULATION_WORKERS");
+    if (env == nullptr || *env == '\0') return fallback;
+    char* end = nullptr;
+    const long given = std::strtol(env, &end, 10);
+    if (*end == '\0' && given >= 1 && given <= 64) return static_cast<int>(given);
+    std::fprintf(stderr, "s2r cuda emulation: S2R_CUDA_EMULATION_WORKERS=%s is not a count from 1 to 64; using %d\n",
+                 env, fallback);
+    return fallback;
   }()};
   return workers;
 }

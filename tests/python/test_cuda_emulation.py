@@ -133,3 +133,20 @@ def test_gpu_summary_shows_where_a_failed_smoke_run_died(tmp_path):
     assert "#1  0x00005555556a2c44 in s2r::Engine::Engine" in section
     assert "ERROR SUMMARY: 0 errors" in section
     assert "Thread debugging" not in section
+
+
+def test_emulation_workers_variable_is_checked():
+    """S2R_CUDA_EMULATION_WORKERS (host threads per emulated launch, cuda/emulation.h): a count from 1
+    to 64 is taken, anything else is said on stderr and the default used; the run's state does not
+    depend on the count."""
+    need_binary()
+    hashes = {}
+    for value in ("1", "3", "abc", "0"):
+        env = dict(os.environ, S2R_CUDA_EMULATION_WORKERS=value)
+        r = subprocess.run([S2R_BIN, "bench", "--scene", "builtin:pick_lift", "--worlds", "9", "--control-steps", "3",
+                            "--repeats", "1", "--backend", "cuda-emulation", "--json"],
+                           check=True, capture_output=True, text=True, env=env)
+        hashes[value] = json.loads(r.stdout)["state_hash"]
+        warned = f"S2R_CUDA_EMULATION_WORKERS={value} is not a count from 1 to 64" in r.stderr
+        assert warned == (value in ("abc", "0")), (value, r.stderr)
+    assert len(set(hashes.values())) == 1, hashes
