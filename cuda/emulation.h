@@ -11,6 +11,10 @@
 //   order, with events and cudaStreamWaitEvent ordering streams as on a device. A host that reads
 //   a pinned buffer before waiting for the copy into it reads stale data.
 // - Uninitialised device memory: cudaMalloc blocks start as 0xFF bytes (NaN as floats).
+// - Kernels that leave their arrays: each cudaMalloc block ends at a 256-byte boundary (a device
+//   allocation's granularity and alignment) against a guard page that is never readable, and a
+//   second guard page lies before it, so an access past the end (or well before the start) faults
+//   at once and says so, with its offset, where a device would read or corrupt a neighbour.
 // - Copies and memsets that leave their allocation, copies whose kind does not match where the
 //   pointers are, pointer kernel arguments into pageable host memory, empty or oversized launches:
 //   reported as the CUDA error a device would give (or a stricter one), through the same checks.
@@ -142,22 +146,32 @@ class Runtime {
     return Where::kPageable;
   }
 
+  // A block ends where a device allocation's granularity (256 B) ends, against a page that is
+  // never mapped readable; another such page lies before its first page. A kernel that reads or
+  // writes past the end of its array by more than that rounding (or far before its start) faults
+  // there, where on a device it would read a neighbour's data or fault much later.
   cudaError_t Malloc(void** p, size_t bytes) {
     std::lock_guard<std::recursive_mutex> lock(mu_);
-    const size_t mapped = RoundToPages(bytes);
-    void* m = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    const size_t body = BodyBytes(bytes);
+    const size_t mapped = body + 2 * PageBytes();
+    void* m = mmap(nullptr, mapped, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) return cudaErrorMemoryAllocation;
-    std::memset(m, 0xFF, mapped);  // NaN as float: reads of memory nothing wrote show up
-    if (open_ == 0) mprotect(m, mapped, PROT_NONE);
-    device_[static_cast<char*>(m)] = bytes;
+    char* first = static_cast<char*>(m) + PageBytes();
+    char* block = first + body - RoundTo(std::max<size_t>(bytes, 1), kDeviceAlign);
+    mprotect(first, body, PROT_READ | PROT_WRITE);
+    std::memset(first, 0xFF, body);  // NaN as float: reads of memory nothing wrote show up
+    if (open_ == 0) mprotect(first, body, PROT_NONE);
+    device_[block] = bytes;
     for (auto& range : ranges_) {
       uintptr_t empty = 0;
       if (range.base.compare_exchange_strong(empty, reinterpret_cast<uintptr_t>(m))) {
         range.bytes.store(mapped);
+        range.block.store(reinterpret_cast<uintptr_t>(block));
+        range.asked.store(bytes);
         break;
       }
     }
-    *p = m;
+    *p = block;
     return cudaSuccess;
   }
   cudaError_t Free(void* p) {
@@ -167,12 +181,13 @@ class Runtime {
     if (it == device_.end()) return cudaErrorInvalidDevicePointer;
     FlushAll();  // cudaFree waits for the device
     for (auto& range : ranges_) {
-      if (range.base.load() == reinterpret_cast<uintptr_t>(p)) {
+      if (range.block.load() == reinterpret_cast<uintptr_t>(p)) {
         range.bytes.store(0);
+        range.block.store(0);
         range.base.store(0);
       }
     }
-    munmap(p, RoundToPages(it->second));
+    munmap(Mapping(it->first, it->second), BodyBytes(it->second) + 2 * PageBytes());
     device_.erase(it);
     return cudaSuccess;
   }
@@ -260,39 +275,84 @@ class Runtime {
 
  private:
   static size_t RoundTo(size_t n, size_t a) { return (n + a - 1) / a * a; }
-  static size_t RoundToPages(size_t n) {
+  static size_t PageBytes() {
     static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-    return RoundTo(std::max<size_t>(n, 1), page);
+    return page;
   }
+  static size_t RoundToPages(size_t n) { return RoundTo(std::max<size_t>(n, 1), PageBytes()); }
+  // cudaMalloc's alignment, and the granularity past which an access leaves the block
+  static constexpr size_t kDeviceAlign = 256;
+  // a block's readable pages (between its two guard pages), and the mapping's start
+  static size_t BodyBytes(size_t bytes) { return RoundToPages(RoundTo(std::max<size_t>(bytes, 1), kDeviceAlign)); }
+  static char* FirstPage(const char* block, size_t bytes) {
+    return const_cast<char*>(block) + RoundTo(std::max<size_t>(bytes, 1), kDeviceAlign) - BodyBytes(bytes);
+  }
+  static void* Mapping(const char* block, size_t bytes) { return FirstPage(block, bytes) - PageBytes(); }
   // device memory is readable and writable only while emulated device work runs
   void Open() {
     if (open_++ == 0) {
-      for (auto& [base, bytes] : device_) mprotect(const_cast<char*>(base), RoundToPages(bytes), PROT_READ | PROT_WRITE);
+      for (auto& [block, bytes] : device_) mprotect(FirstPage(block, bytes), BodyBytes(bytes), PROT_READ | PROT_WRITE);
     }
   }
   void Close() {
     if (--open_ == 0) {
-      for (auto& [base, bytes] : device_) mprotect(const_cast<char*>(base), RoundToPages(bytes), PROT_NONE);
+      for (auto& [block, bytes] : device_) mprotect(FirstPage(block, bytes), BodyBytes(bytes), PROT_NONE);
     }
   }
 
-  // A fault on emulated device memory is host code touching the device: say so, then die of the
-  // signal as before (the handler is reset). The ranges are a lock-free copy of device_'s.
+  // A fault on emulated device memory is host code touching the device, or any code leaving a
+  // block for its guard pages: say which, then die of the signal as before (the handler is
+  // reset). The ranges are a lock-free copy of device_'s.
   static void OnFault(int, siginfo_t* info, void*) {
     const uintptr_t a = reinterpret_cast<uintptr_t>(info->si_addr);
     for (const auto& range : Get().ranges_) {
       const uintptr_t base = range.base.load(), bytes = range.bytes.load();
-      if (base != 0 && a >= base && a < base + bytes) {
-        static const char msg[] =
-            "s2r cuda emulation: host code touched device memory (a cudaMalloc block) outside device work\n";
-        ssize_t ignored = write(2, msg, sizeof(msg) - 1);
-        (void)ignored;
-        break;
+      if (base == 0 || a < base || a >= base + bytes) continue;
+      const uintptr_t page = PageBytes(), block = range.block.load();
+      const char* msg =
+          a < base + page ? "s2r cuda emulation: an access before the start of a cudaMalloc block (its guard page)\n"
+          : a >= base + bytes - page
+              ? "s2r cuda emulation: an access past the end of a cudaMalloc block (its guard page)\n"
+              : "s2r cuda emulation: host code touched device memory (a cudaMalloc block) outside device work\n";
+      ssize_t ignored = write(2, msg, std::strlen(msg));
+      (void)ignored;
+      if (a >= base + bytes - page || a < base + page) {
+        WriteNumberLine("  at byte offset ", static_cast<int64_t>(a) - static_cast<int64_t>(block), " of a block of ",
+                        static_cast<int64_t>(range.asked.load()), " bytes\n");
       }
+      break;
     }
   }
+  // writes "<a><x><b><y><c>" to stderr with write(2) alone (async-signal-safe)
+  static void WriteNumberLine(const char* a, int64_t x, const char* b, int64_t y, const char* c) {
+    char line[160];
+    size_t n = 0;
+    auto text = [&](const char* t) {
+      while (*t != 0 && n < sizeof(line)) line[n++] = *t++;
+    };
+    auto number = [&](int64_t v) {
+      char rev[24];
+      int k = 0;
+      const bool negative = v < 0;
+      uint64_t u = negative ? uint64_t(0) - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+      do {
+        rev[k++] = static_cast<char>('0' + u % 10);
+        u /= 10;
+      } while (u != 0 && k < 24);
+      if (negative && n < sizeof(line)) line[n++] = '-';
+      while (k > 0 && n < sizeof(line)) line[n++] = rev[--k];
+    };
+    text(a);
+    number(x);
+    text(b);
+    number(y);
+    text(c);
+    ssize_t ignored = write(2, line, n);
+    (void)ignored;
+  }
   struct Range {
-    std::atomic<uintptr_t> base{0}, bytes{0};
+    std::atomic<uintptr_t> base{0}, bytes{0};  // the whole mapping, guard pages included
+    std::atomic<uintptr_t> block{0}, asked{0};  // the block cudaMalloc returned and its size
   };
   Range ranges_[1024];
 

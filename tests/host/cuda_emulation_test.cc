@@ -41,6 +41,35 @@ TEST(CudaEmulation, HostAccessToDeviceMemoryDies) {
       "host code touched device memory");
 }
 
+void ReadAt(const int* data, int index, int* out) { *out = data[index]; }
+
+// A kernel reading one element past its array (64 ints: the block ends on a 256-byte boundary)
+// dies on the guard page and says where; the last element itself reads fine.
+TEST(CudaEmulation, KernelLeavingItsBlockDies) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  int* d = nullptr;
+  int* out = nullptr;
+  ASSERT_EQ(cudaMalloc(&d, 64 * sizeof(int)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&out, sizeof(int)), cudaSuccess);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(d) % 256, 0u);
+  S2R_LAUNCH(ReadAt, 1, 1, nullptr)(d, 63, out);
+  ASSERT_EQ(cudaStreamSynchronize(nullptr), cudaSuccess);
+  EXPECT_DEATH(
+      {
+        S2R_LAUNCH(ReadAt, 1, 1, nullptr)(d, 64, out);
+        cudaStreamSynchronize(nullptr);
+      },
+      "past the end of a cudaMalloc block \\(its guard page\\)\n  at byte offset 256 of a block of 256 bytes");
+  EXPECT_DEATH(
+      {
+        S2R_LAUNCH(ReadAt, 1, 1, nullptr)(d, -1025, out);
+        cudaStreamSynchronize(nullptr);
+      },
+      "before the start of a cudaMalloc block");
+  cudaFree(out);
+  cudaFree(d);
+}
+
 TEST(CudaEmulation, DeviceMemoryStartsAsNaNBytes) {
   float* d = nullptr;
   ASSERT_EQ(cudaMalloc(&d, 16 * sizeof(float)), cudaSuccess);
