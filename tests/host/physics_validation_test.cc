@@ -495,9 +495,13 @@ std::string HingeChain(const std::string& joint_attributes) {
   </worldbody>)";
 }
 
-// 0.01 kg m^2 of armature on every joint, several times each link's own inertia. Free fall bounds
-// every speed: no centre of mass can move faster than sqrt(2 g drop), drop <= 1.2 m (~4.9 m/s).
-// (Before: from 0.003 kg m^2 it ran away, at 0.01 within 1.8 s.)
+// 0.01 kg m^2 of armature on every joint, several times each link's own inertia, falling from
+// horizontal for 10 s: the links' fastest centre-of-mass speed is MuJoCo's. Reference (MuJoCo 3,
+// the same MJCF): 5.82 m/s with RK4 at 2.5 ms, 5.85 m/s with implicitfast at 0.5 ms (and 2,676
+// m/s, unstable, with implicitfast at this scene's 10 ms). Free fall alone (4.85 m/s from 1.2 m)
+// is not a bound: the chain whips, handing the inner links' energy to the outer ones. (Before:
+// from 0.003 kg m^2 it ran away, at 0.01 within 1.8 s. Until stop 32 this test compared against
+// that free-fall speed through a pointer into a destroyed sample, and passed on stale memory.)
 TEST(PhysicsValidation, HingeChainWithHeavyArmatureStaysBounded) {
   Model m = LoadText(Scene(HingeChain("armature=\"0.01\""), 0.01, 4));
   Engine e(m, EngineOptions{});
@@ -506,15 +510,19 @@ TEST(PhysicsValidation, HingeChainWithHeavyArmatureStaysBounded) {
     e.Step(nullptr);
     ASSERT_EQ(e.state().status[0], kWorldOk) << "at control step " << k;
     for (int b = 1; b < m.nbody(); ++b) {
-      const double* v = Sample(e, 0, b).linvel;
+      const BodySample sample = Sample(e, 0, b);  // kept while its array is read
+      const double* v = sample.linvel;
       fastest = std::max(fastest, std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]));
     }
   }
-  EXPECT_LT(fastest, std::sqrt(2 * 9.81 * 1.2)) << "faster than free fall allows";
+  EXPECT_NEAR(fastest, 5.83, 0.25) << "MuJoCo's peak is 5.82-5.85 m/s";
 }
 
 // the same chain with a velocity servo (kv 1 N m s) on every joint, holding still: it hangs down
-// and stops
+// and its swing dies away, the outer links last. After 10 s MuJoCo (RK4 at 2.5 ms, implicitfast
+// at 0.5 ms and at 10 ms agree within 6 %) still has 0.021, 0.071, 0.134, 0.205 and 0.282 m/s at
+// links 2-6, from a peak of 4.34 m/s: each within 10 % (+ 3 mm/s) here. (Until stop 32 this test
+// asked for under 0.05 m/s through a pointer into a destroyed sample, and passed on stale memory.)
 TEST(PhysicsValidation, HingeChainWithVelocityServosComesToRest) {
   std::string xml = HingeChain("") + R"(
   <actuator>
@@ -527,13 +535,22 @@ TEST(PhysicsValidation, HingeChainWithVelocityServosComesToRest) {
   }
   Model m = LoadText(Scene(xml, 0.01, 4));
   Engine e(m, EngineOptions{});
+  double fastest = 0;
+  auto speed = [&](int b) {
+    const BodySample sample = Sample(e, 0, b);
+    return std::sqrt(sample.linvel[0] * sample.linvel[0] + sample.linvel[1] * sample.linvel[1] +
+                     sample.linvel[2] * sample.linvel[2]);
+  };
   for (int k = 0; k < 500; ++k) {  // 10 s
     e.Step(nullptr);
     ASSERT_EQ(e.state().status[0], kWorldOk) << "at control step " << k;
+    for (int b = 1; b < m.nbody(); ++b) fastest = std::max(fastest, speed(b));
   }
-  for (int b = 1; b < m.nbody(); ++b) {
-    const double* v = Sample(e, 0, b).linvel;
-    EXPECT_LT(std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]), 0.05) << "link " << b;
+  EXPECT_NEAR(fastest, 4.34, 0.2) << "MuJoCo's peak";
+  const double mujoco[] = {0.0, 0.0, 0.021, 0.071, 0.134, 0.205, 0.282};  // m/s, by body
+  EXPECT_LT(speed(1), 1e-3) << "link 1 turns about the vertical: nothing drives it";
+  for (int b = 2; b < m.nbody(); ++b) {
+    EXPECT_NEAR(speed(b), mujoco[b], 0.1 * mujoco[b] + 0.003) << "link " << b;
   }
 }
 
@@ -612,7 +629,8 @@ TEST(PhysicsValidation, SixAxisArmWithServosAndArmatureHoldsItsPose) {
     EXPECT_LT(angle[b], 0.05) << "joint " << b << " is " << angle[b] << " rad off its servo target";
   }
   for (int b = 1; b < m.nbody(); ++b) {
-    const double* w = Sample(e, 0, b).angvel;
+    const BodySample sample = Sample(e, 0, b);  // kept while its array is read
+    const double* w = sample.angvel;
     EXPECT_LT(std::sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]), 0.05) << "link " << b << " still moving";
   }
 }
@@ -667,7 +685,8 @@ TEST(PhysicsValidation, SevenAxisArmWithGripperHoldsStill) {
     ASSERT_EQ(e.state().status[0], kWorldOk) << "at control step " << k;
   }
   for (int b = 1; b < m.nbody(); ++b) {
-    const double* w = Sample(e, 0, b).angvel;
+    const BodySample sample = Sample(e, 0, b);  // kept while its array is read
+    const double* w = sample.angvel;
     EXPECT_LT(std::sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]), 0.05) << "link " << b << " still moving";
   }
 }

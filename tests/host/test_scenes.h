@@ -40,7 +40,7 @@ inline void CopyState(const HostState& from, HostState* to) {
   ForEachStateArray(fv, [&](const char* name, auto* ptr, int64_t per_world, bool) {
     const size_t bytes = size_t(per_world) * sizeof(*ptr) * size_t(fv.nworld);
     if (bytes != dst[i].second) throw std::logic_error(std::string("CopyState: sizes differ in ") + name);
-    std::memcpy(dst[i].first, ptr, bytes);
+    if (bytes > 0) std::memcpy(dst[i].first, ptr, bytes);  // an empty array's pointer is null
     ++i;
   });
 }
