@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh machine: install, build (CUDA backend compiled when nvcc exists),
-# run the GoogleTest suite through CTest, again for the float64 CPU build, then the Python
-# cross-engine tests against MuJoCo.
+# run the GoogleTest suite through CTest, again for the float64 CPU build and for an
+# AddressSanitizer + UBSan build, the fuzzers, then the Python cross-engine tests against MuJoCo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash docker/install_deps.sh
@@ -13,12 +13,42 @@ ctest --test-dir build --output-on-failure -j"$jobs"
 cmake -S . -B build-f64 -DCMAKE_BUILD_TYPE=Release -DS2R_DOUBLE=ON -DS2R_CUDA=OFF -DS2R_BUILD_BENCH=OFF
 cmake --build build-f64 -j"$jobs"
 ctest --test-dir build-f64 --output-on-failure -j"$jobs"
+# AddressSanitizer and UndefinedBehaviorSanitizer over the same suite: the CPU engine, the CUDA
+# backend's code in the emulation (its kernels' local arrays are stack arrays there, its device
+# blocks guarded pages), the store and the CLI's library code; any report fails the run
+# (S2R_TEST_SANITIZE=0 skips it). It found reads through pointers into destroyed samples that
+# had let two physics tests pass on stale memory (stop 32).
+if [ "${S2R_TEST_SANITIZE:-1}" != "0" ]; then
+  san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g" \
+    -DCMAKE_CXX_FLAGS="$san" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
+    -DS2R_CUDA=OFF -DS2R_BUILD_BENCH=OFF
+  cmake --build build-asan -j"$jobs"
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir build-asan --output-on-failure -j"$jobs"
+fi
 # bounded libFuzzer run of the store's metadata parser and chunk decoder (skips without clang)
 bash tests/fuzz/run_fuzz.sh 20
 # pytest's temporary files in one folder of this run, removed when every test passed
 pytest_tmp=$(mktemp -d "${TMPDIR:-/tmp}/s2r_pytest.XXXXXX")
 S2R_BIN="$PWD/build/s2r" .venv/bin/python -m pytest tests/python -q --basetemp="$pytest_tmp" -p no:cacheprovider
 rm -rf "$pytest_tmp"
+# the same tests with the sanitized CLI: its bad-input paths (configs, scenes, CSV logs, stores)
+# run under AddressSanitizer and UBSan; a test may expect the exit code a report gives, so the
+# reports go to files, and any file fails the run
+if [ "${S2R_TEST_SANITIZE:-1}" != "0" ]; then
+  pytest_tmp=$(mktemp -d "${TMPDIR:-/tmp}/s2r_pytest.XXXXXX")
+  mkdir "$pytest_tmp/sanitizer_reports"
+  reports="$pytest_tmp/sanitizer_reports"
+  ASAN_OPTIONS="detect_leaks=1:log_path=$reports/asan" UBSAN_OPTIONS="print_stacktrace=1:log_path=$reports/ubsan" \
+    S2R_BIN="$PWD/build-asan/s2r" .venv/bin/python -m pytest tests/python -q --basetemp="$pytest_tmp/t" -p no:cacheprovider
+  if [ -n "$(ls -A "$reports")" ]; then
+    cat "$reports"/* >&2
+    echo "run_all: the sanitized s2r reported errors (above; kept in $reports)" >&2
+    exit 1
+  fi
+  rm -rf "$pytest_tmp"
+fi
 # the container image, built and run with buildah where buildah is installed (skips with a message
 # otherwise; S2R_TEST_CONTAINER=0 skips it on purpose)
 bash tests/container/test_image.sh
