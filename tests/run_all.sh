@@ -23,7 +23,9 @@ if [ "${S2R_TEST_SANITIZE:-1}" != "0" ]; then
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g" \
     -DCMAKE_CXX_FLAGS="$san" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
     -DS2R_CUDA=OFF -DS2R_BUILD_BENCH=OFF
-  cmake --build build-asan -j"$jobs"
+  # -g puts the folder in ccache's hash; with these a fresh clone reuses an earlier clone's objects
+  # (their line tables then name that clone's paths)
+  CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1 cmake --build build-asan -j"$jobs"
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j"$jobs"
 fi
