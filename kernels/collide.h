@@ -3,9 +3,11 @@
 //
 // Each pair has one function `Collide<A><B>(ta, size_a, tb, size_b, margin, out)` in its own
 // header (collide_sphere_box.h, ...), with A's GeomType <= B's. It writes up to
-// kMaxManifoldPoints points whose separation is below `margin` (speculative contacts) and returns
-// how many. Normals point from A to B. CollideGeoms dispatches on the (type A, type B) table and
-// swaps the arguments (flipping the normals) so callers may pass either order.
+// kMaxManifoldPoints points whose separation is below `margin` (speculative contacts) into `out`
+// and returns how many. `out` is an array of ContactPoint or of Contact (CollideWorld writes its
+// pool in place); only the four fields both have are written. Normals point from A to B.
+// CollideGeoms dispatches on the (type A, type B) table and swaps the arguments (flipping the
+// normals) so callers may pass either order.
 #pragma once
 
 #include "kernels/collide_box_box.h"
@@ -48,9 +50,9 @@ S2R_HD Real GeomBoundingRadius(int type, const Real* size) {
 // hull_a / hull_b (ignored for the other types); a mesh without a hull collides with nothing.
 // kConvex false compiles the step without that path (kernels/step_features.h): such pairs then
 // give no contact, so it is for models that have none.
-template <bool kConvex = true>
+template <bool kConvex = true, class Point>
 S2R_HD int CollideGeoms(int type_a, const Transform& ta, const Real* size_a, int type_b,
-                        const Transform& tb, const Real* size_b, Real margin, ContactPoint* out,
+                        const Transform& tb, const Real* size_b, Real margin, Point* out,
                         GeomHull hull_a = GeomHull{}, GeomHull hull_b = GeomHull{}) {
   // an out-of-range type could alias another table entry
   if (type_a < 0 || type_a >= kGeomTypeCount || type_b < 0 || type_b >= kGeomTypeCount) return 0;

@@ -33,7 +33,8 @@ namespace collide_internal {
 
 // A vertex of the polygon being clipped: position, feature code (< 24), and the line its outgoing
 // edge (to the next vertex) lies on: 0..3 an incident face edge, 4..7 a reference side plane.
-// 16 bytes: two polygons of 8 are most of a bench scene's narrow-phase frame (docs/gpu.md).
+// 16 bytes: the polygon (8 of them, clipped in place) is most of a bench scene's narrow-phase frame
+// (docs/gpu.md).
 struct ClipVertex {
   Vec3 p;
   uint16_t code;
@@ -50,31 +51,42 @@ S2R_HD uint32_t ClipCode(int line, int plane) {
   return static_cast<uint32_t>(20 + (u_plane & 1) + 2 * (v_plane & 1));
 }
 
-// Clips the convex polygon `in` (n vertices) to the half-space Dot(p, plane_n) <= offset;
-// returns the vertex count written to `out` (at most n + 1).
-S2R_HD int ClipPolygon(const ClipVertex* in, int n, Vec3 plane_n, Real offset, int plane,
-                       ClipVertex* out) {
+// Clips the convex polygon `poly` (n < capacity vertices; a full array loses its last) to the
+// half-space Dot(p, plane_n) <= offset, in place: returns the new count (at most n + 1).
+// Sutherland-Hodgman walks the edges in order and writes its output over the input it has read:
+// edge i reads vertex i + 1 (a copy of the first, at n, closes the loop) before it writes, and a
+// convex polygon's output never runs more than one vertex ahead of the input (one leaving crossing
+// before the vertices outside), so a write lands on a vertex already read. A polygon that rounding
+// has made slightly non-convex could cross the plane more than twice: a vertex that would land on
+// one not yet read, or past `capacity`, is dropped rather than written.
+S2R_HD int ClipPolygon(ClipVertex* poly, int n, Vec3 plane_n, Real offset, int plane, int capacity) {
+  if (n <= 0) return 0;
+  if (n >= capacity) n = capacity - 1;  // a full array has no room for the closing copy
+  poly[n] = poly[0];  // the closing edge's end, read before anything is written over it
+  ClipVertex from = poly[0];
+  Real d_from = Dot(from.p, plane_n) - offset;
   int m = 0;
   for (int i = 0; i < n; ++i) {
-    const ClipVertex& from = in[i];
-    const ClipVertex& to = in[(i + 1) % n];
-    const Real d_from = Dot(from.p, plane_n) - offset;
+    const ClipVertex to = poly[i + 1];
     const Real d_to = Dot(to.p, plane_n) - offset;
-    if (d_from <= Real(0)) {
-      out[m] = from;
+    const int room = Min(i + 2, capacity);  // positions up to i + 1 hold vertices already read
+    if (d_from <= Real(0) && m < room) {
+      poly[m] = from;
       // a vertex exactly on the plane whose edge leaves: the boundary continues along the plane
-      if (d_from == Real(0) && d_to > Real(0)) out[m].line = static_cast<int16_t>(4 + plane);
+      if (d_from == Real(0) && d_to > Real(0)) poly[m].line = static_cast<int16_t>(4 + plane);
       ++m;
     }
-    if ((d_from < Real(0) && d_to > Real(0)) || (d_from > Real(0) && d_to < Real(0))) {
+    if (((d_from < Real(0) && d_to > Real(0)) || (d_from > Real(0) && d_to < Real(0))) && m < room) {
       const Real t = d_from / (d_from - d_to);
-      out[m].p = from.p + t * (to.p - from.p);
-      out[m].code = static_cast<uint16_t>(ClipCode(from.line, plane));
+      poly[m].p = from.p + t * (to.p - from.p);
+      poly[m].code = static_cast<uint16_t>(ClipCode(from.line, plane));
       // leaving: the boundary runs along the plane to where the polygon comes back in;
       // entering: it continues along the edge it came in on
-      out[m].line = static_cast<int16_t>(d_from < Real(0) ? 4 + plane : from.line);
+      poly[m].line = static_cast<int16_t>(d_from < Real(0) ? 4 + plane : from.line);
       ++m;
     }
+    from = to;
+    d_from = d_to;
   }
   return m;
 }
@@ -144,8 +156,9 @@ S2R_HD int ReduceManifold(const ClipVertex* v, const Real* sep, int n, Vec3 norm
 
 }  // namespace collide_internal
 
+template <class Point>
 S2R_HD int CollideBoxBox(const Transform& ta, const Real* size_a, const Transform& tb,
-                         const Real* size_b, Real margin, ContactPoint* out) {
+                         const Real* size_b, Real margin, Point* out) {
   using collide_internal::ClipVertex;
   const Mat3 ma = QuatToMat3(ta.rot);
   const Mat3 mb = QuatToMat3(tb.rot);
@@ -269,7 +282,9 @@ S2R_HD int CollideBoxBox(const Transform& ta, const Real* size_a, const Transfor
   const Vec3 inc_centre = inc_pos + (inc_side * inc_h[inc_axis]) * inc_axes[inc_axis];
   const Vec3 inc_u = inc_h[(inc_axis + 1) % 3] * inc_axes[(inc_axis + 1) % 3];
   const Vec3 inc_v = inc_h[(inc_axis + 2) % 3] * inc_axes[(inc_axis + 2) % 3];
-  ClipVertex poly[8], scratch[8];
+  // one polygon, clipped in place: a quad gains at most one vertex per side plane
+  constexpr int kPolyCapacity = 8;
+  ClipVertex poly[kPolyCapacity];
   poly[0] = ClipVertex{inc_centre + inc_u + inc_v, 0, 0};
   poly[1] = ClipVertex{inc_centre - inc_u + inc_v, 1, 1};
   poly[2] = ClipVertex{inc_centre - inc_u - inc_v, 2, 2};
@@ -285,9 +300,7 @@ S2R_HD int CollideBoxBox(const Transform& ta, const Real* size_a, const Transfor
     const int k = (ref_axis + 1 + plane / 2) % 3;
     const Vec3 plane_n = (plane & 1) ? -ref_axes[k] : ref_axes[k];
     const Real offset = Dot(ref_pos, plane_n) + ref_h[k] + slack;
-    ClipVertex* from = (plane & 1) ? scratch : poly;
-    ClipVertex* to = (plane & 1) ? poly : scratch;
-    num = collide_internal::ClipPolygon(from, num, plane_n, offset, plane, to);
+    num = collide_internal::ClipPolygon(poly, num, plane_n, offset, plane, kPolyCapacity);
     if (num == 0) return 0;
   }
 

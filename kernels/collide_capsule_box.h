@@ -53,9 +53,10 @@ S2R_HD bool ClipToSlab(Real c, Real u, Real h, Real* t0, Real* t1) {
 // closest point to the box; the piece is widened to contain it, because a steep segment whose
 // closest point lies just outside the prism would otherwise be measured too far up the face.
 // Writes world-frame points; returns the count, or -1 when the piece is empty.
+template <class Point>
 S2R_HD int CapsuleBoxFacePoints(const Real* c, const Real* u, Real hl, Real radius, const Real* h,
                                 int axis, Real side, Real closest, Real margin, const Transform& tb,
-                                ContactPoint* out) {
+                                Point* out) {
   Real t0 = -hl, t1 = hl;
   bool hit = true;
   for (int k = 0; k < 3 && hit; ++k) {
@@ -97,8 +98,9 @@ S2R_HD int CapsuleBoxFacePoints(const Real* c, const Real* u, Real hl, Real radi
 }
 
 // Writes one contact given the closest points (box frame) and the normal from capsule to box.
+template <class Point>
 S2R_HD int CapsuleBoxOnePoint(Vec3 seg_point, Vec3 box_point, Vec3 n, Real radius, Real sep,
-                              uint32_t feature, const Transform& tb, ContactPoint* out) {
+                              uint32_t feature, const Transform& tb, Point* out) {
   out->point = TransformPoint(tb, Real(0.5) * ((seg_point + radius * n) + box_point));
   out->normal = Rotate(tb.rot, n);
   out->separation = sep;
@@ -108,8 +110,9 @@ S2R_HD int CapsuleBoxOnePoint(Vec3 seg_point, Vec3 box_point, Vec3 n, Real radiu
 
 }  // namespace collide_internal
 
+template <class Point>
 S2R_HD int CollideCapsuleBox(const Transform& ta, const Real* size_a, const Transform& tb,
-                             const Real* size_b, Real margin, ContactPoint* out) {
+                             const Real* size_b, Real margin, Point* out) {
   using collide_internal::CapsuleBoxFacePoints;
   using collide_internal::CapsuleBoxOnePoint;
   const Real radius = size_a[0];

@@ -50,8 +50,9 @@ S2R_HD void ClosestSegmentSegment(Vec3 ca, Vec3 ua, Real ha, Vec3 cb, Vec3 ub, R
 
 }  // namespace collide_internal
 
+template <class Point>
 S2R_HD int CollideCapsuleCapsule(const Transform& ta, const Real* size_a, const Transform& tb,
-                                 const Real* size_b, Real margin, ContactPoint* out) {
+                                 const Real* size_b, Real margin, Point* out) {
   using collide_internal::SphereSphereContact;
   const Vec3 z{Real(0), Real(0), Real(1)};
   const Vec3 ua = Rotate(ta.rot, z);

@@ -86,8 +86,9 @@ S2R_HD int ReduceManifold(const Vec3* p, const Real* sep, int n, Vec3 normal, in
 
 // --- plane against a convex shape --------------------------------------------------------------
 
+template <class Point>
 S2R_HD int CollidePlaneConvex(const Transform& ta, const ConvexShape& sb, Real margin,
-                              ContactPoint* out) {
+                              Point* out) {
   const Vec3 n = Rotate(ta.rot, Vec3{Real(0), Real(0), Real(1)});
   const Vec3 nl = InvRotate(sb.xform.rot, n);  // plane normal in the shape frame
   // the candidates, in the shape frame: a hull's vertices, or a few computed points
@@ -266,8 +267,9 @@ S2R_HD uint32_t ManifoldFeature(uint32_t kind, uint32_t side, uint32_t incident,
   return (kind << 29) | (side << 28) | ((incident & 0x3FFFu) << 14) | (ref & 0x3FFFu);
 }
 
+template <class Point>
 S2R_HD int CollideConvex(const ConvexShape& sa, const ConvexShape& sb, Real margin,
-                         ContactPoint* out) {
+                         Point* out) {
   const ConvexContact c = ConvexQuery(sa, sb, margin);
   if (!c.valid || !(c.separation < margin)) return 0;
   const Vec3 n = c.normal;

@@ -11,8 +11,9 @@
 
 namespace s2r {
 
+template <class Point>
 S2R_HD int CollidePlaneCapsule(const Transform& ta, const Real* size_a, const Transform& tb,
-                               const Real* size_b, Real margin, ContactPoint* out) {
+                               const Real* size_b, Real margin, Point* out) {
   (void)size_a;
   const Vec3 n = Rotate(ta.rot, Vec3{Real(0), Real(0), Real(1)});
   const Vec3 axis = Rotate(tb.rot, Vec3{Real(0), Real(0), Real(1)});

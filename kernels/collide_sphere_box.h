@@ -12,8 +12,9 @@
 
 namespace s2r {
 
+template <class Point>
 S2R_HD int CollideSphereBox(const Transform& ta, const Real* size_a, const Transform& tb,
-                            const Real* size_b, Real margin, ContactPoint* out) {
+                            const Real* size_b, Real margin, Point* out) {
   const Real radius = size_a[0];
   const Real h[3] = {size_b[0], size_b[1], size_b[2]};
   const Vec3 c = InvTransformPoint(tb, ta.pos);  // sphere centre in the box frame

@@ -18,8 +18,9 @@ S2R_HD Real ClosestOnSegment(Vec3 p, Vec3 centre, Vec3 axis, Real half_length) {
 
 }  // namespace collide_internal
 
+template <class Point>
 S2R_HD int CollideSphereCapsule(const Transform& ta, const Real* size_a, const Transform& tb,
-                                const Real* size_b, Real margin, ContactPoint* out) {
+                                const Real* size_b, Real margin, Point* out) {
   const Vec3 axis = Rotate(tb.rot, Vec3{Real(0), Real(0), Real(1)});
   const Real t = collide_internal::ClosestOnSegment(ta.pos, tb.pos, axis, size_b[1]);
   Vec3 fallback, unused;

@@ -14,8 +14,9 @@ namespace collide_internal {
 // One contact between the sphere (ca, ra) and the sphere (cb, rb), written to `out` when its
 // separation is below `margin`; returns the number of points written (0 or 1). The normal points
 // from a to b; `fallback` (unit) is used when the centres are too close to define one.
+template <class Point>
 S2R_HD int SphereSphereContact(Vec3 ca, Real ra, Vec3 cb, Real rb, Vec3 fallback, Real margin,
-                               uint32_t feature, ContactPoint* out) {
+                               uint32_t feature, Point* out) {
   const Vec3 d = cb - ca;
   const Real dist = Length(d);
   const Real sep = dist - ra - rb;
@@ -33,8 +34,9 @@ S2R_HD int SphereSphereContact(Vec3 ca, Real ra, Vec3 cb, Real rb, Vec3 fallback
 
 }  // namespace collide_internal
 
+template <class Point>
 S2R_HD int CollideSphereSphere(const Transform& ta, const Real* size_a, const Transform& tb,
-                               const Real* size_b, Real margin, ContactPoint* out) {
+                               const Real* size_b, Real margin, Point* out) {
   return collide_internal::SphereSphereContact(ta.pos, size_a[0], tb.pos, size_b[0],
                                                Vec3{Real(0), Real(0), Real(1)}, margin, 0, out);
 }

@@ -11,7 +11,9 @@ constexpr int kMaxManifoldPoints = 4;
 // One narrow-phase result. The normal points from geom A to geom B; `point` lies midway between
 // the two surfaces; separation is the signed gap along the normal (negative: penetration), m.
 // `feature` identifies the pair of features (vertex, edge, face) that made the point, so the
-// solver can warm-start a point that persists from one step to the next.
+// solver can warm-start a point that persists from one step to the next. The narrow-phase
+// functions (collide.h) write these four fields, into a ContactPoint or, in the step, straight into
+// the pool's Contact (below), which has them too.
 struct ContactPoint {
   Vec3 point;
   Vec3 normal;

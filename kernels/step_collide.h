@@ -47,28 +47,24 @@ S2R_HD int CollideWorld(const ModelView& m, const StateView& s, int world, Works
       const Transform& plane = ws->geom_xform[gb];
       if (Dot(Rotate(plane.rot, Vec3{0, 0, 1}), ws->geom_xform[ga].pos - plane.pos) > ra + margin) continue;
     }
-    ContactPoint pts[kMaxManifoldPoints];
+    // the pair's points go straight into the pool (which has room for one pair's points past its
+    // capacity, workspace.h); those past the capacity are counted, not kept
+    Contact* pts = ws->contacts + count;
     // mesh geoms carry their hull (shared by every world)
     GeomHull hull_a, hull_b;
     if ((kFeatures & kStepConvex) && ta == kGeomMesh) hull_a = GeomHull{m.hull_vert + 3 * m.geom_hull[2 * ga], m.geom_hull[2 * ga + 1]};
     if ((kFeatures & kStepConvex) && tb == kGeomMesh) hull_b = GeomHull{m.hull_vert + 3 * m.geom_hull[2 * gb], m.geom_hull[2 * gb + 1]};
-    int n = CollideGeoms<(kFeatures & kStepConvex) != 0>(ta, ws->geom_xform[ga], size + 3 * ga, tb, ws->geom_xform[gb],
-                         size + 3 * gb, margin, pts, hull_a, hull_b);
-    for (int k = 0; k < n; ++k) {
-      if (count >= m.contact_capacity) {
-        s.contact_overflow(world) += 1;
-        continue;
-      }
-      Contact& c = ws->contacts[count++];
-      c.geom_a = ga;
-      c.geom_b = gb;
-      c.feature = pts[k].feature;
-      c.separation = pts[k].separation;
-      c.point = pts[k].point;
-      c.normal = pts[k].normal;
-      c.normal_force = Real(0);
-      c.friction_force = Vec3{0, 0, 0};
+    const int n = CollideGeoms<(kFeatures & kStepConvex) != 0>(ta, ws->geom_xform[ga], size + 3 * ga, tb, ws->geom_xform[gb],
+                                                               size + 3 * gb, margin, pts, hull_a, hull_b);
+    const int kept = Min(n, m.contact_capacity - count);
+    if (kept < n) s.contact_overflow(world) += n - kept;
+    for (int k = 0; k < kept; ++k) {
+      pts[k].geom_a = ga;
+      pts[k].geom_b = gb;
+      pts[k].normal_force = Real(0);
+      pts[k].friction_force = Vec3{0, 0, 0};
     }
+    count += kept;
   }
   return count;
 }

@@ -46,12 +46,17 @@ S2R_HD int JointFactorSize(const ModelView& m) {
 // candidate pairs or the points
 S2R_HD int ManifoldCapacity(const ModelView& m) { return m.npair < m.contact_capacity ? m.npair : m.contact_capacity; }
 
+// The step's contact pool: the capacity, and room past it for one pair's points, which the narrow
+// phase writes in place before CollideWorld knows how many fit (those past the capacity are
+// counted as overflow, not kept)
+S2R_HD int ContactPoolSize(const ModelView& m) { return m.npair > 0 ? m.contact_capacity + kMaxManifoldPoints : 0; }
+
 // X(name, type, count, lifetime, description)
 #define S2R_WORKSPACE_ARRAYS(X)                                                                   \
   X(bodies, SolverBody, m.nbody, Step, "bodies' solver state")                                    \
   X(constraints, ContactConstraint, m.contact_capacity, Step, "one contact row set per point")         \
   X(manifolds, ContactManifold, ManifoldCapacity(m), Step, "one per touching geom pair")           \
-  X(contacts, Contact, m.contact_capacity, Step, "this step's points, copied to the state")           \
+  X(contacts, Contact, ContactPoolSize(m), Step, "this step's points, copied to the state")          \
   X(geom_xform, Transform, m.ngeom, Step, "world pose of each geom at the step start")            \
   X(geom_reach, Real, 2 * m.ngeom, Step,                                                          \
     "each geom's bounding radius (-1: unbounded) and how far it can travel in the step")         \

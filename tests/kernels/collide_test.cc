@@ -801,6 +801,140 @@ GeomHull TypeHull(int type) {
   return type == kGeomMesh ? GeomHull{kTestHullVerts, 7} : GeomHull{};
 }
 
+bool SameVec(Vec3 a, Vec3 b) { return a.x == b.x && a.y == b.y && a.z == b.z; }
+
+// Sutherland-Hodgman with separate input and output, as the box-box clipper did before it
+// clipped in place: the oracle for ClipPolygon's order, positions, codes and lines
+int ClipOutOfPlace(const collide_internal::ClipVertex* in, int n, Vec3 plane_n, Real offset, int plane,
+                   collide_internal::ClipVertex* out) {
+  int m = 0;
+  for (int i = 0; i < n; ++i) {
+    const collide_internal::ClipVertex& from = in[i];
+    const collide_internal::ClipVertex& to = in[(i + 1) % n];
+    const Real d_from = Dot(from.p, plane_n) - offset, d_to = Dot(to.p, plane_n) - offset;
+    if (d_from <= 0) {
+      out[m] = from;
+      if (d_from == 0 && d_to > 0) out[m].line = static_cast<int16_t>(4 + plane);
+      ++m;
+    }
+    if ((d_from < 0 && d_to > 0) || (d_from > 0 && d_to < 0)) {
+      const Real t = d_from / (d_from - d_to);
+      out[m].p = from.p + t * (to.p - from.p);
+      out[m].code = static_cast<uint16_t>(collide_internal::ClipCode(from.line, plane));
+      out[m].line = static_cast<int16_t>(d_from < 0 ? 4 + plane : from.line);
+      ++m;
+    }
+  }
+  return m;
+}
+
+// In place, a convex polygon clips to what a clipper with a second array gives, vertex for
+// vertex (bit for bit: the same arithmetic in the same order), for random quads and planes
+// through, beside and away from them, and for planes through a vertex.
+TEST(BoxBox, ClippingInPlaceMatchesClippingIntoASecondArray) {
+  using collide_internal::ClipVertex;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<Real> u(-1, 1);
+  int clipped = 0, grew = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    // a random convex quad in z = 0 (a rotated, sheared square), then four planes as the box
+    // clipper applies them
+    const Real c = u(rng), sn = u(rng), a = Real(0.3) + Abs(u(rng)), b = Real(0.3) + Abs(u(rng));
+    ClipVertex poly[8], ref[8], buf[8];
+    const Real corner[4][2] = {{1, 1}, {-1, 1}, {-1, -1}, {1, -1}};
+    for (int k = 0; k < 4; ++k) {
+      const Real x = a * corner[k][0], y = b * corner[k][1];
+      poly[k] = ClipVertex{Vec3{c + x * std::cos(sn) - y * std::sin(sn), x * std::sin(sn) + y * std::cos(sn), 0},
+                           static_cast<uint16_t>(k), static_cast<int16_t>(k)};
+      ref[k] = poly[k];
+    }
+    int n = 4, n_ref = 4;
+    for (int plane = 0; plane < 4 && n > 0; ++plane) {
+      const Real angle = Real(0.5) * kPi * plane + Real(0.2) * u(rng);
+      const Vec3 normal{std::cos(angle), std::sin(angle), 0};
+      // every fourth plane passes exactly through a vertex (the on-plane branch)
+      const Real offset = trial % 4 == 0 ? Dot(ref[0].p, normal) : Real(0.6) * u(rng);
+      const int before = n;
+      n = collide_internal::ClipPolygon(poly, n, normal, offset, plane, 8);
+      n_ref = ClipOutOfPlace(ref, n_ref, normal, offset, plane, buf);
+      std::copy(buf, buf + n_ref, ref);
+      ASSERT_EQ(n, n_ref) << "trial " << trial << " plane " << plane;
+      for (int i = 0; i < n; ++i) {
+        ASSERT_TRUE(SameVec(poly[i].p, ref[i].p) && poly[i].code == ref[i].code && poly[i].line == ref[i].line)
+            << "trial " << trial << " plane " << plane << " vertex " << i;
+      }
+      clipped += n != before || n == 0;
+      grew += n > before;
+    }
+  }
+  EXPECT_GT(clipped, 1000);  // the planes do cut
+  EXPECT_GT(grew, 500);      // and the polygon gains vertices (the output running ahead of the input)
+}
+
+// A polygon that is not convex (rounding can make a clipped one slightly so) crosses a plane more
+// than twice: ClipPolygon then drops what would overwrite a vertex not yet read, or leave the
+// array, and what it keeps are the input's vertices and crossings, in order.
+TEST(BoxBox, ClippingANonConvexPolygonStaysInItsArray) {
+  using collide_internal::ClipVertex;
+  // a zigzag of 7 vertices alternating across x = 0: inside, outside, inside, ...; every crossing
+  // is at an edge's midpoint, exact in floating point
+  const Vec3 zig[7] = {{-1, 0, 0}, {1, 1, 0}, {-1, 2, 0}, {1, 3, 0}, {-1, 4, 0}, {1, 5, 0}, {-1, 6, 0}};
+  // into a second array it gives 4 inside vertices and 6 crossings: 10, past n + 1 = 8
+  ClipVertex in[7], out[16];
+  for (int k = 0; k < 7; ++k) in[k] = ClipVertex{zig[k], static_cast<uint16_t>(k), static_cast<int16_t>(k % 4)};
+  ASSERT_EQ(ClipOutOfPlace(in, 7, Vec3{1, 0, 0}, 0, 0, out), 10);
+  // in place: the crossing after vertex 2 would land on vertex 4 before it is read, and so on; a
+  // full array (capacity 7) also loses its last vertex, so its loop closes from vertex 5
+  struct Case {
+    int capacity;
+    std::vector<Vec3> expect;
+  };
+  const Case cases[] = {
+      {8, {{-1, 0, 0}, {0, 0.5, 0}, {0, 1.5, 0}, {-1, 2, 0}, {0, 3.5, 0}, {-1, 4, 0}, {0, 5.5, 0}, {-1, 6, 0}}},
+      {7, {{-1, 0, 0}, {0, 0.5, 0}, {0, 1.5, 0}, {-1, 2, 0}, {0, 3.5, 0}, {-1, 4, 0}, {0, 2.5, 0}}}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::Message() << "capacity " << c.capacity);
+    ClipVertex poly[10];
+    for (int k = 0; k < 10; ++k) poly[k] = ClipVertex{Vec3{9, 9, 9}, 99, 99};  // sentinels past the polygon
+    std::copy(in, in + 7, poly);
+    const int n = collide_internal::ClipPolygon(poly, 7, Vec3{1, 0, 0}, 0, 0, c.capacity);
+    ASSERT_EQ(n, static_cast<int>(c.expect.size()));
+    for (int i = 0; i < n; ++i) EXPECT_TRUE(SameVec(poly[i].p, c.expect[i])) << "vertex " << i << " at " << poly[i].p.x << ", " << poly[i].p.y;
+    for (int k = c.capacity; k < 10; ++k) EXPECT_EQ(poly[k].code, 99) << "written past the capacity at " << k;
+  }
+}
+
+// The step's pool is an array of Contact, written in place: CollideGeoms writes the four fields a
+// ContactPoint has, the same values, and leaves the rest of each Contact alone.
+TEST(CollideGeoms, WritesContactsInPlace) {
+  for (int ta = 0; ta < kGeomTypeCount; ++ta) {
+    for (int tb = 0; tb < kGeomTypeCount; ++tb) {
+      const Transform pa = TypePose(ta, 0), pb = TypePose(tb, 1);
+      ContactPoint points[kMaxManifoldPoints];
+      Contact pool[kMaxManifoldPoints + 1];
+      for (Contact& c : pool) {
+        c = Contact{};
+        c.geom_a = -7;
+        c.geom_b = -8;
+        c.normal_force = Real(3.5);
+        c.feature = 12345u;
+      }
+      const int n = CollideGeoms(ta, pa, kTypeSize[ta], tb, pb, kTypeSize[tb], 0.01, points, TypeHull(ta), TypeHull(tb));
+      const int m = CollideGeoms(ta, pa, kTypeSize[ta], tb, pb, kTypeSize[tb], 0.01, pool, TypeHull(ta), TypeHull(tb));
+      SCOPED_TRACE(::testing::Message() << "types " << ta << ", " << tb);
+      ASSERT_EQ(n, m);
+      for (int i = 0; i < n; ++i) {
+        EXPECT_TRUE(SameVec(pool[i].point, points[i].point) && SameVec(pool[i].normal, points[i].normal)) << i;
+        EXPECT_EQ(pool[i].separation, points[i].separation);
+        EXPECT_EQ(pool[i].feature, points[i].feature);
+        // the rest is CollideWorld's to set
+        EXPECT_TRUE(pool[i].geom_a == -7 && pool[i].geom_b == -8 && pool[i].normal_force == Real(3.5)) << i;
+      }
+      for (int i = n; i <= kMaxManifoldPoints; ++i) EXPECT_EQ(pool[i].feature, 12345u) << "past the count";
+    }
+  }
+}
+
 TEST(CollideGeoms, SwappingArgumentsFlipsNormals) {
   for (int ta = 0; ta < kGeomTypeCount; ++ta) {
     for (int tb = 0; tb < kGeomTypeCount; ++tb) {
