@@ -7,6 +7,12 @@ global-memory traffic model per env-step with the H200 roofline bound that follo
       kernel without a budget line is an error too): the cuda_kernel_budgets ctest
   cuda_kernels.py --log ... --budgets ... --s2r build/s2r --report bench/results/dev-2core/cuda_kernels.md
       also writes the report: the footprint table and, per bench scene, the bytes-per-env-step model
+  cuda_kernels.py --compile-commands build/compile_commands.json --min-blocks 8 \
+                  --budgets bench/cuda_kernel_budgets_8blocks.txt
+      the bench scenes' step kernels (<slide_trees>) as a build with -DS2R_CUDA_STEP_MIN_BLOCKS=8
+      would compile them: the PTX of the build's command with that define, pruned to those kernels
+      and what they call, through ptxas -v (about a minute, where the whole source takes three);
+      checked against the budgets file like the build's log: the cuda_kernel_budgets_8blocks ctest
 
 The log is what ptxas printed with -Xptxas -v during the normal build (cuda/resource_log.sh keeps
 it). Occupancy follows the CUDA occupancy rules for compute capability 9.0: 65,536 registers per
@@ -240,13 +246,10 @@ def sweep_traffic(j, rows, per_pass):
     return logged, round(global_bytes), round(local)
 
 
-def ptx_local_memory(compile_commands, source="cuda/backend_cuda.cu"):
-    """Regenerates the PTX of the CUDA source with the build's flags and returns (depots, lines):
-    each function's local depot (bytes) and the source lines with the most local loads/stores."""
-    import collections
-    import os
+def build_command(compile_commands, source="cuda/backend_cuda.cu"):
+    """The build's nvcc command for `source` without its output, -c, --generate-code and -Xptxas
+    flags, and the folder it runs in."""
     import shlex
-    import tempfile
     entries = json.load(open(compile_commands))
     entry = next(e for e in entries if e["file"].endswith(source))
     args = shlex.split(entry["command"])
@@ -262,9 +265,94 @@ def ptx_local_memory(compile_commands, source="cuda/backend_cuda.cu"):
         if a.startswith("--generate-code") or a.startswith("-Xptxas"):
             continue
         out.append(a)
+    return out, entry["directory"]
+
+
+def prune_ptx(ptx, keep_entry):
+    """The PTX text with only the entries whose mangled name keep_entry accepts and the functions
+    they reach through calls (their prototypes too); externs and data are kept as they are."""
+    items = []  # (name or None, has body, text)
+    depth, buf = 0, []
+    for line in ptx.split("\n"):
+        buf.append(line)
+        depth += line.count("{") - line.count("}")
+        stripped = line.strip()
+        if depth == 0 and (not stripped or stripped.endswith("}") or stripped.endswith(";")):
+            text = "\n".join(buf)
+            buf = []
+            m = re.search(r"^\s*(?:\.visible\s+|\.weak\s+|\.extern\s+)?\.(entry|func)\s+(?:\([^)]*\)\s*)?([\w$]+)",
+                          text, re.M)
+            items.append((m.group(2) if m else None, m.group(1) if m else None, "{" in text, text))
+    if buf:
+        items.append((None, None, False, "\n".join(buf)))
+    bodies = {name: text for name, kind, body, text in items if name and body}
+    keep = {name for name, kind, body, text in items if kind == "entry" and body and keep_entry(name)}
+    todo = list(keep)
+    while todo:
+        for callee in re.findall(r"\bcall(?:\.uni)?\s+(?:\([^)]*\),\s*)?([\w$]+)", bodies[todo.pop()]):
+            if callee in bodies and callee not in keep:
+                keep.add(callee)
+                todo.append(callee)
+    # a prototype of a function whose body is left out would be an unresolved extern for ptxas
+    return "\n".join(text for name, kind, body, text in items
+                     if not name or name in keep or (not body and ".extern" in text)), keep
+
+
+def ptxas_at_min_blocks(compile_commands, blocks, variant=2):
+    """ptxas -v's text for the step kernels of `variant` (kernels/step_features.h's mask; 2:
+    <slide_trees>) compiled with -DS2R_CUDA_STEP_MIN_BLOCKS=`blocks`."""
+    import os
+    import tempfile
+    args, directory = build_command(compile_commands)
+    args = [a for a in args if not a.startswith("-DS2R_CUDA_STEP_MIN_BLOCKS")]
+    nvcc = args[0]
+    ptxas = os.path.join(os.path.dirname(nvcc), "ptxas")
     with tempfile.TemporaryDirectory() as tmp:
         ptx = os.path.join(tmp, "k.ptx")
-        subprocess.run(out[:1] + ["-arch=compute_90", "-ptx"] + out[1:] + ["-o", ptx], check=True, cwd=entry["directory"],
+        r = subprocess.run([nvcc, "-arch=compute_90", "-ptx", f"-DS2R_CUDA_STEP_MIN_BLOCKS={blocks}"] + args[1:] +
+                           ["-o", ptx], cwd=directory, capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit(f"nvcc -ptx failed ({r.returncode}):\n{r.stderr[-4000:]}")
+        pruned, kept = prune_ptx(open(ptx).read(), lambda name: re.search(rf"Kernel(?:ILj{variant}E)", name))
+        if not any("Kernel" in k for k in kept):
+            sys.exit(f"no step kernel of variant {variant} in the PTX of {compile_commands}'s CUDA source")
+        with open(ptx, "w") as f:
+            f.write(pruned)
+        r = subprocess.run([ptxas, "-arch=sm_90", "-O3", "-v", ptx, "-o", os.path.join(tmp, "k.cubin")],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit(f"ptxas failed ({r.returncode}):\n{r.stderr[-4000:]}")
+        return r.stdout + r.stderr
+
+
+def device_function_name(mangled):
+    """_ZN3s2r11PhysicsStepILj2EE.. -> PhysicsStep<slide_trees>, _ZN3s2r13CollideConvexINS_7ContactEE..
+    -> CollideConvex<Contact>, _ZN3s2r14NormalQuantileEd -> NormalQuantile."""
+    rest = re.sub(r"^_ZN?3s2r", "", mangled)
+    n = re.match(r"\d+", rest)
+    if not n:
+        return mangled
+    name = rest[len(n.group(0)):len(n.group(0)) + int(n.group(0))]
+    after = rest[len(n.group(0)) + int(n.group(0)):]
+    t = re.match(r"ILj(\d+)E", after)
+    if t:
+        return f"{name}<{variant_name(int(t.group(1)))}>"
+    t = re.match(r"INS_(\d+)", after)
+    if t:
+        return f"{name}<{after[len(t.group(0)):len(t.group(0)) + int(t.group(1))]}>"
+    return name
+
+
+def ptx_local_memory(compile_commands, source="cuda/backend_cuda.cu"):
+    """Regenerates the PTX of the CUDA source with the build's flags and returns (depots, lines):
+    each function's local depot (bytes) and the source lines with the most local loads/stores."""
+    import collections
+    import os
+    import tempfile
+    out, directory = build_command(compile_commands, source)
+    with tempfile.TemporaryDirectory() as tmp:
+        ptx = os.path.join(tmp, "k.ptx")
+        subprocess.run(out[:1] + ["-arch=compute_90", "-ptx"] + out[1:] + ["-o", ptx], check=True, cwd=directory,
                        capture_output=True)
         lines = open(ptx).read().split("\n")
     files, depots, hist = {}, {}, collections.Counter()
@@ -279,10 +367,7 @@ def ptx_local_memory(compile_commands, source="cuda/backend_cuda.cu"):
             if "Kernel" in m.group(1):
                 func = short_name(m.group(1))
             else:
-                rest = re.sub(r"^_ZN3s2r\d+", "", m.group(1))
-                t = re.match(r"([A-Za-z_]\w*?)ILj(\d+)E", rest)
-                func = (f"{t.group(1)}<{variant_name(int(t.group(2)))}>" if t else
-                        re.match(r"[A-Za-z_]\w*?(?=E|$)", rest).group(0))
+                func = device_function_name(m.group(1))
         m = re.match(r"\s*\.local\s.*__local_depot\d+\[(\d+)\]", line)
         if m:
             depots[func] = int(m.group(1))
@@ -296,17 +381,27 @@ def ptx_local_memory(compile_commands, source="cuda/backend_cuda.cu"):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--log", required=True)
+    ap.add_argument("--log", help="ptxas' -v output of the build (cuda/resource_log.sh)")
     ap.add_argument("--budgets", required=True)
     ap.add_argument("--s2r", help="the s2r binary, for the per-scene sizes of the traffic model")
     ap.add_argument("--report", help="write the markdown report here")
     ap.add_argument("--compile-commands", help="build/compile_commands.json: regenerate the PTX with the build's "
                     "flags and report where the stack frame comes from")
+    ap.add_argument("--min-blocks", type=int, help="with --compile-commands and without --log: compile the "
+                    "<slide_trees> step kernels for this many blocks per SM and check those")
     a = ap.parse_args()
-    try:
-        text = open(a.log).read()
-    except OSError as e:
-        sys.exit(f"{a.log}: {e.strerror} (build the CUDA backend first)")
+    if a.min_blocks is not None:
+        if a.log or a.report or not a.compile_commands:
+            ap.error("--min-blocks takes --compile-commands and --budgets, without --log or --report")
+        text = ptxas_at_min_blocks(a.compile_commands, a.min_blocks)
+        a.log = f"ptxas of the <slide_trees> kernels at {a.min_blocks} blocks per SM"
+    elif not a.log:
+        ap.error("--log is required (or --min-blocks with --compile-commands)")
+    else:
+        try:
+            text = open(a.log).read()
+        except OSError as e:
+            sys.exit(f"{a.log}: {e.strerror} (build the CUDA backend first)")
     kernels = parse_log(text)
     if not kernels:
         sys.exit(f"{a.log}: no 'Compiling entry function' lines: was the CUDA source built with -Xptxas -v?")
@@ -346,6 +441,20 @@ def write_report(a, kernels, budgets):
         bs = ", ".join(f"{key} <= {v}" for key, v in b.items() if key != "local_step_block") or "none"
         lines.append(f"| {name} | {k['regs']} | {k['stack']} | {block} | {k['stack'] - block} | "
                      f"{k['spill_stores'] + k['spill_loads']} | {k['smem']} | {warps} | {100 * occ:.1f} % | {bs} |")
+    if a.compile_commands:
+        at8 = parse_log(ptxas_at_min_blocks(a.compile_commands, 8))
+        lines += ["", "### The bench scenes' kernels built for 8 blocks per SM", "",
+                  "The same source compiled as `-DS2R_CUDA_STEP_MIN_BLOCKS=8` would compile the `<slide_trees>` "
+                  "kernels (`--min-blocks 8`: the build's nvcc command to PTX, pruned to them, ptxas -v), the "
+                  "build the `cuda_kernel_budgets_8blocks` ctest checks against "
+                  "`bench/cuda_kernel_budgets_8blocks.txt`: at most 64 registers, twice the resident warps.", "",
+                  "| kernel | registers | stack frame (B) | the step's own frame (B) | spills (B) | resident warps / SM | "
+                  "occupancy |", "|---|---:|---:|---:|---:|---:|---:|"]
+        for name, k in sorted(at8.items()):
+            warps, occ = occupancy(k["regs"], k["smem"])
+            block = budgets.get(name, {}).get("local_step_block", 0)
+            lines.append(f"| {name} | {k['regs']} | {k['stack']} | {k['stack'] - block} | "
+                         f"{k['spill_stores'] + k['spill_loads']} | {warps} | {100 * occ:.1f} % |")
     if a.s2r:
         lines += ["", "## Global-memory traffic per env-step and the H200 bound (65,536 worlds)", "",
                   "One env-step is one control step of one world. *Compulsory*: the world's state read and written "
