@@ -309,14 +309,14 @@ class Runtime {
       const uintptr_t base = range.base.load(), bytes = range.bytes.load();
       if (base == 0 || a < base || a >= base + bytes) continue;
       const uintptr_t page = PageBytes(), block = range.block.load();
+      const bool before = a < base + page, past = a >= base + bytes - page;
       const char* msg =
-          a < base + page ? "s2r cuda emulation: an access before the start of a cudaMalloc block (its guard page)\n"
-          : a >= base + bytes - page
-              ? "s2r cuda emulation: an access past the end of a cudaMalloc block (its guard page)\n"
-              : "s2r cuda emulation: host code touched device memory (a cudaMalloc block) outside device work\n";
+          before ? "s2r cuda emulation: an access before the start of a cudaMalloc block (its guard page)\n"
+          : past ? "s2r cuda emulation: an access past the end of a cudaMalloc block (its guard page)\n"
+                 : "s2r cuda emulation: host code touched device memory (a cudaMalloc block) outside device work\n";
       ssize_t ignored = write(2, msg, std::strlen(msg));
       (void)ignored;
-      if (a >= base + bytes - page || a < base + page) {
+      if (before || past) {
         WriteNumberLine("  at byte offset ", static_cast<int64_t>(a) - static_cast<int64_t>(block), " of a block of ",
                         static_cast<int64_t>(range.asked.load()), " bytes\n");
       }

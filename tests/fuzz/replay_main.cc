@@ -50,11 +50,12 @@ void OnCrash(int sig) {
   std::raise(sig);
 }
 
-bool AddressSanitized() {
-#if defined(__SANITIZE_ADDRESS__)
+// ASan and TSan reserve terabytes of shadow address space: an address-space cap breaks them
+bool ShadowSanitized() {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   return true;
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
   return true;
 #endif
 #endif
@@ -98,8 +99,8 @@ int main(int argc, char** argv) {
   }
   if (roots.empty()) return Usage();
 
-  // ASan reserves terabytes of shadow address space; the cap is for plain builds.
-  if (max_memory_mb > 0 && !AddressSanitized()) {
+  // the cap is for builds without a sanitizer's shadow memory
+  if (max_memory_mb > 0 && !ShadowSanitized()) {
     rlimit limit{};
     limit.rlim_cur = limit.rlim_max = rlim_t(max_memory_mb) << 20;
     setrlimit(RLIMIT_AS, &limit);
