@@ -271,7 +271,7 @@ def build_command(compile_commands, source="cuda/backend_cuda.cu"):
 def prune_ptx(ptx, keep_entry):
     """The PTX text with only the entries whose mangled name keep_entry accepts and the functions
     they reach through calls (their prototypes too); externs and data are kept as they are."""
-    items = []  # (name or None, has body, text)
+    items = []  # (name or None, "entry" | "func" | None, has a body, text)
     depth, buf = 0, []
     for line in ptx.split("\n"):
         buf.append(line)
@@ -313,7 +313,7 @@ def ptxas_at_min_blocks(compile_commands, blocks, variant=2):
                            ["-o", ptx], cwd=directory, capture_output=True, text=True)
         if r.returncode != 0:
             sys.exit(f"nvcc -ptx failed ({r.returncode}):\n{r.stderr[-4000:]}")
-        pruned, kept = prune_ptx(open(ptx).read(), lambda name: re.search(rf"Kernel(?:ILj{variant}E)", name))
+        pruned, kept = prune_ptx(open(ptx).read(), lambda name: re.search(rf"KernelILj{variant}E", name))
         if not any("Kernel" in k for k in kept):
             sys.exit(f"no step kernel of variant {variant} in the PTX of {compile_commands}'s CUDA source")
         with open(ptx, "w") as f:
