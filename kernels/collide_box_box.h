@@ -12,8 +12,11 @@
 // Face axis: the box that owns it is the reference, the other the incident box. The incident face
 // is the one whose normal is most anti-parallel to the reference normal; its quad is clipped
 // (Sutherland-Hodgman) against the four side planes of the reference face, and every clipped
-// vertex below the margin becomes a point, midway between it and the reference face plane. More
-// than kMaxManifoldPoints are reduced to the deepest plus the three that maximise the area.
+// vertex below the margin becomes a point, midway between it and the reference face plane. When
+// the clip has cut away the incident box's nearest part (boxes offset sideways), the points' gaps
+// are lowered to the face axis's gap, which bounds the distance from below, so a speculative point
+// never promises room that is not there. More than kMaxManifoldPoints are reduced to the deepest
+// plus the three that maximise the area.
 //
 // Edge axis: one point, midway between the closest points of the two supporting edges.
 //
@@ -296,12 +299,33 @@ S2R_HD int CollideBoxBox(const Transform& ta, const Real* size_a, const Transfor
   // a side plane, as with equal boxes stacked flush, stays a vertex instead of flickering between
   // vertex and edge-crossing ids with rounding noise.
   const Real slack = Real(2e-5) * length_scale;
+  const int k1 = (ref_axis + 1) % 3, k2 = (ref_axis + 2) % 3;
   for (int plane = 0; plane < 4; ++plane) {
-    const int k = (ref_axis + 1 + plane / 2) % 3;
+    const int k = plane < 2 ? k1 : k2;
     const Vec3 plane_n = (plane & 1) ? -ref_axes[k] : ref_axes[k];
     const Real offset = Dot(ref_pos, plane_n) + ref_h[k] + slack;
+    const int before = num;
     num = collide_internal::ClipPolygon(poly, num, plane_n, offset, plane, kPolyCapacity);
-    if (num == 0) return 0;
+    if (num > 0) continue;
+    // Nothing of the incident face lies over the reference face (boxes offset sideways, meeting
+    // edge to edge or corner to edge). A clip that keeps nothing writes nothing, so the polygon it
+    // was given is still in `poly`: its vertex nearest the reference face (as a rectangle) stands
+    // in, its gap lowered below to the axis's like any, so a pair within the margin is never left
+    // without a point.
+    Real best = Real(1e30);
+    for (int i = 0; i < before; ++i) {
+      const Vec3 r = poly[i].p - ref_pos;
+      const Real e1 = Max(Abs(Dot(r, ref_axes[k1])) - ref_h[k1], Real(0));
+      const Real e2 = Max(Abs(Dot(r, ref_axes[k2])) - ref_h[k2], Real(0));
+      const Real height = Dot(r, n) - ref_h[ref_axis];
+      const Real d2 = e1 * e1 + e2 * e2 + height * height;
+      if (d2 < best) {
+        best = d2;
+        poly[0] = poly[i];
+      }
+    }
+    num = 1;
+    break;
   }
 
   // points below the margin, midway between the incident surface and the reference face
@@ -310,15 +334,32 @@ S2R_HD int CollideBoxBox(const Transform& ta, const Real* size_a, const Transfor
   const uint32_t ref_face = static_cast<uint32_t>(2 * ref_axis + (ref_side < Real(0) ? 1 : 0));
   const uint32_t inc_face = static_cast<uint32_t>(2 * inc_axis + (inc_side < Real(0) ? 1 : 0));
   const uint32_t id_base = (use_b ? 1u << 11 : 0u) | (ref_face << 8) | (inc_face << 5);
-  // the points kept in place in `poly` (count <= i), their separations beside them
-  Real sep[8];
+  // Each clipped vertex's gap to the reference face plane. The points must not promise more room
+  // than there is. Along a separating face axis the boxes' projections are sep_face apart, a lower
+  // bound on their distance (the exact distance can be a little more, along a direction none of
+  // the 15 axes is); overlapping boxes (every axis <= 0) are at most touching. When the clip has
+  // cut away the part of the incident box that comes that close (it lies beyond the reference
+  // face's edges: the boxes offset sideways), every clipped vertex is further away, and speculative
+  // points there would let the pair close a gap that is not there (or leave none within the
+  // margin). The gaps are then lowered together until the nearest is within `tol` of that bound:
+  // continuous in the pose, never below the bound (no depth is invented), and flush resting
+  // contacts, whose nearest vertex survives the clip, are untouched.
+  Real sep[kPolyCapacity];
+  Real nearest = Real(1e30);
+  for (int i = 0; i < num; ++i) {
+    sep[i] = Dot(poly[i].p, n) - face_offset;
+    nearest = Min(nearest, sep[i]);
+  }
+  const Real lowered = Max(nearest - Max(sep_face, Real(0)) - tol, Real(0));
+  // the points within the margin, kept in place in `poly` (count <= i): midway between the
+  // incident surface and the reference face, their (lowered) gaps beside them
   int count = 0;
   for (int i = 0; i < num; ++i) {
-    const Real d = Dot(poly[i].p, n) - face_offset;
-    if (!(d < margin)) continue;
+    const Real d = sep[i];
+    if (!(d - lowered < margin)) continue;
     poly[count].p = poly[i].p - (Real(0.5) * d) * n;
     poly[count].code = poly[i].code;
-    sep[count] = d;
+    sep[count] = d - lowered;
     ++count;
   }
   int keep[kMaxManifoldPoints];

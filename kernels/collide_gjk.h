@@ -187,6 +187,10 @@ S2R_HD GjkResult Gjk(const ConvexShape& sa, const ConvexShape& sb, bool with_rad
   r.count = 1;
   Real lambda[4] = {1, 0, 0, 0};
   Vec3 v = r.simplex[0].w;
+  // the closest points that go with v: kept with it, so that a step whose reduced simplex comes out
+  // further from the origin (round-off on a nearly flat simplex) cannot replace them
+  r.point_a = r.simplex[0].a;
+  r.point_b = r.simplex[0].b;
   Real scale = LengthSq(v);
   for (int iter = 0; iter < kGjkMaxIterations; ++iter) {
     const Real vv = LengthSq(v);
@@ -217,22 +221,27 @@ S2R_HD GjkResult Gjk(const ConvexShape& sa, const ConvexShape& sb, bool with_rad
       outside = ClosestOnTetrahedron(r.simplex, &r.count, lambda);
     }
     if (!outside) {
+      // A tetrahedron can only enclose the origin if the origin is in A - B, and then no point of
+      // A - B lies beyond it along v: vw > 0 proves the shapes apart (by at least vw / |v|). A
+      // nearly flat tetrahedron (the new point all but in the last triangle's plane, as when the
+      // closest point lies inside a face of A - B) fails the face-side tests in float and looks
+      // closed around the origin; then v, within (vv - vw) / |v| of the distance, is the answer.
+      if (vw > Real(0)) break;
       r.overlap = true;
       break;
     }
     Vec3 next{0, 0, 0};
     for (int i = 0; i < r.count; ++i) next += lambda[i] * r.simplex[i].w;
-    // float round-off can make the new point no closer: stop at the better one
+    // float round-off can make the new point no closer: stop at the better one, v, whose closest
+    // points are kept (the simplex has already moved on: its weights describe `next`)
     if (LengthSq(next) >= vv) break;
     v = next;
-  }
-  r.point_a = Vec3{0, 0, 0};
-  r.point_b = Vec3{0, 0, 0};
-  // recompute the weights of the final simplex point (the loop may have stopped before reducing)
-  if (r.count == 1) lambda[0] = 1;
-  for (int i = 0; i < r.count; ++i) {
-    r.point_a += lambda[i] * r.simplex[i].a;
-    r.point_b += lambda[i] * r.simplex[i].b;
+    r.point_a = Vec3{0, 0, 0};
+    r.point_b = Vec3{0, 0, 0};
+    for (int i = 0; i < r.count; ++i) {
+      r.point_a += lambda[i] * r.simplex[i].a;
+      r.point_b += lambda[i] * r.simplex[i].b;
+    }
   }
   r.distance = r.overlap ? Real(0) : Length(r.point_a - r.point_b);
   return r;

@@ -32,18 +32,14 @@ if [ "${S2R_TEST_SANITIZE:-1}" != "0" ]; then
   # ThreadSanitizer over the same suite (clang; GCC 12's TSan build of s2r_tests crashes while
   # listing its tests): the CPU backend's worker threads, the store's writer, the sweep, and the
   # emulated CUDA launches, whose threads step neighbouring worlds at once, so a kernel writing
-  # outside its world is named as a race instead of showing up as a mismatch with the CPU. One
-  # test is left out: CollideConvex.RotatedMeshAgainstMeshMatchesBoxBox draws its poses as
-  # function arguments, which clang evaluates in another order than GCC, so it samples other
-  # poses there, three of which it fails (a convex-path discrepancy the GCC builds do not sample;
-  # stop 33's note).
+  # outside its world is named as a race instead of showing up as a mismatch with the CPU.
   if command -v clang++ > /dev/null; then
     CC=clang CXX=clang++ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g" \
       -DCMAKE_CXX_FLAGS="-fsanitize=thread" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" \
       -DS2R_CUDA=OFF -DS2R_BUILD_BENCH=OFF
     CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1 cmake --build build-tsan -j"$jobs"
     TSAN_OPTIONS=halt_on_error=1 \
-      ctest --test-dir build-tsan --output-on-failure -j"$jobs" -E '^CollideConvex.RotatedMeshAgainstMeshMatchesBoxBox$'
+      ctest --test-dir build-tsan --output-on-failure -j"$jobs"
   else
     echo "run_all: clang++ not found, the ThreadSanitizer build is skipped" >&2
   fi

@@ -5,6 +5,7 @@
 // arithmetic as the reference (plane against hull vertices); kGjk = 1e-5 m for GJK distances;
 // kEpa = 2e-4 m for EPA depths on polytopes; curved shapes through EPA are looser, stated per test.
 #include "kernels/collide.h"
+#include "tests/kernels/exact_box_distance.h"
 
 #include <gtest/gtest.h>
 
@@ -292,31 +293,96 @@ TEST(CollideConvex, EllipsoidAgainstSphereAndBox) {
   EXPECT_NEAR(c[0].normal.z, -1, 1e-3);
 }
 
-TEST(CollideConvex, RotatedMeshAgainstMeshMatchesBoxBox) {
-  // two cube hulls in general poses agree with the box-box pair on the deepest separation
+TEST(CollideConvex, BoxHullsAgainstTheExactDistance) {
+  // Random pairs of box hulls (half-sizes 1-30 cm, meshes of 8 vertices) near touching, against
+  // the exact signed distance (tests/kernels/exact_box_distance.h, in double): apart, the nearest
+  // point's gap is the distance (GJK, kGjk) and the normal realises it (the boxes' projection gap
+  // along it is the distance, to the tolerance below); overlapping, the deepest point's depth and
+  // the overlap along the normal are the penetration depth (EPA, kEpa). Poses are drawn into
+  // locals in a fixed order (the order compilers evaluate function arguments in differs).
+  using namespace testing_exact;
   std::mt19937 rng(7);
-  std::uniform_real_distribution<double> u(-1, 1);
+  std::uniform_real_distribution<double> u(-1, 1), half(0.01, 0.3);
+  const Real margin = 0.02;
+  int apart = 0, overlapping = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    Real ha[3], hb[3];
+    for (Real& h : ha) h = Real(half(rng));
+    for (Real& h : hb) h = Real(half(rng));
+    const Quat qa = NormalizeQuat(Quat{Real(u(rng)), Real(u(rng)), Real(u(rng)), Real(u(rng))});
+    const Quat qb = NormalizeQuat(Quat{Real(u(rng)), Real(u(rng)), Real(u(rng)), Real(u(rng))});
+    const double reach = 0.6 * (Length(LoadVec3(ha)) + Length(LoadVec3(hb)));
+    const Vec3 offset{Real(reach * u(rng)), Real(reach * u(rng)), Real(reach * u(rng))};
+    const Transform ta{Vec3{0, 0, 0}, qa}, tb{offset, qb};
+    const ExactBox a = MakeExactBox(ta, ha), b = MakeExactBox(tb, hb);
+    const double exact = SignedBoxDistance(a, b);
+    if (exact >= margin || exact < -margin) continue;
+    const std::vector<Real> hull_a = BoxHull(ha[0], ha[1], ha[2]);
+    const std::vector<Real> hull_b = BoxHull(hb[0], hb[1], hb[2]);
+    const Real size_a[3] = {Length(LoadVec3(ha)), 0, 0}, size_b[3] = {Length(LoadVec3(hb)), 0, 0};
+    ContactPoint c[kMaxManifoldPoints];
+    const int n = CollideGeoms(kGeomMesh, ta, size_a, kGeomMesh, tb, size_b, margin, c,
+                               Hull(hull_a), Hull(hull_b));
+    ASSERT_GE(n, 1) << "trial " << trial << ": exact distance " << exact;
+    const double tol = exact > 0 ? kGjk : kEpa;
+    EXPECT_NEAR(MinSeparation(c, n), exact, tol) << "trial " << trial;
+    // apart, the normal is the closest points' direction: float rounding of points ~0.5 m from
+    // the origin over a gap of a few mm tilts it by up to ~1e-4 rad (observed: the gap along it
+    // within 1.7e-4 m of the distance), and by up to ~1e-2 rad when the boxes nearly touch
+    // (observed 2.9e-3 m at 0.07 mm apart)
+    const double normal_tol = exact <= 0 ? kEpa : exact > 5e-4 ? 2e-4 : 3e-3;
+    EXPECT_NEAR(AxisGap(a, b, c[0].normal), exact, normal_tol) << "trial " << trial;
+    (exact > 0 ? apart : overlapping) += 1;
+  }
+  EXPECT_GT(apart, 250);
+  EXPECT_GT(overlapping, 250);
+}
+
+// Two float32 poses where GJK went wrong on cubes 10 cm in half-size (found by the test above;
+// both are exact now, and in float64 they were never wrong):
+//  - the last step added a point nearly in the plane of the simplex; its reduction came out further
+//    from the origin, and GJK stopped at the better point v but read the closest points from the
+//    simplex it had moved on to: 12.07 mm for 7.59;
+//  - the new point lay all but in the last triangle's plane (the closest point inside a face of
+//    A - B), the flat tetrahedron failed its face-side tests and looked closed around the origin:
+//    an overlap, and EPA then pushed 4.45 mm-apart cubes 1.6 mm deep.
+TEST(Gjk, FloatPosesThatWentWrongGiveTheExactDistance) {
+  using namespace testing_exact;
   const Real h[3] = {0.1, 0.1, 0.1};
   const std::vector<Real> cube = BoxHull(0.1, 0.1, 0.1);
-  const Real size[3] = {std::sqrt(Real(0.03)), 0, 0};
-  int compared = 0;
-  for (int trial = 0; trial < 300; ++trial) {
-    const Transform pa = Pose(0, 0, 0, NormalizeQuat(Quat{Real(u(rng)), Real(u(rng)),
-                                                        Real(u(rng)), Real(u(rng))}));
-    const Transform pb = Pose(Real(0.2 * u(rng)), Real(0.2 * u(rng)), Real(0.3 * u(rng)),
-                              NormalizeQuat(Quat{Real(u(rng)), Real(u(rng)), Real(u(rng)),
-                                                 Real(u(rng))}));
-    ContactPoint cb[kMaxManifoldPoints], cm[kMaxManifoldPoints];
-    const int nb = CollideGeoms(kGeomBox, pa, h, kGeomBox, pb, h, 0.02, cb);
-    const int nm = CollideGeoms(kGeomMesh, pa, size, kGeomMesh, pb, size, 0.02, cm, Hull(cube),
-                                Hull(cube));
-    const Real sb = nb ? MinSeparation(cb, nb) : Real(1), sm = nm ? MinSeparation(cm, nm) : Real(1);
-    if (nb == 0 || nm == 0 || sb < -0.02) continue;  // shallow contacts only (SAT vs EPA on deep)
-    ++compared;
-    EXPECT_NEAR(sm, sb, 2e-3) << "trial " << trial;
-    EXPECT_GT(Dot(cm[0].normal, cb[0].normal), 0.99) << "trial " << trial;
+  struct Case {
+    Quat qa;
+    Vec3 pb;
+    Quat qb;
+    double distance;  // mm, exact
+  };
+  const Case cases[] = {
+      {{0.628166497f, 0.593252242f, -0.470808446f, -0.178320184f},
+       {0.177872047f, 0.076468274f, 0.166102067f},
+       {0.538180053f, -0.293807387f, 0.055950243f, 0.787977815f},
+       7.589},
+      {{0.707796693f, -0.186903715f, -0.501829505f, 0.460714579f},
+       {-0.0840926915f, 0.156153858f, 0.238214314f},
+       {-0.349322885f, -0.755112767f, -0.446191102f, -0.329684198f},
+       4.453}};
+  for (const Case& k : cases) {
+    const Transform ta{Vec3{0, 0, 0}, NormalizeQuat(k.qa)}, tb{k.pb, NormalizeQuat(k.qb)};
+    const double exact = SignedBoxDistance(MakeExactBox(ta, h), MakeExactBox(tb, h));
+    EXPECT_NEAR(exact * 1e3, k.distance, 1e-3);
+    for (const int type : {kGeomBox, kGeomMesh}) {
+      ConvexShape sa, sb;
+      sa.type = sb.type = type;
+      sa.xform = ta;
+      sb.xform = tb;
+      sa.size = sb.size = h;
+      sa.vert = sb.vert = cube.data();
+      sa.nvert = sb.nvert = 8;
+      const GjkResult g = Gjk(sa, sb, false);
+      EXPECT_FALSE(g.overlap) << "case " << k.distance << " mm, type " << type;
+      EXPECT_NEAR(g.distance, exact, kGjk) << "case " << k.distance << " mm, type " << type;
+      EXPECT_NEAR(Length(g.point_b - g.point_a), exact, kGjk);
+    }
   }
-  EXPECT_GT(compared, 20);
 }
 
 TEST(CollideConvex, RoundEllipsoidsMatchSphereSphere) {

@@ -4,6 +4,7 @@
 // Tolerances are for float32 (the default Real) at metre scale: values of order 1 carry rounding
 // of a few 1e-7, so positions and separations are compared to kTol = 2e-5 m unless stated.
 #include "kernels/collide.h"
+#include "tests/kernels/exact_box_distance.h"
 
 #include <gtest/gtest.h>
 
@@ -738,47 +739,97 @@ TEST(BoxBox, FeatureIdsFollowPointsAcrossASlide) {
   EXPECT_EQ(on_side, 2);
 }
 
-TEST(BoxBox, SeparationNeverExceedsBruteForceDistance) {
-  // random pairs: the deepest reported separation is at most the true distance (sampled on B's
-  // surface, an upper bound), and a pair closer than the margin always reports a point
-  std::mt19937 rng(11);
-  std::uniform_real_distribution<double> u(-1, 1);
-  const Real ha[3] = {0.4, 0.3, 0.25}, hb[3] = {0.3, 0.2, 0.35};
-  const Real margin = 0.05;
-  int close = 0;
-  for (int trial = 0; trial < 400; ++trial) {
-    const Transform a{Vec3{0, 0, 0},
-                      NormalizeQuat(Quat{Real(u(rng)), Real(u(rng)), Real(u(rng)), Real(u(rng))})};
-    const Transform b{Vec3{Real(0.9 * u(rng)), Real(0.9 * u(rng)), Real(0.9 * u(rng))},
-                      NormalizeQuat(Quat{Real(u(rng)), Real(u(rng)), Real(u(rng)), Real(u(rng))})};
-    Real brute = Real(1e30);
-    const int g = 24;
-    for (int axis = 0; axis < 3; ++axis) {
-      for (int side = -1; side <= 1; side += 2) {
-        for (int i = 0; i <= g; ++i) {
-          for (int j = 0; j <= g; ++j) {
-            Real p[3];
-            p[axis] = side * hb[axis];
-            p[(axis + 1) % 3] = hb[(axis + 1) % 3] * (Real(2) * Real(i) / Real(g) - Real(1));
-            p[(axis + 2) % 3] = hb[(axis + 2) % 3] * (Real(2) * Real(j) / Real(g) - Real(1));
-            brute =
-                std::min(brute, PointBoxDistance(TransformPoint(b, Vec3{p[0], p[1], p[2]}), a, ha));
-          }
-        }
-      }
-    }
+// the box-box pair's tolerance for preferring a face axis and for lowering a clipped manifold:
+// 1e-3 of the smaller box's mean half-size (kernels/collide_box_box.h)
+double BoxBoxTolerance(const Real* ha, const Real* hb) {
+  return 1e-3 * std::min(ha[0] + ha[1] + ha[2], hb[0] + hb[1] + hb[2]) / 3;
+}
+
+TEST(BoxBox, GapsAgainstTheExactDistance) {
+  // Random pairs of random boxes (half-sizes 1-30 cm) near touching, against the exact signed
+  // distance (tests/kernels/exact_box_distance.h, in double). Every pair closer than the 2 cm
+  // margin reports a point, and the pair's normal n has a projection gap g(n):
+  //  - apart: the nearest point's gap is at most the exact distance plus the box-box tolerance (a
+  //    speculative point never promises room that is not there) and at least g(n);
+  //  - overlapping: the deepest point is no deeper than the overlap along n;
+  //  - both: n is the best axis or one within the face preference (5 % + the tolerance) of it.
+  // Float32 rounding at these sizes: 1e-5 m. Poses are drawn into locals in a fixed order (the
+  // order compilers evaluate function arguments in differs).
+  using namespace testing_exact;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-1, 1), half(0.01, 0.3);
+  const Real margin = 0.02;
+  const double eps = 1e-5;
+  int apart = 0, overlapping = 0;
+  for (int trial = 0; trial < 40000; ++trial) {
+    Real ha[3], hb[3];
+    for (Real& h : ha) h = Real(half(rng));
+    for (Real& h : hb) h = Real(half(rng));
+    const Quat qa = NormalizeQuat(Quat{Real(u(rng)), Real(u(rng)), Real(u(rng)), Real(u(rng))});
+    const Quat qb = NormalizeQuat(Quat{Real(u(rng)), Real(u(rng)), Real(u(rng)), Real(u(rng))});
+    const double reach = 0.6 * (Length(LoadVec3(ha)) + Length(LoadVec3(hb)));
+    const Vec3 offset{Real(reach * u(rng)), Real(reach * u(rng)), Real(reach * u(rng))};
+    const Transform ta{Vec3{0, 0, 0}, qa}, tb{offset, qb};
+    const ExactBox a = MakeExactBox(ta, ha), b = MakeExactBox(tb, hb);
+    const double exact = SignedBoxDistance(a, b);
+    if (exact >= margin || exact < -margin) continue;
     ContactPoint c[kMaxManifoldPoints];
-    const int n = CollideBoxBox(a, ha, b, hb, margin, c);
+    const int n = CollideBoxBox(ta, ha, tb, hb, margin, c);
+    ASSERT_GE(n, 1) << "trial " << trial << ": exact distance " << exact;
     ASSERT_LE(n, kMaxManifoldPoints);
-    if (n > 0) {
-      EXPECT_LE(MinSeparation(c, n), brute + kTol) << "trial " << trial;
-    }
-    if (brute < margin) {
-      EXPECT_GE(n, 1) << "trial " << trial;
-      ++close;
+    const double nearest = MinSeparation(c, n);
+    const double normal_gap = AxisGap(a, b, c[0].normal);
+    const double tol = BoxBoxTolerance(ha, hb);
+    EXPECT_GE(nearest, normal_gap - eps) << "trial " << trial;
+    EXPECT_LE(BestAxisGap(a, b), normal_gap + 0.05 * std::abs(normal_gap) + tol + eps)
+        << "trial " << trial;
+    if (exact > 0) {
+      EXPECT_LE(nearest, exact + tol + eps) << "trial " << trial;
+      ++apart;
+    } else {
+      ++overlapping;
     }
   }
-  EXPECT_GT(close, 50);
+  EXPECT_GT(apart, 500);
+  EXPECT_GT(overlapping, 500);
+}
+
+TEST(BoxBox, OffsetPairsPromiseNoMoreRoomThanThereIs) {
+  using namespace testing_exact;
+  const Real h[3] = {0.1, 0.1, 0.1};
+  ContactPoint c[kMaxManifoldPoints];
+  // Corner to corner: B, unrotated, lies 10, 10 and 5 mm beyond A's +x, +y and +z faces. A's x
+  // face gives the axis (10 mm), but B's facing face lies wholly beside it and the clip keeps
+  // nothing. The boxes are 15 mm apart, inside the 2 cm margin: one point, B's nearest corner, at
+  // the axis's 10 mm (it reported nothing, so a fast approach could cross the margin unseen).
+  const Transform a = Pose(0, 0, 0), b = Pose(0.21, 0.21, 0.205);
+  ASSERT_EQ(CollideBoxBox(a, h, b, h, 0.02, c), 1);
+  EXPECT_NEAR(c[0].separation, 0.01, kTol);
+  EXPECT_NEAR(c[0].point.x, 0.105, kTol);
+  EXPECT_NEAR(c[0].point.y, 0.11, kTol);
+  EXPECT_NEAR(c[0].point.z, 0.105, kTol);
+  EXPECT_LE(c[0].separation, SignedBoxDistance(MakeExactBox(a, h), MakeExactBox(b, h)));
+  // Turned cubes 6.06 mm apart whose closest parts meet beyond the edge of B's reference face
+  // (B's x face: 5.37 mm along it; the edge axis, 5.54 mm, is not 5 % better): the clip keeps
+  // A's corners 11.9 and 19.4 mm from the face plane (and one at 22.0 mm, past the margin), and
+  // they were reported so. The gaps are lowered together to the axis's gap plus the tolerance
+  // (0.1 mm), keeping their differences, and the third comes within the margin.
+  const Transform ta{Vec3{0, 0, 0}, NormalizeQuat(Quat{-0.555212259f, -0.264220715f,
+                                                       -0.222754776f, -0.756509662f})};
+  const Transform tb{Vec3{-0.192165256f, -0.195561603f, -0.143135756f},
+                     NormalizeQuat(Quat{0.164121017f, -0.193024263f, 0.771332622f, -0.583825231f})};
+  const ExactBox ea = MakeExactBox(ta, h), eb = MakeExactBox(tb, h);
+  const double exact = SignedBoxDistance(ea, eb);
+  EXPECT_NEAR(exact, 0.006055, 1e-6);
+  ASSERT_EQ(CollideBoxBox(ta, h, tb, h, 0.02, c), 3);
+  const Real face_gap = Real(AxisGap(ea, eb, c[0].normal));
+  EXPECT_NEAR(face_gap, 0.005366, 1e-6);
+  Real gaps[3] = {c[0].separation, c[1].separation, c[2].separation};
+  std::sort(gaps, gaps + 3);
+  EXPECT_NEAR(gaps[0], face_gap + BoxBoxTolerance(h, h), kTol);
+  EXPECT_LE(gaps[0], exact);
+  EXPECT_NEAR(gaps[1] - gaps[0], 0.0194 - 0.0119, 2e-4);
+  EXPECT_NEAR(gaps[2] - gaps[0], 0.0220 - 0.0119, 2e-4);
 }
 
 // ---------------------------------------------------------------------------------------------
