@@ -13,10 +13,20 @@
 #if defined(__CUDACC__)
 #define S2R_HD __host__ __device__ inline
 #define S2R_HDI __host__ __device__ __forceinline__
+#define S2R_HD_NOINLINE __host__ __device__ __noinline__ inline
+#define S2R_NO_UNROLL _Pragma("unroll 1")
+#define S2R_UNROLL _Pragma("unroll")
 #else
 #define S2R_HD inline
 #define S2R_HDI inline __attribute__((always_inline))
+#define S2R_HD_NOINLINE inline __attribute__((noinline))
+#define S2R_NO_UNROLL
+#define S2R_UNROLL
 #endif
+// S2R_HD_NOINLINE, S2R_NO_UNROLL, S2R_UNROLL: for a rare path with long loops (box-box's exact
+// closest pair), kept out of its caller so that its registers do not add to the step kernel's
+// pressure; on the device its loops over corners are not unrolled (code size) and those over axes
+// are (an array indexed at run time lives in local memory)
 // S2R_HDI: the small vector and quaternion operations (kernels/math_types.h), always inlined --
 // g++ otherwise leaves Rotate and the products as calls in the solver's hot loops
 

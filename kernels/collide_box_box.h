@@ -12,11 +12,13 @@
 // Face axis: the box that owns it is the reference, the other the incident box. The incident face
 // is the one whose normal is most anti-parallel to the reference normal; its quad is clipped
 // (Sutherland-Hodgman) against the four side planes of the reference face, and every clipped
-// vertex below the margin becomes a point, midway between it and the reference face plane. When
-// the clip has cut away the incident box's nearest part (boxes offset sideways), the points' gaps
-// are lowered to the face axis's gap, which bounds the distance from below, so a speculative point
-// never promises room that is not there. More than kMaxManifoldPoints are reduced to the deepest
-// plus the three that maximise the area.
+// vertex below the margin becomes a point, midway between it and the reference face plane. More
+// than kMaxManifoldPoints are reduced to the deepest plus the three that maximise the area.
+//
+// Separated boxes whose nearest features are not face to face (the face clip has cut away the
+// incident box's nearest part, or the axis is an edge pair whose closest points may be an edge's
+// end): one point at the exact closest pair (corner to box, edge to edge), its distance and
+// direction, instead of gaps that over- or understate it.
 //
 // Edge axis: one point, midway between the closest points of the two supporting edges.
 //
@@ -25,7 +27,7 @@
 // tracks which, giving a code in 0..23 that does not change under small motions. The id packs
 // (reference is B) << 11 | reference face << 8 | incident face << 5 | code, with faces numbered
 // 2 * axis + (outward normal along -axis). Edge contacts: 1 << 12 | edge of A << 4 | edge of B,
-// edges numbered 4 * axis + corner.
+// edges numbered 4 * axis + corner. Exact closest pairs: 1 << 13 | the candidate (BoxBoxClosest).
 #pragma once
 
 #include "kernels/collide_capsule_capsule.h"
@@ -157,6 +159,95 @@ S2R_HD int ReduceManifold(const ClipVertex* v, const Real* sep, int n, Vec3 norm
   return 4;
 }
 
+// The exact closest pair of two boxes that do not overlap: the nearest of the 16 corner-to-box and
+// the 144 edge-to-edge candidates, which between them hold every closest pair of two convex
+// polyhedra that are apart (a corner against a face, edge or corner; an edge against an edge).
+struct BoxBoxPair {
+  Vec3 on_a, on_b;
+  Real distance;
+  uint32_t which;  // 0-7 A's corners, 8-15 B's, 16 + 12 * edge of A + edge of B (4 * axis + corner)
+};
+
+S2R_HD BoxBoxPair BoxBoxClosest(Transform ta, const Real* ha, Transform tb, const Real* hb) {
+  const Mat3 ma = QuatToMat3(ta.rot), mb = QuatToMat3(tb.rot);
+  const Vec3 a[3] = {Column(ma, 0), Column(ma, 1), Column(ma, 2)};
+  const Vec3 b[3] = {Column(mb, 0), Column(mb, 1), Column(mb, 2)};
+  BoxBoxPair best{ta.pos, tb.pos, Real(1e30), 0};
+  Real best2 = Real(1e30);
+  // The loops over axes are unrolled (the axes stay in registers: an array indexed at run time
+  // would live in the thread's local memory); those over corners are not (code size).
+  S2R_UNROLL
+  for (int side = 0; side < 2; ++side) {  // corners of A against B, then of B against A
+    const Vec3 from = side ? tb.pos : ta.pos, to = side ? ta.pos : tb.pos;
+    const Vec3 f0 = side ? b[0] : a[0], f1 = side ? b[1] : a[1], f2 = side ? b[2] : a[2];
+    const Vec3 t0 = side ? a[0] : b[0], t1 = side ? a[1] : b[1], t2 = side ? a[2] : b[2];
+    const Real* fh = side ? hb : ha;
+    const Real* th = side ? ha : hb;
+    S2R_NO_UNROLL
+    for (int i = 0; i < 8; ++i) {
+      const Vec3 corner = from + ((i & 1) ? fh[0] : -fh[0]) * f0 + ((i & 2) ? fh[1] : -fh[1]) * f1 +
+                          ((i & 4) ? fh[2] : -fh[2]) * f2;
+      const Vec3 r = corner - to;
+      // the corner clamped into the other box
+      const Vec3 q = to + Clamp(Dot(r, t0), -th[0], th[0]) * t0 + Clamp(Dot(r, t1), -th[1], th[1]) * t1 +
+                     Clamp(Dot(r, t2), -th[2], th[2]) * t2;
+      const Real d2 = LengthSq(corner - q);
+      if (d2 < best2) {
+        best2 = d2;
+        best.on_a = side ? q : corner;
+        best.on_b = side ? corner : q;
+        best.which = static_cast<uint32_t>(8 * side + i);
+      }
+    }
+  }
+  S2R_UNROLL
+  for (int ka = 0; ka < 3; ++ka) {
+    const int ka1 = (ka + 1) % 3, ka2 = (ka + 2) % 3;
+    S2R_UNROLL
+    for (int kb = 0; kb < 3; ++kb) {
+      const int kb1 = (kb + 1) % 3, kb2 = (kb + 2) % 3;
+      S2R_NO_UNROLL
+      for (int ca = 0; ca < 4; ++ca) {
+        const Vec3 centre_a = ta.pos + ((ca & 1) ? ha[ka1] : -ha[ka1]) * a[ka1] +
+                              ((ca & 2) ? ha[ka2] : -ha[ka2]) * a[ka2];
+        S2R_NO_UNROLL
+        for (int cb = 0; cb < 4; ++cb) {
+          const Vec3 centre_b = tb.pos + ((cb & 1) ? hb[kb1] : -hb[kb1]) * b[kb1] +
+                                ((cb & 2) ? hb[kb2] : -hb[kb2]) * b[kb2];
+          Real s, t;
+          ClosestSegmentSegment(centre_a, a[ka], ha[ka], centre_b, b[kb], hb[kb], &s, &t);
+          const Vec3 qa = centre_a + s * a[ka], qb = centre_b + t * b[kb];
+          const Real d2 = LengthSq(qb - qa);
+          if (d2 < best2) {
+            best2 = d2;
+            best.on_a = qa;
+            best.on_b = qb;
+            best.which = static_cast<uint32_t>(16 + 12 * (4 * ka + ca) + 4 * kb + cb);
+          }
+        }
+      }
+    }
+  }
+  best.distance = Sqrt(best2);
+  return best;
+}
+
+// One point at the exact closest pair of two separated boxes, or none beyond the margin; `axis`
+// (from A to B) stands in for the normal if the pair touches. Not inlined: a rare path, whose
+// loops would otherwise add to the step kernel's registers (docs/gpu.md); its arguments are
+// values (or the model's sizes), so calling it takes no caller's variable's address.
+template <class Point>
+S2R_HD_NOINLINE int BoxBoxClosestPoint(Transform ta, const Real* ha, Transform tb, const Real* hb,
+                                       Vec3 axis, Real margin, Point* out) {
+  const BoxBoxPair p = BoxBoxClosest(ta, ha, tb, hb);
+  if (!(p.distance < margin)) return 0;
+  out[0].point = Real(0.5) * (p.on_a + p.on_b);
+  out[0].normal = p.distance > Real(1e-12) ? (Real(1) / p.distance) * (p.on_b - p.on_a) : axis;
+  out[0].separation = p.distance;
+  out[0].feature = (1u << 13) | p.which;
+  return 1;
+}
+
 }  // namespace collide_internal
 
 template <class Point>
@@ -235,6 +326,11 @@ S2R_HD int CollideBoxBox(const Transform& ta, const Real* size_a, const Transfor
     // edge-edge: the edge of each box that is furthest towards the other
     const Real sep = sep_e;
     if (!(sep < margin)) return 0;
+    // apart, the gap along the axis is only a lower bound of the distance (the closest points may
+    // be an edge's end): the exact closest pair instead (see the face case below)
+    if (sep > Real(0)) {
+      return collide_internal::BoxBoxClosestPoint(ta, size_a, tb, size_b, edge_n, margin, out);
+    }
     Vec3 centre_a = ta.pos, centre_b = tb.pos;
     uint32_t corner_a = 0, corner_b = 0;
     for (int m = 1; m < 3; ++m) {
@@ -304,28 +400,8 @@ S2R_HD int CollideBoxBox(const Transform& ta, const Real* size_a, const Transfor
     const int k = plane < 2 ? k1 : k2;
     const Vec3 plane_n = (plane & 1) ? -ref_axes[k] : ref_axes[k];
     const Real offset = Dot(ref_pos, plane_n) + ref_h[k] + slack;
-    const int before = num;
     num = collide_internal::ClipPolygon(poly, num, plane_n, offset, plane, kPolyCapacity);
-    if (num > 0) continue;
-    // Nothing of the incident face lies over the reference face (boxes offset sideways, meeting
-    // edge to edge or corner to edge). A clip that keeps nothing writes nothing, so the polygon it
-    // was given is still in `poly`: its vertex nearest the reference face (as a rectangle) stands
-    // in, its gap lowered below to the axis's like any, so a pair within the margin is never left
-    // without a point.
-    Real best = Real(1e30);
-    for (int i = 0; i < before; ++i) {
-      const Vec3 r = poly[i].p - ref_pos;
-      const Real e1 = Max(Abs(Dot(r, ref_axes[k1])) - ref_h[k1], Real(0));
-      const Real e2 = Max(Abs(Dot(r, ref_axes[k2])) - ref_h[k2], Real(0));
-      const Real height = Dot(r, n) - ref_h[ref_axis];
-      const Real d2 = e1 * e1 + e2 * e2 + height * height;
-      if (d2 < best) {
-        best = d2;
-        poly[0] = poly[i];
-      }
-    }
-    num = 1;
-    break;
+    if (num == 0) break;
   }
 
   // points below the margin, midway between the incident surface and the reference face
@@ -334,32 +410,34 @@ S2R_HD int CollideBoxBox(const Transform& ta, const Real* size_a, const Transfor
   const uint32_t ref_face = static_cast<uint32_t>(2 * ref_axis + (ref_side < Real(0) ? 1 : 0));
   const uint32_t inc_face = static_cast<uint32_t>(2 * inc_axis + (inc_side < Real(0) ? 1 : 0));
   const uint32_t id_base = (use_b ? 1u << 11 : 0u) | (ref_face << 8) | (inc_face << 5);
-  // Each clipped vertex's gap to the reference face plane. The points must not promise more room
-  // than there is. Along a separating face axis the boxes' projections are sep_face apart, a lower
-  // bound on their distance (the exact distance can be a little more, along a direction none of
-  // the 15 axes is); overlapping boxes (every axis <= 0) are at most touching. When the clip has
-  // cut away the part of the incident box that comes that close (it lies beyond the reference
-  // face's edges: the boxes offset sideways), every clipped vertex is further away, and speculative
-  // points there would let the pair close a gap that is not there (or leave none within the
-  // margin). The gaps are then lowered together until the nearest is within `tol` of that bound:
-  // continuous in the pose, never below the bound (no depth is invented), and flush resting
-  // contacts, whose nearest vertex survives the clip, are untouched.
+  // Each clipped vertex's gap to the reference face plane, and the nearest. Along a separating
+  // face axis the boxes' projections are sep_face apart: some part of the incident box comes that
+  // close to the reference face's plane. If the clip has kept it, the face manifold is right. If it
+  // has cut it away (it lies beyond the reference face's edges: boxes offset sideways, meeting
+  // edge to edge or corner to edge), every clipped vertex is further away than the boxes are, or
+  // nothing is left: the points would promise room that is not there, or leave a pair within the
+  // margin without any. Neither the face axis nor its gap is the pair's then (lowering the points
+  // to that gap deflects boxes that would pass by: ghost contacts), so the exact closest pair
+  // gives the one point, as Box2D v3 does for separated polygons whose nearest features are not
+  // face to face.
   Real sep[kPolyCapacity];
   Real nearest = Real(1e30);
   for (int i = 0; i < num; ++i) {
     sep[i] = Dot(poly[i].p, n) - face_offset;
     nearest = Min(nearest, sep[i]);
   }
-  const Real lowered = Max(nearest - Max(sep_face, Real(0)) - tol, Real(0));
-  // the points within the margin, kept in place in `poly` (count <= i): midway between the
-  // incident surface and the reference face, their (lowered) gaps beside them
+  if (sep_face > Real(0) && !(nearest <= sep_face + tol)) {
+    return collide_internal::BoxBoxClosestPoint(ta, size_a, tb, size_b, normal, margin, out);
+  }
+  // the points within the margin, kept in place in `poly` (count <= i), midway between the
+  // incident surface and the reference face, their gaps beside them
   int count = 0;
   for (int i = 0; i < num; ++i) {
     const Real d = sep[i];
-    if (!(d - lowered < margin)) continue;
+    if (!(d < margin)) continue;
     poly[count].p = poly[i].p - (Real(0.5) * d) * n;
     poly[count].code = poly[i].code;
-    sep[count] = d - lowered;
+    sep[count] = d;
     ++count;
   }
   int keep[kMaxManifoldPoints];

@@ -58,7 +58,7 @@ struct PinnedHash {
 };
 const PinnedHash kPinned[] = {
     {"builtin:box_push", "0e45ccfa292f07f7"},
-    {"builtin:pick_lift", "ae02e20ab0c9cf2c"},  // box-box gaps lowered to the face axis (stop 34)
+    {"builtin:pick_lift", "a49a88071aa6729f"},  // box-box: exact closest pair when offset (stop 34)
     {"builtin:stack5", "ec8ba582ccb588f3"},
 };
 

@@ -298,22 +298,18 @@ TEST(CollideConvex, BoxHullsAgainstTheExactDistance) {
   // the exact signed distance (tests/kernels/exact_box_distance.h, in double): apart, the nearest
   // point's gap is the distance (GJK, kGjk) and the normal realises it (the boxes' projection gap
   // along it is the distance, to the tolerance below); overlapping, the deepest point's depth and
-  // the overlap along the normal are the penetration depth (EPA, kEpa). Poses are drawn into
-  // locals in a fixed order (the order compilers evaluate function arguments in differs).
+  // the overlap along the normal are the penetration depth (EPA, kEpa). Poses: DrawBoxPair (a fixed
+  // draw order).
   using namespace testing_exact;
   std::mt19937 rng(7);
-  std::uniform_real_distribution<double> u(-1, 1), half(0.01, 0.3);
   const Real margin = 0.02;
   int apart = 0, overlapping = 0;
   for (int trial = 0; trial < 20000; ++trial) {
-    Real ha[3], hb[3];
-    for (Real& h : ha) h = Real(half(rng));
-    for (Real& h : hb) h = Real(half(rng));
-    const Quat qa = NormalizeQuat(Quat{Real(u(rng)), Real(u(rng)), Real(u(rng)), Real(u(rng))});
-    const Quat qb = NormalizeQuat(Quat{Real(u(rng)), Real(u(rng)), Real(u(rng)), Real(u(rng))});
-    const double reach = 0.6 * (Length(LoadVec3(ha)) + Length(LoadVec3(hb)));
-    const Vec3 offset{Real(reach * u(rng)), Real(reach * u(rng)), Real(reach * u(rng))};
-    const Transform ta{Vec3{0, 0, 0}, qa}, tb{offset, qb};
+    const RandomBoxPair pair = DrawBoxPair(rng);
+    const Real* ha = pair.ha;
+    const Real* hb = pair.hb;
+    const Transform& ta = pair.ta;
+    const Transform& tb = pair.tb;
     const ExactBox a = MakeExactBox(ta, ha), b = MakeExactBox(tb, hb);
     const double exact = SignedBoxDistance(a, b);
     if (exact >= margin || exact < -margin) continue;

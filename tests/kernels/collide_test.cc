@@ -739,7 +739,7 @@ TEST(BoxBox, FeatureIdsFollowPointsAcrossASlide) {
   EXPECT_EQ(on_side, 2);
 }
 
-// the box-box pair's tolerance for preferring a face axis and for lowering a clipped manifold:
+// the box-box pair's tolerance for preferring a face axis and for keeping a clipped manifold:
 // 1e-3 of the smaller box's mean half-size (kernels/collide_box_box.h)
 double BoxBoxTolerance(const Real* ha, const Real* hb) {
   return 1e-3 * std::min(ha[0] + ha[1] + ha[2], hb[0] + hb[1] + hb[2]) / 3;
@@ -748,28 +748,23 @@ double BoxBoxTolerance(const Real* ha, const Real* hb) {
 TEST(BoxBox, GapsAgainstTheExactDistance) {
   // Random pairs of random boxes (half-sizes 1-30 cm) near touching, against the exact signed
   // distance (tests/kernels/exact_box_distance.h, in double). Every pair closer than the 2 cm
-  // margin reports a point, and the pair's normal n has a projection gap g(n):
-  //  - apart: the nearest point's gap is at most the exact distance plus the box-box tolerance (a
-  //    speculative point never promises room that is not there) and at least g(n);
-  //  - overlapping: the deepest point is no deeper than the overlap along n;
-  //  - both: n is the best axis or one within the face preference (5 % + the tolerance) of it.
-  // Float32 rounding at these sizes: 1e-5 m. Poses are drawn into locals in a fixed order (the
-  // order compilers evaluate function arguments in differs).
+  // margin reports a point. A pair apart whose nearest features are not face to face reports the
+  // exact closest pair (feature 1 << 13): its gap is the distance. Otherwise the pair's normal n
+  // has a projection gap g(n), and the nearest point's gap is at least g(n) and, apart, at most the
+  // distance plus the box-box tolerance (a speculative point never promises room that is not
+  // there); n is the best axis or one within the face preference (5 % + the tolerance) of it.
+  // Float32 rounding at these sizes: 1e-5 m. Poses: DrawBoxPair (a fixed draw order).
   using namespace testing_exact;
   std::mt19937 rng(7);
-  std::uniform_real_distribution<double> u(-1, 1), half(0.01, 0.3);
   const Real margin = 0.02;
   const double eps = 1e-5;
-  int apart = 0, overlapping = 0;
+  int apart = 0, overlapping = 0, closest_pairs = 0;
   for (int trial = 0; trial < 40000; ++trial) {
-    Real ha[3], hb[3];
-    for (Real& h : ha) h = Real(half(rng));
-    for (Real& h : hb) h = Real(half(rng));
-    const Quat qa = NormalizeQuat(Quat{Real(u(rng)), Real(u(rng)), Real(u(rng)), Real(u(rng))});
-    const Quat qb = NormalizeQuat(Quat{Real(u(rng)), Real(u(rng)), Real(u(rng)), Real(u(rng))});
-    const double reach = 0.6 * (Length(LoadVec3(ha)) + Length(LoadVec3(hb)));
-    const Vec3 offset{Real(reach * u(rng)), Real(reach * u(rng)), Real(reach * u(rng))};
-    const Transform ta{Vec3{0, 0, 0}, qa}, tb{offset, qb};
+    const RandomBoxPair pair = DrawBoxPair(rng);
+    const Real* ha = pair.ha;
+    const Real* hb = pair.hb;
+    const Transform& ta = pair.ta;
+    const Transform& tb = pair.tb;
     const ExactBox a = MakeExactBox(ta, ha), b = MakeExactBox(tb, hb);
     const double exact = SignedBoxDistance(a, b);
     if (exact >= margin || exact < -margin) continue;
@@ -778,58 +773,59 @@ TEST(BoxBox, GapsAgainstTheExactDistance) {
     ASSERT_GE(n, 1) << "trial " << trial << ": exact distance " << exact;
     ASSERT_LE(n, kMaxManifoldPoints);
     const double nearest = MinSeparation(c, n);
+    (exact > 0 ? apart : overlapping) += 1;
+    if ((c[0].feature >> 13) == 1u) {
+      ASSERT_EQ(n, 1);
+      EXPECT_GT(exact, 0) << "trial " << trial;
+      EXPECT_NEAR(nearest, exact, eps) << "trial " << trial;
+      ++closest_pairs;
+      continue;
+    }
     const double normal_gap = AxisGap(a, b, c[0].normal);
     const double tol = BoxBoxTolerance(ha, hb);
     EXPECT_GE(nearest, normal_gap - eps) << "trial " << trial;
     EXPECT_LE(BestAxisGap(a, b), normal_gap + 0.05 * std::abs(normal_gap) + tol + eps)
         << "trial " << trial;
-    if (exact > 0) {
-      EXPECT_LE(nearest, exact + tol + eps) << "trial " << trial;
-      ++apart;
-    } else {
-      ++overlapping;
-    }
+    if (exact > 0) EXPECT_LE(nearest, exact + tol + eps) << "trial " << trial;
   }
   EXPECT_GT(apart, 500);
   EXPECT_GT(overlapping, 500);
+  EXPECT_GT(closest_pairs, 50);
 }
 
-TEST(BoxBox, OffsetPairsPromiseNoMoreRoomThanThereIs) {
+TEST(BoxBox, OffsetPairsGetTheirExactClosestPair) {
   using namespace testing_exact;
   const Real h[3] = {0.1, 0.1, 0.1};
   ContactPoint c[kMaxManifoldPoints];
   // Corner to corner: B, unrotated, lies 10, 10 and 5 mm beyond A's +x, +y and +z faces. A's x
   // face gives the axis (10 mm), but B's facing face lies wholly beside it and the clip keeps
-  // nothing. The boxes are 15 mm apart, inside the 2 cm margin: one point, B's nearest corner, at
-  // the axis's 10 mm (it reported nothing, so a fast approach could cross the margin unseen).
-  const Transform a = Pose(0, 0, 0), b = Pose(0.21, 0.21, 0.205);
-  ASSERT_EQ(CollideBoxBox(a, h, b, h, 0.02, c), 1);
-  EXPECT_NEAR(c[0].separation, 0.01, kTol);
-  EXPECT_NEAR(c[0].point.x, 0.105, kTol);
-  EXPECT_NEAR(c[0].point.y, 0.11, kTol);
-  EXPECT_NEAR(c[0].point.z, 0.105, kTol);
-  EXPECT_LE(c[0].separation, SignedBoxDistance(MakeExactBox(a, h), MakeExactBox(b, h)));
+  // nothing: there was no point although the boxes are 15 mm apart, inside the 2 cm margin. Now
+  // one, between the two corners, along their direction.
+  ASSERT_EQ(CollideBoxBox(Pose(0, 0, 0), h, Pose(0.21, 0.21, 0.205), h, 0.02, c), 1);
+  EXPECT_NEAR(c[0].separation, 0.015, kTol);
+  ExpectVecNear(c[0].normal, Vec3{Real(2) / 3, Real(2) / 3, Real(1) / 3}, kTol);
+  ExpectVecNear(c[0].point, Vec3{0.105, 0.105, 0.1025}, kTol);
+  EXPECT_EQ(c[0].feature, (1u << 13) | 7u);  // A's corner 7 (+x +y +z)
   // Turned cubes 6.06 mm apart whose closest parts meet beyond the edge of B's reference face
-  // (B's x face: 5.37 mm along it; the edge axis, 5.54 mm, is not 5 % better): the clip keeps
-  // A's corners 11.9 and 19.4 mm from the face plane (and one at 22.0 mm, past the margin), and
-  // they were reported so. The gaps are lowered together to the axis's gap plus the tolerance
-  // (0.1 mm), keeping their differences, and the third comes within the margin.
+  // (B's x face: 5.37 mm along it; the edge axis, 5.54 mm, is not 5 % better): the clip kept
+  // A's corners 11.9 and 19.4 mm from the face plane, and they were reported so, 28 degrees off
+  // the closest points' direction. Now the exact pair: its distance, and the direction the
+  // box-hull (GJK) path gives.
   const Transform ta{Vec3{0, 0, 0}, NormalizeQuat(Quat{-0.555212259f, -0.264220715f,
                                                        -0.222754776f, -0.756509662f})};
   const Transform tb{Vec3{-0.192165256f, -0.195561603f, -0.143135756f},
                      NormalizeQuat(Quat{0.164121017f, -0.193024263f, 0.771332622f, -0.583825231f})};
-  const ExactBox ea = MakeExactBox(ta, h), eb = MakeExactBox(tb, h);
-  const double exact = SignedBoxDistance(ea, eb);
+  const double exact = SignedBoxDistance(MakeExactBox(ta, h), MakeExactBox(tb, h));
   EXPECT_NEAR(exact, 0.006055, 1e-6);
-  ASSERT_EQ(CollideBoxBox(ta, h, tb, h, 0.02, c), 3);
-  const Real face_gap = Real(AxisGap(ea, eb, c[0].normal));
-  EXPECT_NEAR(face_gap, 0.005366, 1e-6);
-  Real gaps[3] = {c[0].separation, c[1].separation, c[2].separation};
-  std::sort(gaps, gaps + 3);
-  EXPECT_NEAR(gaps[0], face_gap + BoxBoxTolerance(h, h), kTol);
-  EXPECT_LE(gaps[0], exact);
-  EXPECT_NEAR(gaps[1] - gaps[0], 0.0194 - 0.0119, 2e-4);
-  EXPECT_NEAR(gaps[2] - gaps[0], 0.0220 - 0.0119, 2e-4);
+  ASSERT_EQ(CollideBoxBox(ta, h, tb, h, 0.02, c), 1);
+  EXPECT_NEAR(c[0].separation, exact, kTol);
+  ConvexShape sa, sb;
+  sa.type = sb.type = kGeomBox;
+  sa.xform = ta;
+  sb.xform = tb;
+  sa.size = sb.size = h;
+  const GjkResult g = Gjk(sa, sb, false);
+  EXPECT_GT(Dot(c[0].normal, Normalize(g.point_b - g.point_a)), 0.9999);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <random>
 
 namespace s2r {
 namespace testing_exact {
@@ -141,6 +142,30 @@ inline double SignedBoxDistance(const ExactBox& a, const ExactBox& b) {
     }
   }
   return d;
+}
+
+// A random pair of boxes (half-sizes 1-30 cm, any orientations) placed so that about half of the
+// pairs near touching overlap: A at the origin, B's centre within 0.6 of their half-diagonals'
+// sum along each axis. Every draw is a statement of its own, in a fixed order (compilers evaluate
+// function arguments in different orders, which would draw different poses).
+struct RandomBoxPair {
+  Real ha[3], hb[3];
+  Transform ta, tb;
+};
+
+inline RandomBoxPair DrawBoxPair(std::mt19937& rng) {
+  std::uniform_real_distribution<double> u(-1, 1), half(0.01, 0.3);
+  RandomBoxPair p;
+  for (Real& h : p.ha) h = Real(half(rng));
+  for (Real& h : p.hb) h = Real(half(rng));
+  Real q[8];
+  for (Real& x : q) x = Real(u(rng));
+  const double reach = 0.6 * (Length(LoadVec3(p.ha)) + Length(LoadVec3(p.hb)));
+  Real offset[3];
+  for (Real& x : offset) x = Real(reach * u(rng));
+  p.ta = Transform{Vec3{0, 0, 0}, NormalizeQuat(Quat{q[0], q[1], q[2], q[3]})};
+  p.tb = Transform{LoadVec3(offset), NormalizeQuat(Quat{q[4], q[5], q[6], q[7]})};
+  return p;
 }
 
 }  // namespace testing_exact
