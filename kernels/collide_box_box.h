@@ -96,66 +96,86 @@ S2R_HD int ClipPolygon(ClipVertex* poly, int n, Vec3 plane_n, Real offset, int p
   return m;
 }
 
-// Keeps at most kMaxManifoldPoints of the n points (positions v[i].p, separations sep[i]): the
-// deepest, the one farthest from it, the one making the largest triangle with those two, and the
-// one adding the most area outside that triangle (areas measured in the plane normal to
-// `normal`). Writes the kept points' indices to `keep` and returns how many.
-S2R_HD int ReduceManifold(const ClipVertex* v, const Real* sep, int n, Vec3 normal, int* keep) {
+// The clipped incident vertex v as a contact: its gap to the reference face plane (normal n,
+// offset face_offset) and the point midway between it and that plane. Computed where needed
+// rather than stored: the same expression gives the same bits each time (the CPU build does not
+// contract to FMA), and the device frame does not carry eight gaps.
+S2R_HD Real FaceGap(const ClipVertex& v, Vec3 n, Real face_offset) {
+  return Dot(v.p, n) - face_offset;
+}
+S2R_HD Vec3 FaceMidpoint(const ClipVertex& v, Vec3 n, Real face_offset) {
+  return v.p - (Real(0.5) * FaceGap(v, n, face_offset)) * n;
+}
+
+// Keeps at most kMaxManifoldPoints of the n clipped vertices v (their contacts as FaceGap and
+// FaceMidpoint give them): the deepest, the one farthest from it, the one making the largest
+// triangle with those two, and the one adding the most area outside that triangle (areas measured
+// in the plane normal to `normal`). Returns how many, and the kept indices a byte each in *keep
+// (the k-th in bits 8k..8k+7), so that no index array needs an address.
+S2R_HD int ReduceManifold(const ClipVertex* v, int n, Vec3 normal, Real face_offset,
+                          uint32_t* keep) {
   if (n <= kMaxManifoldPoints) {
-    for (int i = 0; i < n; ++i) keep[i] = i;
+    *keep = 0x03020100u;
     return n;
   }
+  auto mid = [&](int i) { return FaceMidpoint(v[i], normal, face_offset); };
   int i0 = 0;
+  Real gap0 = FaceGap(v[0], normal, face_offset);
   for (int i = 1; i < n; ++i) {
-    if (sep[i] < sep[i0]) i0 = i;
+    const Real gap = FaceGap(v[i], normal, face_offset);
+    if (gap < gap0) {
+      i0 = i;
+      gap0 = gap;
+    }
   }
-  const Vec3 p0 = v[i0].p;
+  const Vec3 p0 = mid(i0);
   int i1 = i0 == 0 ? 1 : 0;
   Real best = Real(-1);
   for (int i = 0; i < n; ++i) {
-    const Real d2 = LengthSq(v[i].p - p0);
+    const Real d2 = LengthSq(mid(i) - p0);
     if (i != i0 && d2 > best) {
       best = d2;
       i1 = i;
     }
   }
+  Vec3 p1 = mid(i1);
   int i2 = -1;
   best = Real(-1);
   for (int i = 0; i < n; ++i) {
     if (i == i0 || i == i1) continue;
-    const Real area = Abs(Dot(Cross(v[i1].p - p0, v[i].p - p0), normal));
+    const Real area = Abs(Dot(Cross(p1 - p0, mid(i) - p0), normal));
     if (area > best) {
       best = area;
       i2 = i;
     }
   }
+  Vec3 p2 = mid(i2);
   // orient the triangle counter-clockwise about the normal
-  if (Dot(Cross(v[i1].p - p0, v[i2].p - p0), normal) < Real(0)) {
-    const int tmp = i1;
+  if (Dot(Cross(p1 - p0, p2 - p0), normal) < Real(0)) {
+    const int i_tmp = i1;
     i1 = i2;
-    i2 = tmp;
+    i2 = i_tmp;
+    const Vec3 p_tmp = p1;
+    p1 = p2;
+    p2 = p_tmp;
   }
-  const int tri[3] = {i0, i1, i2};
   int i3 = -1;
   best = Real(0);
   for (int i = 0; i < n; ++i) {
     if (i == i0 || i == i1 || i == i2) continue;
     // area of the triangle it forms with a triangle edge it lies outside of
+    const Vec3 q = mid(i);
     Real added = Real(0);
-    for (int e = 0; e < 3; ++e) {
-      const Vec3 a = v[tri[e]].p;
-      const Vec3 b = v[tri[(e + 1) % 3]].p;
-      added = Max(added, -Dot(Cross(b - a, v[i].p - a), normal));
-    }
+    added = Max(added, -Dot(Cross(p1 - p0, q - p0), normal));
+    added = Max(added, -Dot(Cross(p2 - p1, q - p1), normal));
+    added = Max(added, -Dot(Cross(p0 - p2, q - p2), normal));
     if (i3 < 0 || added > best) {
       best = added;
       i3 = i;
     }
   }
-  keep[0] = i0;
-  keep[1] = i1;
-  keep[2] = i2;
-  keep[3] = i3;
+  *keep = static_cast<uint32_t>(i0) | static_cast<uint32_t>(i1) << 8 |
+          static_cast<uint32_t>(i2) << 16 | static_cast<uint32_t>(i3) << 24;
   return 4;
 }
 
@@ -420,33 +440,28 @@ S2R_HD int CollideBoxBox(const Transform& ta, const Real* size_a, const Transfor
   // to that gap deflects boxes that would pass by: ghost contacts), so the exact closest pair
   // gives the one point, as Box2D v3 does for separated polygons whose nearest features are not
   // face to face.
-  Real sep[kPolyCapacity];
   Real nearest = Real(1e30);
   for (int i = 0; i < num; ++i) {
-    sep[i] = Dot(poly[i].p, n) - face_offset;
-    nearest = Min(nearest, sep[i]);
+    nearest = Min(nearest, collide_internal::FaceGap(poly[i], n, face_offset));
   }
   if (sep_face > Real(0) && !(nearest <= sep_face + tol)) {
     return collide_internal::BoxBoxClosestPoint(ta, size_a, tb, size_b, normal, margin, out);
   }
-  // the points within the margin, kept in place in `poly` (count <= i), midway between the
-  // incident surface and the reference face, their gaps beside them
+  // the vertices within the margin, moved in place to the front of `poly` (count <= i)
   int count = 0;
   for (int i = 0; i < num; ++i) {
-    const Real d = sep[i];
-    if (!(d < margin)) continue;
-    poly[count].p = poly[i].p - (Real(0.5) * d) * n;
-    poly[count].code = poly[i].code;
-    sep[count] = d;
+    if (!(collide_internal::FaceGap(poly[i], n, face_offset) < margin)) continue;
+    poly[count] = poly[i];
     ++count;
   }
-  int keep[kMaxManifoldPoints];
-  const int kept = collide_internal::ReduceManifold(poly, sep, count, n, keep);
+  uint32_t keep = 0;
+  const int kept = collide_internal::ReduceManifold(poly, count, n, face_offset, &keep);
   for (int k = 0; k < kept; ++k) {
-    out[k].point = poly[keep[k]].p;
+    const ClipVertex& v = poly[(keep >> (8 * k)) & 0xffu];
+    out[k].point = collide_internal::FaceMidpoint(v, n, face_offset);
     out[k].normal = normal;
-    out[k].separation = sep[keep[k]];
-    out[k].feature = id_base | poly[keep[k]].code;
+    out[k].separation = collide_internal::FaceGap(v, n, face_offset);
+    out[k].feature = id_base | v.code;
   }
   return kept;
 }

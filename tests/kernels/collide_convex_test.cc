@@ -304,15 +304,12 @@ TEST(CollideConvex, BoxHullsAgainstTheExactDistance) {
   std::mt19937 rng(7);
   const Real margin = 0.02;
   int apart = 0, overlapping = 0;
-  for (int trial = 0; trial < 20000; ++trial) {
-    const RandomBoxPair pair = DrawBoxPair(rng);
-    const Real* ha = pair.ha;
-    const Real* hb = pair.hb;
-    const Transform& ta = pair.ta;
-    const Transform& tb = pair.tb;
-    const ExactBox a = MakeExactBox(ta, ha), b = MakeExactBox(tb, hb);
-    const double exact = SignedBoxDistance(a, b);
-    if (exact >= margin || exact < -margin) continue;
+  for (const NearBoxPair& near : DrawNearBoxPairs(rng, 20000, margin)) {
+    const int trial = near.trial;
+    const Real *ha = near.pose.ha, *hb = near.pose.hb;
+    const Transform &ta = near.pose.ta, &tb = near.pose.tb;
+    const ExactBox &a = near.a, &b = near.b;
+    const double exact = near.exact;
     const std::vector<Real> hull_a = BoxHull(ha[0], ha[1], ha[2]);
     const std::vector<Real> hull_b = BoxHull(hb[0], hb[1], hb[2]);
     const Real size_a[3] = {Length(LoadVec3(ha)), 0, 0}, size_b[3] = {Length(LoadVec3(hb)), 0, 0};

@@ -759,15 +759,12 @@ TEST(BoxBox, GapsAgainstTheExactDistance) {
   const Real margin = 0.02;
   const double eps = 1e-5;
   int apart = 0, overlapping = 0, closest_pairs = 0;
-  for (int trial = 0; trial < 40000; ++trial) {
-    const RandomBoxPair pair = DrawBoxPair(rng);
-    const Real* ha = pair.ha;
-    const Real* hb = pair.hb;
-    const Transform& ta = pair.ta;
-    const Transform& tb = pair.tb;
-    const ExactBox a = MakeExactBox(ta, ha), b = MakeExactBox(tb, hb);
-    const double exact = SignedBoxDistance(a, b);
-    if (exact >= margin || exact < -margin) continue;
+  for (const NearBoxPair& near : DrawNearBoxPairs(rng, 40000, margin)) {
+    const int trial = near.trial;
+    const Real *ha = near.pose.ha, *hb = near.pose.hb;
+    const Transform &ta = near.pose.ta, &tb = near.pose.tb;
+    const ExactBox &a = near.a, &b = near.b;
+    const double exact = near.exact;
     ContactPoint c[kMaxManifoldPoints];
     const int n = CollideBoxBox(ta, ha, tb, hb, margin, c);
     ASSERT_GE(n, 1) << "trial " << trial << ": exact distance " << exact;

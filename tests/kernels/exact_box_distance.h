@@ -15,6 +15,7 @@
 #include <array>
 #include <cmath>
 #include <random>
+#include <vector>
 
 namespace s2r {
 namespace testing_exact {
@@ -166,6 +167,27 @@ inline RandomBoxPair DrawBoxPair(std::mt19937& rng) {
   p.ta = Transform{Vec3{0, 0, 0}, NormalizeQuat(Quat{q[0], q[1], q[2], q[3]})};
   p.tb = Transform{LoadVec3(offset), NormalizeQuat(Quat{q[4], q[5], q[6], q[7]})};
   return p;
+}
+
+// The pairs of `trials` draws (DrawBoxPair, in order from rng) whose exact signed distance lies
+// within (-margin, margin): the draw's index, its poses, the exact boxes and their distance.
+struct NearBoxPair {
+  int trial;
+  RandomBoxPair pose;
+  ExactBox a, b;
+  double exact;
+};
+
+inline std::vector<NearBoxPair> DrawNearBoxPairs(std::mt19937& rng, int trials, double margin) {
+  std::vector<NearBoxPair> near;
+  for (int trial = 0; trial < trials; ++trial) {
+    const RandomBoxPair pose = DrawBoxPair(rng);
+    const ExactBox a = MakeExactBox(pose.ta, pose.ha), b = MakeExactBox(pose.tb, pose.hb);
+    const double exact = SignedBoxDistance(a, b);
+    if (exact >= margin || exact < -margin) continue;
+    near.push_back(NearBoxPair{trial, pose, a, b, exact});
+  }
+  return near;
 }
 
 }  // namespace testing_exact
