@@ -326,7 +326,8 @@ S2R_HD int CollideConvex(const ConvexShape& sa, const ConvexShape& sb, Real marg
   if (c.separation > Real(0) && (na >= 3 || nb >= 3 || (na == 2 && nb == 2))) {
     const Real cos_tol = Real(1) - Real(0.5) * kFeatureAngle * kFeatureAngle;
     // rounding at the shapes' scale (their centres to the closest points)
-    const Real tol = Real(1e-6) * (Length(c.point_a - sa.xform.pos) + Length(c.point_b - sb.xform.pos));
+    const Real tol =
+        Real(1e-6) * (Length(c.point_a - sa.xform.pos) + Length(c.point_b - sb.xform.pos));
     Vec3 u{0, 0, 0};
     Real gap = Real(-1e30);
     auto consider = [&](Vec3 w) {  // w: unit, along n, or zero
@@ -354,17 +355,15 @@ S2R_HD int CollideConvex(const ConvexShape& sa, const ConvexShape& sb, Real marg
               const Real e2 = LengthSq(e);
               // parallel edges: a face axis covers them
               if (!(e2 > Real(1e-6) * LengthSq(ea) * LengthSq(eb))) continue;
-              consider((Dot(e, n) >= Real(0) ? Real(1) : Real(-1)) / Sqrt(e2) * e);
+              const Real sign = Dot(e, n) >= Real(0) ? Real(1) : Real(-1);
+              consider((sign / Sqrt(e2)) * e);
             }
           }
         }
       }
-      if (gap >= c.separation - tol) {
-        out[0].point = Real(0.5) * (c.point_a + c.point_b);
-        out[0].normal = u;
-        out[0].separation = c.separation;
-        out[0].feature = ManifoldFeature(3, 0, uint32_t(ida[0]), uint32_t(idb[0]));
-        return 1;
+      if (gap >= c.separation - tol) {  // an edge pair: its one closest point (no polygon below)
+        n = u;
+        na = nb = 0;
       }
     }
   }
