@@ -14,8 +14,13 @@
 #define S2R_HD __host__ __device__ inline
 #define S2R_HDI __host__ __device__ __forceinline__
 #define S2R_HD_NOINLINE __host__ __device__ __noinline__ inline
+#if defined(__CUDA_ARCH__)  // the device pass; the host compiler does not know the pragma
 #define S2R_NO_UNROLL _Pragma("unroll 1")
 #define S2R_UNROLL _Pragma("unroll")
+#else
+#define S2R_NO_UNROLL
+#define S2R_UNROLL
+#endif
 #else
 #define S2R_HD inline
 #define S2R_HDI inline __attribute__((always_inline))
