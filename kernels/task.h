@@ -92,6 +92,26 @@ struct TaskState {
 // A world's effector / object position, world frame.
 S2R_HD Vec3 BodyPosition(const StateView& s, int world, int body) { return LoadVec3(s.body_pos(world, body)); }
 
+// The hand's push on the static geoms: for the palm and each finger, the sum of the normal forces
+// of its points against static geoms; the largest of the three. A sum, not the largest point: how
+// a face's load is shared among its points is the solver's business (the order it visits them in),
+// the force on the finger is not.
+S2R_HD Real HandStaticForce(const TaskModel& t, const ModelView& m, const StateView& s, int world) {
+  Real palm = Real(0), left = Real(0), right = Real(0);
+  const Contact* c = s.contacts(world);
+  for (int i = 0; i < s.contact_count(world); ++i) {
+    const int ba = m.geom_body[c[i].geom_a], bb = m.geom_body[c[i].geom_b];
+    int hand = -1;  // the hand body of a hand-static pair
+    if (!m.body_dynamic[ba]) hand = bb;
+    else if (!m.body_dynamic[bb]) hand = ba;
+    if (hand < 0) continue;
+    if (hand == t.effector_body) palm += c[i].normal_force;
+    if (hand == t.finger_body[0]) left += c[i].normal_force;
+    if (hand == t.finger_body[1]) right += c[i].normal_force;
+  }
+  return Max(palm, Max(left, right));
+}
+
 // The joint target (ctrl) that moves a slide joint's child body by `delta` along the joint's axis,
 // in the world frame, from where it was at reset. The tasks' gantries are world-aligned slides.
 S2R_HD Real SlideTarget(const ModelView& m, int joint, Real q0, Vec3 delta) {

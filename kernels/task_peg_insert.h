@@ -48,7 +48,7 @@ namespace s2r {
   X(hold_s, 0.1, "s", "the peg must stay inserted this long")                                            \
   X(slip_limit, 0.01, "m", "the peg pushed up in the grip this far is a slip")                           \
   X(drop_dist, 0.03, "m", "fall of the carried peg out of its place in the grip that counts as a drop")  \
-  X(collision_force, 8.0, "N", "total contact force of the peg on the socket's top (or of the hand on a static geom) that counts as a collision") \
+  X(collision_force, 8.0, "N", "total contact force of the peg on the socket's top (or of a finger or the palm on the static geoms, summed over its points) that counts as a collision") \
   X(stuck_s, 0.5, "s", "inserting without 1 mm of depth progress for this long is stuck")
 
 enum PegInsertParam : int32_t {
@@ -140,7 +140,7 @@ S2R_HD void PegInsertAct(const TaskModel& t, const ModelView& m, const StateView
 }
 
 // Contact forces, N: `rim` the total normal force between the peg and the socket's geoms, `hand`
-// the largest between a static geom and the hand's or fingers' geoms.
+// the hand's push on the static geoms (HandStaticForce).
 struct PegContactForces {
   Real rim;
   Real hand;
@@ -154,11 +154,8 @@ S2R_HD PegContactForces PegForces(const TaskModel& t, const ModelView& m, const 
     if ((ba == t.object_body && bb == t.target_body) || (bb == t.object_body && ba == t.target_body)) {
       f.rim += c[i].normal_force;
     }
-    const bool a_static = !m.body_dynamic[ba], b_static = !m.body_dynamic[bb];
-    const bool a_hand = ba == t.effector_body || ba == t.finger_body[0] || ba == t.finger_body[1];
-    const bool b_hand = bb == t.effector_body || bb == t.finger_body[0] || bb == t.finger_body[1];
-    if ((a_static && b_hand) || (b_static && a_hand)) f.hand = Max(f.hand, c[i].normal_force);
   }
+  f.hand = HandStaticForce(t, m, s, world);
   return f;
 }
 

@@ -35,7 +35,7 @@ namespace s2r {
   X(hold_s, 0.5, "s", "the object must be held at the height this long")                        \
   X(slip_limit, 0.01, "m", "movement of the object in the grip that counts as a slip")          \
   X(drop_dist, 0.03, "m", "fall of the object out of its place in the grip that counts as a drop") \
-  X(collision_force, 20.0, "N", "contact force of a finger or the palm on the floor that counts as a collision")
+  X(collision_force, 20.0, "N", "total normal force of a finger or of the palm on the static geoms (the sum over its points) that counts as a collision")
 
 enum PickLiftParam : int32_t {
 #define S2R_PICK_LIFT_PARAM_ID(name, ...) kPick_##name,
@@ -86,20 +86,6 @@ S2R_HD void PickLiftAct(const TaskModel& t, const ModelView& m, const StateView&
   for (int i = kPickFingerLeft; i < t.nactuator; ++i) action[t.actuator[i]] = fingers;
 }
 
-// the largest normal force between the floor-like static geoms and the hand's or fingers' geoms
-S2R_HD Real HandFloorForce(const TaskModel& t, const ModelView& m, const StateView& s, int world) {
-  Real worst = Real(0);
-  const Contact* c = s.contacts(world);
-  for (int i = 0; i < s.contact_count(world); ++i) {
-    const int ba = m.geom_body[c[i].geom_a], bb = m.geom_body[c[i].geom_b];
-    const bool a_static = !m.body_dynamic[ba], b_static = !m.body_dynamic[bb];
-    const bool a_hand = ba == t.effector_body || ba == t.finger_body[0] || ba == t.finger_body[1];
-    const bool b_hand = bb == t.effector_body || bb == t.finger_body[0] || bb == t.finger_body[1];
-    if ((a_static && b_hand) || (b_static && a_hand)) worst = Max(worst, c[i].normal_force);
-  }
-  return worst;
-}
-
 S2R_HD void PickLiftEvaluate(const TaskModel& t, const ModelView& m, const StateView& s, int world, const Real* p,
                              int horizon_steps, TaskState* ts) {
   if (ts->done) return;
@@ -145,7 +131,7 @@ S2R_HD void PickLiftEvaluate(const TaskModel& t, const ModelView& m, const State
     if (rise > Real(0.02) && gain < Real(0.5) * rise && gain < Real(0.01)) TaskEnd(ts, kLabelGraspMiss, 1);
     if (!ts->done && gain > Real(0.005) && sag > p[kPick_drop_dist]) TaskEnd(ts, kLabelDrop, 1);
   }
-  if (!ts->done && HandFloorForce(t, m, s, world) > p[kPick_collision_force]) TaskEnd(ts, kLabelCollision, 1);
+  if (!ts->done && HandStaticForce(t, m, s, world) > p[kPick_collision_force]) TaskEnd(ts, kLabelCollision, 1);
   if (!ts->done && ts->phase == kPhaseHold && ts->phase_time >= p[kPick_hold_s] - Real(1e-6)) {
     // held: success when high enough; a slip beyond the limit fails; an object held too low (the
     // arm sags under a heavy load) did not achieve the task in time
