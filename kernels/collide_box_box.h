@@ -7,7 +7,8 @@
 // boxes are (speculatively) apart and there is no contact; otherwise the axis with the largest gap
 // (least penetration) is the contact normal. To keep the choice from flickering between nearly
 // equal axes, B's faces must beat A's by a small tolerance and an edge axis must beat the best face
-// by a tolerance plus 5% of the depth.
+// by a tolerance plus 5% of the depth; when the boxes overlap, an edge axis within 0.1 rad of a
+// face normal never wins (a twisted face-face contact, kEdgeNearFaceCos).
 //
 // Face axis: the box that owns it is the reference, the other the incident box. The incident face
 // is the one whose normal is most anti-parallel to the reference normal; its quad is clipped
@@ -34,6 +35,10 @@
 #include "kernels/contact.h"
 
 namespace s2r {
+
+// cos(0.1 rad): an edge axis closer than this to a face normal of either box is a face contact
+constexpr Real kEdgeNearFaceCos = Real(0.99500417);
+
 namespace collide_internal {
 
 // A vertex of the polygon being clipped: position, feature code (< 24), and the line its outgoing
@@ -342,7 +347,19 @@ S2R_HD int CollideBoxBox(const Transform& ta, const Real* size_a, const Transfor
   const Real tol = Real(1e-3) * length_scale;
   const bool use_b = sep_b > sep_a + tol;
   const Real sep_face = use_b ? sep_b : sep_a;
-  if (edge_i >= 0 && sep_e > sep_face + Real(0.05) * Abs(sep_face) + tol) {
+  // Overlapping, an edge axis within 0.1 rad of a face normal (kEdgeNearFaceCos) is a face pressed
+  // on a twisted or tilted face, not two edges crossing: a finger pad on a peg turned by 0.01 rad
+  // won the edge test by 0.1 mm and its four points became one, every other step, dropping the
+  // grip's torque. Such a pair takes the face path: the clip gives the points of the incident face
+  // (or edge) under the reference face, each at its own depth. (Apart, the edge axis proves the gap:
+  // it keeps the exact closest pair below.)
+  bool edge_near_face = false;
+  if (edge_i >= 0 && sep_e <= Real(0)) {
+    Real most = Real(0);
+    for (int k = 0; k < 3; ++k) most = Max(most, Max(Abs(Dot(edge_n, ax[k])), Abs(Dot(edge_n, bx[k]))));
+    edge_near_face = most > kEdgeNearFaceCos;
+  }
+  if (edge_i >= 0 && !edge_near_face && sep_e > sep_face + Real(0.05) * Abs(sep_face) + tol) {
     // edge-edge: the edge of each box that is furthest towards the other
     const Real sep = sep_e;
     if (!(sep < margin)) return 0;

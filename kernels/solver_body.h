@@ -33,7 +33,7 @@ struct SolverBody {
 };
 
 // The part of a body a constraint pair's rows read and write, held in registers while one pair is
-// solved (SolveManifold): every row reads the velocity the last one wrote, and through memory that
+// solved (SolveManifoldFriction, SolveManifoldNormals): every row reads the velocity the last one wrote, and through memory that
 // chain would cost a store-to-load round trip per row.
 struct BodyVelocity {
   Vec3 v, w;

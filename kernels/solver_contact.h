@@ -4,7 +4,8 @@
 // Per physics step narrow phase makes points once; the points of one geom pair form a manifold.
 // PrepareContactPoint / PrepareManifold fix anchors, directions and effective masses at the step
 // start. Each substep then warm-starts the accumulated impulses, runs a solve pass (with bias) and,
-// after position integration, a relax pass (rigid, no bias), each visiting every manifold:
+// after position integration, a relax pass (rigid, no bias), each visiting first the friction of
+// every manifold and then the normals of every manifold:
 //   friction - a 2D tangential impulse at the manifold centre inside the cone
 //              |f_t| <= mu sum(f_n), and a torsional impulse about the normal inside
 //              |tau| <= mu sum(f_n r), r the point's distance from the centre ("patch friction");
@@ -271,13 +272,19 @@ S2R_HD void WarmStartManifold(const ReducedSet& red, const ContactManifold& mf,
   EndPair<kTrees>(red, va, vb, tree, a, b);
 }
 
-// soft: the step's contact softness; use_bias false is the relax pass
+// A pass visits the friction of every manifold first and then the normals of every manifold
+// (SolveAll, step_solve.h), so that non-penetration and its position bias have the last word in
+// each pass. With each manifold's friction and normals together, the friction of a manifold
+// visited later held what the earlier ones' bias was pushing back: a box struck by the pusher
+// stayed pressed into the floor by the pusher's friction (the floor carrying up to three times
+// the box's weight) and stuck (docs/physics.md, Soft constraints).
+
+// Friction of one manifold, inside the cone of its current normal impulses: a 2D tangential
+// impulse at the centre and the twist about the normal.
 template <bool kTrees = true>
-S2R_HD void SolveManifold(const ReducedSet& red, ContactManifold* mf, ContactConstraint* points,
-                          SolverBody* a, SolverBody* b, Softness soft, bool use_bias, Real inv_h,
-                          Real push_velocity, Real slop) {
+S2R_HD void SolveManifoldFriction(const ReducedSet& red, ContactManifold* mf, const ContactConstraint* points,
+                                  SolverBody* a, SolverBody* b) {
   BodyVelocity va = PairVelocity<kTrees>(red, *a), vb = PairVelocity<kTrees>(red, *b);
-  // friction first, inside the cone of the current normal impulses
   Real normal_sum = Real(0), twist_sum = Real(0);
   for (int k = 0; k < mf->count; ++k) {
     const ContactConstraint& c = points[mf->first + k];
@@ -305,10 +312,23 @@ S2R_HD void SolveManifold(const ReducedSet& red, ContactManifold* mf, ContactCon
     AngularRowImpulse<kTrees>(mf->rows[2], it - mf->twist_impulse, &va, &vb, &tree);
     mf->twist_impulse = it;
   }
+  EndPair<kTrees>(red, va, vb, tree, a, b);
+}
 
-  // non-penetration per point
-  for (int k = 0; k < mf->count; ++k) {
-    ContactConstraint* c = &points[mf->first + k];
+// Non-penetration of one manifold's points. soft: the contact softness; use_bias false is the
+// relax pass. The solve pass visits the points first to last, the relax pass last to first, so a
+// substep's two passes make one symmetric Gauss-Seidel sweep. One order for both (a forward
+// sweep, whose iteration matrix has complex eigenvalues) kept the impulses circulating round a
+// face's corners: a 5-cube stack rocked in a slow circle that grew instead of settling.
+template <bool kTrees = true>
+S2R_HD void SolveManifoldNormals(const ReducedSet& red, const ContactManifold& mf, ContactConstraint* points,
+                                 SolverBody* a, SolverBody* b, Softness soft, bool use_bias, Real inv_h,
+                                 Real push_velocity, Real slop) {
+  BodyVelocity va = PairVelocity<kTrees>(red, *a), vb = PairVelocity<kTrees>(red, *b);
+  PairTreeImpulses tree;
+  for (int i = 0; i < mf.count; ++i) {
+    const int k = use_bias ? i : mf.count - 1 - i;
+    ContactConstraint* c = &points[mf.first + k];
     // current separation from the motion since the step began (rotation to first order):
     // n . (dx_b + dth_b x r_b - dx_a - dth_a x r_a), with (dth x r) . n = dth . (r x n), the row's
     // angular parts

@@ -8,10 +8,10 @@
 
 namespace s2r {
 
-// One pass over every constraint: contacts, then per joint its actuators and axis rows, then the
-// joint locks last (they are solved exactly, so each pass ends with the joints holding). The
-// solve pass runs in the substep-start configuration (frames from the substep start); the relax
-// pass, after positions moved, recomputes the joint frames.
+// One pass over every constraint: contacts (all friction, then all normals), then per joint its
+// actuators and axis rows, then the joint locks last (they are solved exactly, so each pass ends
+// with the joints holding). The solve pass runs in the substep-start configuration (frames from
+// the substep start); the relax pass, after positions moved, recomputes the joint frames.
 template <unsigned kFeatures = kStepAll>
 S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspace* ws,
                      const ReducedSet& red, int nman, const StepSoftness& soft, bool use_bias,
@@ -23,21 +23,26 @@ S2R_HD void SolveAll(const ModelView& m, const StateView& s, int world, Workspac
   Real* act_impulse = s.actuator_impulse(world);
   Real push = m.contact_push_velocity.At(world)[0];
   Real slop = m.linear_slop.At(world)[0];
+  // the friction of every manifold, then the normals of every manifold (solver_contact.h)
   for (int k = 0; k < nman; ++k) {
     ContactManifold* mf = &ws->manifolds[k];
-    SolverBody* a = &ws->bodies[mf->body_a];
-    SolverBody* b = &ws->bodies[mf->body_b];
+    SolveManifoldFriction<kTrees>(red, mf, ws->constraints, &ws->bodies[mf->body_a], &ws->bodies[mf->body_b]);
+  }
+  for (int k = 0; k < nman; ++k) {
+    const ContactManifold& mf = ws->manifolds[k];
+    SolverBody* a = &ws->bodies[mf.body_a];
+    SolverBody* b = &ws->bodies[mf.body_b];
     bool against_static = IsStatic(*a) || IsStatic(*b);
     Softness contact = against_static ? soft.contact_static : soft.contact;
     // a pair whose geoms set their own frequency (MJCF solref / solimp) above the scene's takes it,
     // doubled against a static body and capped like the scene's; compiled into the variants with
     // articulated trees only (StepFeaturesOf puts a scene whose geoms set it there), which keeps
     // it out of the bench scenes' registers
-    if (kTrees && mf->hertz > soft.contact_hertz) {
-      contact = MakeSoft(Min(against_static ? Real(2) * mf->hertz : mf->hertz, Real(0.25) * inv_h),
+    if (kTrees && mf.hertz > soft.contact_hertz) {
+      contact = MakeSoft(Min(against_static ? Real(2) * mf.hertz : mf.hertz, Real(0.25) * inv_h),
                          soft.contact_zeta, h);
     }
-    SolveManifold<kTrees>(red, mf, ws->constraints, a, b, contact, use_bias, inv_h, push, slop);
+    SolveManifoldNormals<kTrees>(red, mf, ws->constraints, a, b, contact, use_bias, inv_h, push, slop);
   }
   if (kBlocks && ws->locks_together) {
     int rows = TotalBlockRows(m);

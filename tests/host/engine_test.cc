@@ -57,9 +57,11 @@ struct PinnedHash {
   const char* hash;
 };
 const PinnedHash kPinned[] = {
-    {"builtin:box_push", "0e45ccfa292f07f7"},
-    {"builtin:pick_lift", "a49a88071aa6729f"},  // box-box: exact closest pair when offset (stop 34)
-    {"builtin:stack5", "ec8ba582ccb588f3"},
+    // stop 36: a pass solves every manifold's friction before any normals, the relax pass visits
+    // the points in reverse order, and a twisted face-face box pair keeps its face manifold
+    {"builtin:box_push", "1dd764b7bd624537"},
+    {"builtin:pick_lift", "bd936ca609bffd42"},
+    {"builtin:stack5", "f844752c36555a93"},
 };
 
 TEST(Determinism, SameResultAtAnyThreadCountAndRun) {

@@ -758,7 +758,7 @@ TEST(BoxBox, GapsAgainstTheExactDistance) {
   std::mt19937 rng(7);
   const Real margin = 0.02;
   const double eps = 1e-5;
-  int apart = 0, overlapping = 0, closest_pairs = 0;
+  int apart = 0, overlapping = 0, closest_pairs = 0, twisted_faces = 0;
   for (const NearBoxPair& near : DrawNearBoxPairs(rng, 40000, margin)) {
     const int trial = near.trial;
     const Real *ha = near.pose.ha, *hb = near.pose.hb;
@@ -781,13 +781,21 @@ TEST(BoxBox, GapsAgainstTheExactDistance) {
     const double normal_gap = AxisGap(a, b, c[0].normal);
     const double tol = BoxBoxTolerance(ha, hb);
     EXPECT_GE(nearest, normal_gap - eps) << "trial " << trial;
-    EXPECT_LE(BestAxisGap(a, b), normal_gap + 0.05 * std::abs(normal_gap) + tol + eps)
-        << "trial " << trial;
+    const double edge_face_cos = BestEdgeAxisFaceCos(a, b);
+    if (exact <= 0 && edge_face_cos > kEdgeNearFaceCos + 1e-4) {
+      // overlapping, the best axis an edge axis within 0.1 rad of a face normal: a face contact
+      EXPECT_GT(FaceAxisCos(a, b, c[0].normal), 1 - 1e-5) << "trial " << trial;
+      ++twisted_faces;
+    } else if (!(exact <= 0 && edge_face_cos > kEdgeNearFaceCos - 1e-4)) {
+      EXPECT_LE(BestAxisGap(a, b), normal_gap + 0.05 * std::abs(normal_gap) + tol + eps)
+          << "trial " << trial;
+    }
     if (exact > 0) EXPECT_LE(nearest, exact + tol + eps) << "trial " << trial;
   }
   EXPECT_GT(apart, 500);
   EXPECT_GT(overlapping, 500);
   EXPECT_GT(closest_pairs, 50);
+  EXPECT_GT(twisted_faces, 10);
 }
 
 TEST(BoxBox, OffsetPairsGetTheirExactClosestPair) {

@@ -120,6 +120,40 @@ inline double BestAxisGap(const ExactBox& a, const ExactBox& b) {
   return best;
 }
 
+// the largest |cos| between a unit direction and a face normal of either box
+inline double FaceAxisCos(const ExactBox& a, const ExactBox& b, const D3& n) {
+  double most = 0;
+  for (int k = 0; k < 3; ++k) {
+    most = std::max(most, std::abs(Dot3(a.axis[k], n)));
+    most = std::max(most, std::abs(Dot3(b.axis[k], n)));
+  }
+  return most;
+}
+inline double FaceAxisCos(const ExactBox& a, const ExactBox& b, Vec3 n) {
+  const D3 d{n.x, n.y, n.z};
+  const double len = std::sqrt(Dot3(d, d));
+  return FaceAxisCos(a, b, D3{d[0] / len, d[1] / len, d[2] / len});
+}
+
+// FaceAxisCos of the edge axis (of the 9 cross products) with the largest gap
+inline double BestEdgeAxisFaceCos(const ExactBox& a, const ExactBox& b) {
+  double best = -1e300, cos = 0;
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      D3 n = Cross3(a.axis[i], b.axis[j]);
+      const double len = std::sqrt(Dot3(n, n));
+      if (len < 1e-3) continue;  // as the kernel: nearly parallel edges are left to the face axes
+      for (double& x : n) x /= len;
+      const double gap = AxisGap(a, b, n);
+      if (gap > best) {
+        best = gap;
+        cos = FaceAxisCos(a, b, n);
+      }
+    }
+  }
+  return cos;
+}
+
 // signed distance: > 0 apart (exact distance), <= 0 overlapping (minus the penetration depth)
 inline double SignedBoxDistance(const ExactBox& a, const ExactBox& b) {
   const double gap = BestAxisGap(a, b);
