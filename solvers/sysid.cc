@@ -53,6 +53,12 @@ double LocalSlope(const Recording& r, int signal, int i, int k) {
   return den > 0 ? num / den : 0.0;
 }
 
+// The rate of signal `signal` at sample i: as the recording holds it (a store's velocities), else
+// the local slope.
+double RateAt(const Recording& r, int signal, int i, int k) {
+  return r.rate.empty() ? LocalSlope(r, signal, i, k) : r.rate[i][signal];
+}
+
 // One initial-state parameter a window sets from the recording: its address and, per window,
 // its values.
 struct InitField {
@@ -77,7 +83,7 @@ bool IsFreeBody(const Model& m, int b) {
 
 // The window start rule: observed joint positions set joint_qpos0, observed positions and full
 // orientations of free bodies set body_pos0 / body_quat0; their rates are the recorded rates when
-// observed, else the local slope of the recording. With window.start_state: fit (the default) the
+// observed or held by the recording (a store's states), else the local slope of the recording. With window.start_state: fit (the default) the
 // positions and rates are then free parameters of the window, starting from those values (the
 // recorded sample at the start is one of its residuals, like every other); orientations stay as
 // recorded. Everything else starts at the scene's initial values.
@@ -99,7 +105,7 @@ std::vector<InitField> WindowStarts(const SysidConfig& c, const std::vector<Wind
       const int rate = FindSignal(c, kMeasureJointQvel, q.index, 0);
       add("joint_qpos0[" + label + "]", [&](const Recording& r, int i) { return std::vector<double>{r.signal[i][s]}; }, true);
       add("joint_qvel0[" + label + "]", [&](const Recording& r, int i) {
-        return std::vector<double>{rate >= 0 ? r.signal[i][rate] : LocalSlope(r, static_cast<int>(s), i, k)};
+        return std::vector<double>{rate >= 0 ? r.signal[i][rate] : RateAt(r, static_cast<int>(s), i, k)};
       }, true);
     }
     if (q.kind == kMeasureBodyPos && IsFreeBody(m, q.index)) {
@@ -108,7 +114,7 @@ std::vector<InitField> WindowStarts(const SysidConfig& c, const std::vector<Wind
       const int rate = FindSignal(c, kMeasureBodyLinvel, q.index, q.component);
       add("body_pos0[" + label + "]." + comp, [&](const Recording& r, int i) { return std::vector<double>{r.signal[i][s]}; }, true);
       add("body_linvel0[" + label + "]." + comp, [&](const Recording& r, int i) {
-        return std::vector<double>{rate >= 0 ? r.signal[i][rate] : LocalSlope(r, static_cast<int>(s), i, k)};
+        return std::vector<double>{rate >= 0 ? r.signal[i][rate] : RateAt(r, static_cast<int>(s), i, k)};
       }, true);
     }
     if (q.kind == kMeasureBodyQuat && q.component == 0 && IsFreeBody(m, q.index)) {
@@ -128,6 +134,7 @@ std::vector<InitField> WindowStarts(const SysidConfig& c, const std::vector<Wind
         if (wcomp[0] >= 0 && wcomp[1] >= 0 && wcomp[2] >= 0) {
           return std::vector<double>{r.signal[i][wcomp[0]], r.signal[i][wcomp[1]], r.signal[i][wcomp[2]]};
         }
+        if (!r.rate.empty()) return std::vector<double>{r.rate[i][comp[1]], r.rate[i][comp[2]], r.rate[i][comp[3]]};
         // omega = 2 vec(dq/dt q*), world frame
         double q0[4], dq[4];
         for (int e = 0; e < 4; ++e) {
@@ -801,6 +808,48 @@ void RankTest(const SysidConfig& c, Shooting* s, ceres::Problem* problem, std::v
 
 }  // namespace
 
+// One Levenberg-Marquardt run on a problem set up by Shooting::AddTo.
+void LocalFit(const SysidConfig& c, const SysidOptions& o, Clock::time_point t0, ceres::Problem* problem,
+              ceres::Solver::Summary* summary) {
+  ProgressLine progress(t0);
+  ceres::Solver::Options so = SolverOptions(c);
+  if (o.progress) so.callbacks.push_back(&progress);
+  CostTolerance stop(c.cost_tolerance);
+  if (c.cost_tolerance > 0) so.callbacks.push_back(&stop);
+  ceres::Solve(so, problem, summary);
+}
+
+// The Halton sequence's coordinate in base b: the digits of i in base b mirrored about the point.
+double RadicalInverse(int i, int b) {
+  double f = 1, r = 0;
+  for (; i > 0; i /= b) {
+    f /= b;
+    r += f * (i % b);
+  }
+  return r;
+}
+// the k-th prime (k = 0: 2): the Halton base of parameter k
+int NthPrime(int k) {
+  int n = 1;
+  for (int found = -1; found < k;) {
+    ++n;
+    bool prime = true;
+    for (int d = 2; d * d <= n && prime; ++d) prime = n % d != 0;
+    if (prime) ++found;
+  }
+  return n;
+}
+
+std::string StartText(const SysidConfig& c, const std::vector<double>& natural) {
+  std::string out;
+  char v[64];
+  for (size_t k = 0; k < natural.size(); ++k) {
+    std::snprintf(v, sizeof v, "%.6g", natural[k]);
+    out += (k ? ", " : "") + c.params[k].name + " = " + v;
+  }
+  return out;
+}
+
 SysidResult RunSysid(const SysidConfig& c, const SysidOptions& o) {
   const Clock::time_point t0 = Clock::now();
   SysidResult result;
@@ -830,18 +879,63 @@ SysidResult RunSysid(const SysidConfig& c, const SysidOptions& o) {
   po.evaluation_callback = &fit;
   ceres::Problem problem(po);
   fit.AddTo(&problem, [&] { return MakeLoss(c); });
-  ProgressLine progress(t0);
-  ceres::Solver::Options so = SolverOptions(c);
-  if (o.progress) so.callbacks.push_back(&progress);
-  CostTolerance stop(c.cost_tolerance);
-  if (c.cost_tolerance > 0) so.callbacks.push_back(&stop);
   ceres::Solver::Summary summary;
-  ceres::Solve(so, &problem, &summary);
+  LocalFit(c, o, t0, &problem, &summary);
+  if (!summary.IsSolutionUsable()) throw std::runtime_error("the solver failed: " + summary.message);
   result.iterations = static_cast<int>(summary.iterations.size()) - 1;
   result.termination = summary.message;
   result.initial_cost = summary.initial_cost;
   result.final_cost = summary.final_cost;
-  if (!summary.IsSolutionUsable()) throw std::runtime_error("the solver failed: " + summary.message);
+  result.starts.push_back({fit.Natural(x_initial), fit.Natural(x), summary.initial_cost, summary.final_cost,
+                           result.iterations, summary.message, true});
+
+  // --- solver.starts: more local fits, from points spread over the bounds; the lowest cost wins ---
+  for (int j = 1; j < c.starts; ++j) {
+    std::vector<double> xj(p);
+    for (int k = 0; k < p; ++k) xj[k] = coords.Lo(k) + RadicalInverse(j, NthPrime(k)) * (coords.Hi(k) - coords.Lo(k));
+    Shooting sj(c, &train, &xj, true);
+    SysidStart st{fit.Natural(xj), fit.Natural(xj), kNaN, kNaN, 0, "", false};
+    if (o.progress) std::fprintf(stderr, "sysid: start %d of %d from %s\n", j + 1, c.starts, StartText(c, st.initial).c_str());
+    sj.PrepareForEvaluation(false, true);
+    const std::vector<char>& ok = sj.center_ok();
+    if (std::find(ok.begin(), ok.end(), char(0)) != ok.end()) {
+      st.termination = "not started: a window's simulation is unstable there";
+      result.starts.push_back(st);
+      continue;
+    }
+    ceres::Problem::Options pj_options;
+    pj_options.evaluation_callback = &sj;
+    ceres::Problem pj(pj_options);
+    sj.AddTo(&pj, [&] { return MakeLoss(c); });
+    ceres::Solver::Summary sum;
+    LocalFit(c, o, t0, &pj, &sum);
+    st.value = fit.Natural(xj);
+    st.initial_cost = sum.initial_cost;
+    st.iterations = static_cast<int>(sum.iterations.size()) - 1;
+    st.termination = sum.message;
+    if (!sum.IsSolutionUsable()) {
+      result.starts.push_back(st);
+      continue;
+    }
+    st.final_cost = sum.final_cost;
+    if (sum.final_cost < result.final_cost) {
+      for (SysidStart& other : result.starts) other.chosen = false;
+      st.chosen = true;
+      // the reported fit continues from this start's optimum (the problem's blocks stay in place)
+      std::copy(xj.begin(), xj.end(), x.begin());
+      std::copy(sj.rates().begin(), sj.rates().end(), fit.rates().begin());
+      fit.Invalidate();
+      result.iterations = st.iterations;
+      result.termination = sum.message;
+      result.final_cost = sum.final_cost;
+    }
+    result.starts.push_back(st);
+  }
+  if (o.progress && c.starts > 1) {
+    for (size_t j = 0; j < result.starts.size(); ++j) {
+      if (result.starts[j].chosen) std::fprintf(stderr, "sysid: the fit is start %zu's, cost %.6e\n", j + 1, result.final_cost);
+    }
+  }
 
   // --- the optimum: residual variance, covariance, rank ---
   fit.PrepareForEvaluation(false, true);

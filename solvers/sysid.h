@@ -6,7 +6,9 @@
 // the continuous parameters through an EvaluationCallback that runs those rollouts; the cost
 // functions only copy results out. The action delay is a continuous parameter like the others (the
 // engine blends the two actions around a fractional switch time). The rates a window starts with
-// that the recording does not observe are free parameters of that window. Uncertainty comes from
+// that the recording does not observe are free parameters of that window. With solver.starts > 1
+// the local fit runs from several points spread over the bounds and the lowest cost wins.
+// Uncertainty comes from
 // Ceres' Covariance (DENSE_SVD) at the optimum, scaled by the residual variance.
 #pragma once
 
@@ -55,8 +57,19 @@ struct SysidTrace {
   std::vector<std::vector<double>> fitted;    // at the fitted parameters
 };
 
+// One local fit of a multi-start (solver.starts): where it began and ended.
+struct SysidStart {
+  std::vector<double> initial;  // natural values, one per parameter
+  std::vector<double> value;    // where it ended (the initial values when it could not start)
+  double initial_cost = 0, final_cost = 0;  // NaN where it could not start
+  int iterations = 0;
+  std::string termination;      // Ceres' message, or why it did not start
+  bool chosen = false;          // the lowest final cost: the fit reported
+};
+
 struct SysidResult {
   std::vector<SysidParameterResult> params;
+  std::vector<SysidStart> starts;  // solver.starts of them, the configured initial values first
   std::vector<std::vector<double>> correlation;  // p x p (NaN where the covariance is unavailable)
   std::vector<SysidSignalError> signals;
   std::vector<SysidTrace> traces;

@@ -238,11 +238,22 @@ std::vector<Recording> ReadStoreEpisodes(const std::string& path, const ConfigNo
         for (int q = 0; q < 3; ++q) s.body_linvel(0, b)[q] = static_cast<Real>(row[7 + q]);
         for (int q = 0; q < 3; ++q) s.body_angvel(0, b)[q] = static_cast<Real>(row[10 + q]);
       }
-      std::vector<double> sig;
-      for (const SysidSignal& g : c.signals) sig.push_back(static_cast<double>(Measured(e.view(), s, 0, g.measure)));
+      std::vector<double> sig, rate;
+      for (const SysidSignal& g : c.signals) {
+        sig.push_back(static_cast<double>(Measured(e.view(), s, 0, g.measure)));
+        Measure d = g.measure;  // the quantity's rate, where the stored state holds one
+        d.kind = g.measure.kind == kMeasureJointQpos  ? kMeasureJointQvel
+                 : g.measure.kind == kMeasureBodyPos  ? kMeasureBodyLinvel
+                 : g.measure.kind == kMeasureBodyQuat ? kMeasureBodyAngvel
+                                                      : -1;
+        if (g.measure.kind == kMeasureBodyQuat) d.component = g.measure.component - 1;  // w: none
+        rate.push_back(d.kind < 0 || d.component < 0 ? std::nan("")
+                                                     : static_cast<double>(Measured(e.view(), s, 0, d)));
+      }
       rec.time.push_back(double(k) * period);
       rec.action.emplace_back(ac.begin() + size_t(k) * m.nactuator(), ac.begin() + size_t(k + 1) * m.nactuator());
       rec.signal.push_back(std::move(sig));
+      rec.rate.push_back(std::move(rate));
       rec.line.push_back(static_cast<int>(k));  // the step within the episode
     }
     out.push_back(std::move(rec));
@@ -441,9 +452,10 @@ SysidConfig ParseSysidConfig(const std::string& text, const std::string& file) {
   }
   if (root.Has("solver")) {
     const ConfigNode s = root["solver"];
-    s.CheckKeys({"max_iterations", "cost_tolerance", "function_tolerance", "parameter_tolerance", "gradient_tolerance", "differences"});
+    s.CheckKeys({"max_iterations", "starts", "cost_tolerance", "function_tolerance", "parameter_tolerance", "gradient_tolerance", "differences"});
     if (s.Has("differences")) c.central_differences = s["differences"].Keyword({"forward", "central"}) == "central";
     if (s.Has("max_iterations")) c.max_iterations = static_cast<int>(s["max_iterations"].Integer(1, 100000));
+    if (s.Has("starts")) c.starts = static_cast<int>(s["starts"].Integer(1, 10000));
     if (s.Has("cost_tolerance")) c.cost_tolerance = s["cost_tolerance"].Number(0, 1e6);
     if (s.Has("function_tolerance")) c.function_tolerance = s["function_tolerance"].Number(0, 1);
     if (s.Has("parameter_tolerance")) c.parameter_tolerance = s["parameter_tolerance"].Number(0, 1);

@@ -49,6 +49,11 @@ struct Recording {
   std::vector<double> time;                 // s, samples
   std::vector<std::vector<double>> action;  // per sample, nactuator commands (unmapped: 0)
   std::vector<std::vector<double>> signal;  // per sample, one value per SysidSignal
+  // Per sample, one value per SysidSignal: the recorded rate of the signal's quantity, where the
+  // recording holds the state it comes from (a sweep store's body velocities; empty for a CSV):
+  // joint_qvel for joint_qpos, body_linvel.c for body_pos.c, body_angvel.x/y/z for body_quat.x/y/z
+  // (NaN for every other quantity and for body_quat.w). The window start rule prefers it to a slope.
+  std::vector<std::vector<double>> rate;
   std::vector<int> line;                    // file line of each sample
 };
 
@@ -72,6 +77,10 @@ struct SysidConfig {
   SysidLoss loss = SysidLoss::kSquared;
   double loss_scale = 1.0;      // in units of the stated noise
   int max_iterations = 100;
+  // Local fits from this many starting points: the configured initial values, then points of a
+  // Halton sequence over the bounds (each parameter in its optimized scale); the lowest final cost
+  // is the fit. For landscapes with several minima (contacts that stick or slip).
+  int starts = 1;
   bool central_differences = true;  // solver.differences: forward (1 + p + d probes) or central (1 + 2p + 2d)
   // An accepted step that lowers the cost (half the sum of squared whitened residuals) by less than
   // this, after an accepted step, ends the fit: the parameters are then within about

@@ -91,6 +91,16 @@ void WriteFitJson(const SysidConfig& c, const SysidResult& r, const std::string&
     rmse["held_out_initial"][s.quantity] = Number(s.held_out_initial);
     rmse["units"][s.quantity] = s.unit;
   }
+  nlohmann::json starts = nlohmann::json::array();
+  for (const SysidStart& st : r.starts) {
+    nlohmann::json from = nlohmann::json::object(), to = nlohmann::json::object();
+    for (size_t k = 0; k < r.params.size(); ++k) {
+      from[r.params[k].name] = st.initial[k];
+      to[r.params[k].name] = st.value[k];
+    }
+    starts.push_back({{"initial", from}, {"value", to}, {"cost", {{"initial", Number(st.initial_cost)}, {"final", Number(st.final_cost)}}},
+                      {"iterations", st.iterations}, {"termination", st.termination}, {"chosen", st.chosen}});
+  }
   nlohmann::json files = {{"train", nlohmann::json::array()}, {"held_out", nlohmann::json::array()}};
   for (const Recording& rec : c.recordings) files[rec.held_out ? "held_out" : "train"].push_back(rec.file);
   nlohmann::json j = {{"generator", "s2r sysid"},
@@ -103,6 +113,7 @@ void WriteFitJson(const SysidConfig& c, const SysidResult& r, const std::string&
                       {"residuals", r.residuals},
                       {"rmse", rmse},
                       {"iterations", r.iterations},
+                      {"starts", starts},
                       {"rollouts", r.rollouts},
                       {"windows", {{"train", r.windows_train}, {"held_out", r.windows_held_out}, {"length_s", c.window_s}}},
                       {"recordings", files},
@@ -139,6 +150,20 @@ std::string SysidTable(const SysidResult& r) {
                 r.initial_cost, r.final_cost, r.residual_variance, (long long)r.residuals, r.iterations,
                 (long long)r.rollouts, r.wall_s);
   out << line;
+  if (r.starts.size() > 1) {  // one line per start of a multi-start
+    for (size_t j = 0; j < r.starts.size(); ++j) {
+      const SysidStart& st = r.starts[j];
+      std::string from, to;
+      for (size_t k = 0; k < r.params.size(); ++k) {
+        from += (k ? " " : "") + Fmt("%.4g", st.initial[k]);
+        to += (k ? " " : "") + Fmt("%.4g", st.value[k]);
+      }
+      std::snprintf(line, sizeof line, "start %2zu from %s -> %s  cost %s%s\n", j + 1, from.c_str(), to.c_str(),
+                    std::isfinite(st.final_cost) ? Fmt("%.6g", st.final_cost).c_str() : st.termination.c_str(),
+                    st.chosen ? "  (the fit)" : "");
+      out << line;
+    }
+  }
   return out.str();
 }
 

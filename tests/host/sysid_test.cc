@@ -364,26 +364,47 @@ worlds: 4
   SweepOptions so;
   so.threads = 1;
   RunSweep(LoadSweepConfig(sweep), TestDir() + "/push.zarr", so);
-  const SysidResult r = Fit(Write("store.yaml", R"(
+  // the store holds the bodies' velocities too: a window starts from the stored state exactly, so
+  // at the true mass the episodes replay to the bit (cost 0, with tight bounds and no free rates)
+  const std::string fit = R"(
 scene: builtin:box_push
 parameters:
-  - {name: box_mass, targets: ["body_mass[box]"], initial: 0.3, bounds: [0.05, 5], scale: log}
+  - {name: box_mass, targets: ["body_mass[box]"], initial: INITIAL, bounds: [LO, HI], scale: log}
 data: {store: push.zarr, train_episodes: [0, 1, 2], held_out_episodes: [3]}
 observations:
   - {quantity: "body_pos[box].x", noise: 0.0005}
   - {quantity: "body_pos[box].y", noise: 0.0005}
   - {quantity: "joint_qpos[slide_x]", noise: 0.0005}
-window: {length_s: 2}
-)"));
-  // one window per episode: a restart in the middle of the push loses the contacts' warm starts,
-  // which the store does not record (docs/sysid.md), and moves the box by a centimetre in 0.5 s.
-  // Within 8 %: the box is pushed against friction 1 (the pusher's is 1 too, where a pinned box is a
-  // self-locking wedge), and the fit's landscape is rough at the percent level. Since stop 36's
-  // contact order the fit from 0.3 lands at 0.502 in float32 and 0.533 in float64 (a local
-  // minimum: at the true 0.5 the cost is 188, at 0.533 316), and from 0.4 at 0.485 and 0.478; the
-  // order before it gave 0.504 and 0.503 in float32.
-  EXPECT_NEAR(Param(r, "box_mass").value, 0.5, 0.04);
+window: {length_s: 2, start_state: recorded}
+solver: {starts: STARTS}
+)";
+  auto config = [&](const std::string& initial, const std::string& lo, const std::string& hi, int starts) {
+    std::string t = fit;
+    for (const auto& [key, value] : {std::pair<std::string, std::string>{"INITIAL", initial}, {"LO", lo}, {"HI", hi},
+                                     {"STARTS", std::to_string(starts)}}) {
+      t.replace(t.find(key), key.size(), value);
+    }
+    return Write("store.yaml", t);
+  };
+  const SysidResult exact = Fit(config("0.5", "0.4999999", "0.5000001", 1));
+  EXPECT_LT(exact.initial_cost, 1e-9);
+  // One window per episode: a restart in the middle of the push would lose the contacts' warm
+  // starts, which the store does not record (docs/sysid.md). Pushed against friction 1, the box's
+  // mass has two basins here: from 0.3 a single local fit ends at 0.669 (cost 237, every start of
+  // 8 but one), and only the start at 0.40 reaches the true 0.5 (cost 0); 8 starts find it.
+  const SysidResult r = Fit(config("0.3", "0.1", "4", 8));
+  EXPECT_NEAR(Param(r, "box_mass").value, 0.5, 0.005);
   EXPECT_TRUE(Param(r, "box_mass").identifiable);
+  ASSERT_EQ(r.starts.size(), 8u);
+  EXPECT_NEAR(r.starts[0].initial[0], 0.3, 1e-12);             // the configured start first
+  EXPECT_NEAR(r.starts[1].initial[0], std::sqrt(0.1 * 4), 1e-9);  // then Halton: the bounds' middle in log
+  int chosen = 0;
+  for (const SysidStart& st : r.starts) {
+    chosen += st.chosen;
+    if (st.chosen) EXPECT_EQ(st.final_cost, r.final_cost);
+    if (std::isfinite(st.final_cost)) EXPECT_GE(st.final_cost, r.final_cost);
+  }
+  EXPECT_EQ(chosen, 1);
   // a bad episode index names the store
   const std::string bad = Write("bad.yaml", R"(
 scene: builtin:box_push
@@ -536,6 +557,9 @@ TEST(SysidBadInput, EachIsAnErrorNamingFileAndLineOrKey) {
   EXPECT_NE(e.find("observations[0].quantity: 'joint_qpos[slider]': the scene has no joint 'slider' (slide)"),
             std::string::npos)
       << e;
+  // a multi-start needs at least one start
+  const std::string none = LoadError(GoodConfig() + "solver: {starts: 0}\n", kGoodCsv, kGoodCsv);
+  EXPECT_NE(none.find("bad.yaml:8:18: solver.starts: must be an integer in [1, 10000]"), std::string::npos) << none;
 }
 
 }  // namespace
