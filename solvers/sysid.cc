@@ -850,6 +850,30 @@ std::string StartText(const SysidConfig& c, const std::vector<double>& natural) 
   return out;
 }
 
+// The cost (1/2 sum of robustified squared whitened residuals, and the priors) of one scan point's
+// rollout of every train window; infinite where a window failed.
+double ScanCost(const SysidConfig& c, const Rollouts& r, const std::vector<double>& natural,
+                const std::vector<std::vector<double>>& sim, const std::vector<char>& ok) {
+  std::unique_ptr<ceres::LossFunction> loss(MakeLoss(c));
+  double cost = 0;
+  std::vector<double> res;
+  for (int w = 0; w < r.windows(); ++w) {
+    if (!ok[w]) return std::numeric_limits<double>::infinity();
+    res.resize(sim[w].size());
+    r.Residuals(w, sim[w], res.data());
+    for (double v : res) {
+      double rho[3] = {v * v, 1, 0};
+      if (loss) loss->Evaluate(v * v, rho);
+      cost += 0.5 * rho[0];
+    }
+  }
+  for (size_t k = 0; k < c.params.size(); ++k) {
+    const SysidParameter& sp = c.params[k];
+    if (sp.has_prior) cost += 0.5 * std::pow((natural[k] - sp.prior_mean) / sp.prior_std, 2);
+  }
+  return cost;
+}
+
 SysidResult RunSysid(const SysidConfig& c, const SysidOptions& o) {
   const Clock::time_point t0 = Clock::now();
   SysidResult result;
@@ -886,16 +910,53 @@ SysidResult RunSysid(const SysidConfig& c, const SysidOptions& o) {
   result.termination = summary.message;
   result.initial_cost = summary.initial_cost;
   result.final_cost = summary.final_cost;
-  result.starts.push_back({fit.Natural(x_initial), fit.Natural(x), summary.initial_cost, summary.final_cost,
+  result.starts.push_back({fit.Natural(x_initial), fit.Natural(x), summary.initial_cost, summary.final_cost, kNaN,
                            result.iterations, summary.message, true});
 
   // --- solver.starts: more local fits, from points spread over the bounds; the lowest cost wins ---
-  for (int j = 1; j < c.starts; ++j) {
-    std::vector<double> xj(p);
-    for (int k = 0; k < p; ++k) xj[k] = coords.Lo(k) + RadicalInverse(j, NthPrime(k)) * (coords.Hi(k) - coords.Lo(k));
+  auto halton = [&](int i) {
+    std::vector<double> xi(p);
+    for (int k = 0; k < p; ++k) xi[k] = coords.Lo(k) + RadicalInverse(i, NthPrime(k)) * (coords.Hi(k) - coords.Lo(k));
+    return xi;
+  };
+  std::vector<std::vector<double>> others;  // where starts 2 .. N begin
+  std::vector<double> scanned;              // and their costs in the scan
+  if (c.scan > 0 && c.starts > 1) {
+    // the cost at scan points 1 .. K of the sequence, one batched rollout, start states as
+    // recorded; the N - 1 lowest are the starts
+    std::vector<Probe> probes;
+    for (int i = 1; i <= c.scan; ++i) probes.push_back({fit.Natural(halton(i)), nullptr});
+    std::vector<std::pair<double, int>> ranked;
+    constexpr int kBatch = 256;  // scan points per batched rollout
+    for (int b0 = 0; b0 < c.scan; b0 += kBatch) {
+      const std::vector<Probe> batch(probes.begin() + b0, probes.begin() + std::min(c.scan, b0 + kBatch));
+      std::vector<std::vector<std::vector<double>>> out;
+      std::vector<std::vector<char>> ok;
+      train.Run(batch, &out, &ok);
+      for (size_t i = 0; i < batch.size(); ++i) {
+        ranked.push_back({ScanCost(c, train, batch[i].natural, out[i], ok[i]), b0 + static_cast<int>(i) + 1});
+      }
+    }
+    std::stable_sort(ranked.begin(), ranked.end());
+    for (int j = 1; j < c.starts && j <= c.scan; ++j) {
+      others.push_back(halton(ranked[j - 1].second));
+      scanned.push_back(ranked[j - 1].first);
+    }
+    if (o.progress) {
+      std::fprintf(stderr, "sysid: scanned %d points, the lowest cost %.6e at %s\n", c.scan, ranked[0].first,
+                   StartText(c, probes[ranked[0].second - 1].natural).c_str());
+    }
+  } else {
+    for (int j = 1; j < c.starts; ++j) others.push_back(halton(j));
+  }
+  for (int j = 1; j <= static_cast<int>(others.size()); ++j) {
+    std::vector<double> xj = others[j - 1];
     Shooting sj(c, &train, &xj, true);
-    SysidStart st{fit.Natural(xj), fit.Natural(xj), kNaN, kNaN, 0, "", false};
-    if (o.progress) std::fprintf(stderr, "sysid: start %d of %d from %s\n", j + 1, c.starts, StartText(c, st.initial).c_str());
+    SysidStart st{fit.Natural(xj), fit.Natural(xj), kNaN, kNaN, scanned.empty() ? kNaN : scanned[j - 1], 0, "", false};
+    if (o.progress) {
+      std::fprintf(stderr, "sysid: start %d of %d from %s\n", j + 1, static_cast<int>(others.size()) + 1,
+                   StartText(c, st.initial).c_str());
+    }
     sj.PrepareForEvaluation(false, true);
     const std::vector<char>& ok = sj.center_ok();
     if (std::find(ok.begin(), ok.end(), char(0)) != ok.end()) {

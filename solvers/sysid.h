@@ -62,6 +62,7 @@ struct SysidStart {
   std::vector<double> initial;  // natural values, one per parameter
   std::vector<double> value;    // where it ended (the initial values when it could not start)
   double initial_cost = 0, final_cost = 0;  // NaN where it could not start
+  double scan_cost = 0;         // its cost in the scan (solver.scan), NaN where it was not scanned
   int iterations = 0;
   std::string termination;      // Ceres' message, or why it did not start
   bool chosen = false;          // the lowest final cost: the fit reported

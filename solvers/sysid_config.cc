@@ -452,10 +452,18 @@ SysidConfig ParseSysidConfig(const std::string& text, const std::string& file) {
   }
   if (root.Has("solver")) {
     const ConfigNode s = root["solver"];
-    s.CheckKeys({"max_iterations", "starts", "cost_tolerance", "function_tolerance", "parameter_tolerance", "gradient_tolerance", "differences"});
+    s.CheckKeys({"max_iterations", "starts", "scan", "cost_tolerance", "function_tolerance", "parameter_tolerance", "gradient_tolerance", "differences"});
     if (s.Has("differences")) c.central_differences = s["differences"].Keyword({"forward", "central"}) == "central";
     if (s.Has("max_iterations")) c.max_iterations = static_cast<int>(s["max_iterations"].Integer(1, 100000));
     if (s.Has("starts")) c.starts = static_cast<int>(s["starts"].Integer(1, 10000));
+    if (s.Has("scan")) {
+      c.scan = static_cast<int>(s["scan"].Integer(0, 100000));
+      if (c.scan > 0 && c.scan < c.starts - 1) {
+        s["scan"].Fail("scans " + std::to_string(c.scan) + " points for " + std::to_string(c.starts - 1) +
+                       " starts after the first (solver.starts " + std::to_string(c.starts) + "); scan at least as many");
+      }
+      if (c.scan > 0 && c.starts < 2) s["scan"].Fail("a scan picks where starts 2 .. N begin: set solver.starts above 1");
+    }
     if (s.Has("cost_tolerance")) c.cost_tolerance = s["cost_tolerance"].Number(0, 1e6);
     if (s.Has("function_tolerance")) c.function_tolerance = s["function_tolerance"].Number(0, 1);
     if (s.Has("parameter_tolerance")) c.parameter_tolerance = s["parameter_tolerance"].Number(0, 1);

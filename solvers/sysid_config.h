@@ -81,6 +81,9 @@ struct SysidConfig {
   // Halton sequence over the bounds (each parameter in its optimized scale); the lowest final cost
   // is the fit. For landscapes with several minima (contacts that stick or slip).
   int starts = 1;
+  // With scan K > 0, the cost is first evaluated at K points of the sequence (one batched rollout,
+  // start states as recorded) and starts 2 .. N begin at the N - 1 lowest.
+  int scan = 0;
   bool central_differences = true;  // solver.differences: forward (1 + p + d probes) or central (1 + 2p + 2d)
   // An accepted step that lowers the cost (half the sum of squared whitened residuals) by less than
   // this, after an accepted step, ends the fit: the parameters are then within about

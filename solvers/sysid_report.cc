@@ -98,7 +98,9 @@ void WriteFitJson(const SysidConfig& c, const SysidResult& r, const std::string&
       from[r.params[k].name] = st.initial[k];
       to[r.params[k].name] = st.value[k];
     }
-    starts.push_back({{"initial", from}, {"value", to}, {"cost", {{"initial", Number(st.initial_cost)}, {"final", Number(st.final_cost)}}},
+    starts.push_back({{"initial", from}, {"value", to},
+                      {"cost", {{"initial", Number(st.initial_cost)}, {"final", Number(st.final_cost)},
+                                {"scan", Number(st.scan_cost)}}},
                       {"iterations", st.iterations}, {"termination", st.termination}, {"chosen", st.chosen}});
   }
   nlohmann::json files = {{"train", nlohmann::json::array()}, {"held_out", nlohmann::json::array()}};

@@ -376,23 +376,23 @@ observations:
   - {quantity: "body_pos[box].y", noise: 0.0005}
   - {quantity: "joint_qpos[slide_x]", noise: 0.0005}
 window: {length_s: 2, start_state: recorded}
-solver: {starts: STARTS}
+solver: {starts: STARTS, scan: SCAN}
 )";
-  auto config = [&](const std::string& initial, const std::string& lo, const std::string& hi, int starts) {
+  auto config = [&](const std::string& initial, const std::string& lo, const std::string& hi, int starts, int scan) {
     std::string t = fit;
     for (const auto& [key, value] : {std::pair<std::string, std::string>{"INITIAL", initial}, {"LO", lo}, {"HI", hi},
-                                     {"STARTS", std::to_string(starts)}}) {
+                                     {"STARTS", std::to_string(starts)}, {"SCAN", std::to_string(scan)}}) {
       t.replace(t.find(key), key.size(), value);
     }
     return Write("store.yaml", t);
   };
-  const SysidResult exact = Fit(config("0.5", "0.4999999", "0.5000001", 1));
+  const SysidResult exact = Fit(config("0.5", "0.4999999", "0.5000001", 1, 0));
   EXPECT_LT(exact.initial_cost, 1e-9);
   // One window per episode: a restart in the middle of the push would lose the contacts' warm
   // starts, which the store does not record (docs/sysid.md). Pushed against friction 1, the box's
   // mass has two basins here: from 0.3 a single local fit ends at 0.669 (cost 237, every start of
   // 8 but one), and only the start at 0.40 reaches the true 0.5 (cost 0); 8 starts find it.
-  const SysidResult r = Fit(config("0.3", "0.1", "4", 8));
+  const SysidResult r = Fit(config("0.3", "0.1", "4", 8, 0));
   EXPECT_NEAR(Param(r, "box_mass").value, 0.5, 0.005);
   EXPECT_TRUE(Param(r, "box_mass").identifiable);
   ASSERT_EQ(r.starts.size(), 8u);
@@ -405,6 +405,18 @@ solver: {starts: STARTS}
     if (std::isfinite(st.final_cost)) EXPECT_GE(st.final_cost, r.final_cost);
   }
   EXPECT_EQ(chosen, 1);
+  // A scan of the cost at 64 points of the sequence first: starts 2-4 begin at its three lowest
+  // (0.502, 0.670, 0.474 kg in the float32 build), each start's first cost in the local fit is its scan cost (the same
+  // rollout), and the start at 0.474 reaches 0.5.
+  const SysidResult scan = Fit(config("0.3", "0.1", "4", 4, 64));
+  EXPECT_NEAR(Param(scan, "box_mass").value, 0.5, 0.005);
+  ASSERT_EQ(scan.starts.size(), 4u);
+  EXPECT_TRUE(std::isnan(scan.starts[0].scan_cost));
+  for (size_t j = 1; j < scan.starts.size(); ++j) {
+    const SysidStart& st = scan.starts[j];
+    EXPECT_NEAR(st.initial_cost, st.scan_cost, 1e-9 * st.scan_cost) << "start " << j + 1;
+    if (j > 1) EXPECT_GE(st.scan_cost, scan.starts[j - 1].scan_cost) << "start " << j + 1;
+  }
   // a bad episode index names the store
   const std::string bad = Write("bad.yaml", R"(
 scene: builtin:box_push
@@ -560,6 +572,11 @@ TEST(SysidBadInput, EachIsAnErrorNamingFileAndLineOrKey) {
   // a multi-start needs at least one start
   const std::string none = LoadError(GoodConfig() + "solver: {starts: 0}\n", kGoodCsv, kGoodCsv);
   EXPECT_NE(none.find("bad.yaml:8:18: solver.starts: must be an integer in [1, 10000]"), std::string::npos) << none;
+  const std::string alone = LoadError(GoodConfig() + "solver: {scan: 16}\n", kGoodCsv, kGoodCsv);
+  EXPECT_NE(alone.find("solver.scan: a scan picks where starts 2 .. N begin: set solver.starts above 1"), std::string::npos)
+      << alone;
+  const std::string few = LoadError(GoodConfig() + "solver: {starts: 8, scan: 4}\n", kGoodCsv, kGoodCsv);
+  EXPECT_NE(few.find("solver.scan: scans 4 points for 7 starts after the first"), std::string::npos) << few;
 }
 
 }  // namespace
