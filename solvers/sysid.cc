@@ -5,6 +5,7 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -648,15 +649,18 @@ void Shooting::AddTo(ceres::Problem* problem, const std::function<ceres::LossFun
 
 class ProgressLine : public ceres::IterationCallback {
  public:
-  explicit ProgressLine(Clock::time_point t0) : t0_(t0) {}
+  ProgressLine(Clock::time_point t0, int start) : t0_(t0), start_(start) {}
   ceres::CallbackReturnType operator()(const ceres::IterationSummary& s) override {
-    std::fprintf(stderr, "sysid: iteration %3d  cost %.6e  step %.3e  %s  %.2f s\n", s.iteration, s.cost, s.step_norm,
-                 s.step_is_successful ? "accepted" : "rejected", Seconds(t0_));
+    char label[32] = "";
+    if (start_ > 1) std::snprintf(label, sizeof label, "start %d ", start_);
+    std::fprintf(stderr, "sysid: %siteration %3d  cost %.6e  step %.3e  %s  %.2f s\n", label, s.iteration, s.cost,
+                 s.step_norm, s.step_is_successful ? "accepted" : "rejected", Seconds(t0_));
     return ceres::SOLVER_CONTINUE;
   }
 
  private:
   Clock::time_point t0_;
+  int start_;  // 1: the configured start (unlabelled), else the multi-start's start number
 };
 
 // Ends the fit when an accepted step, following an accepted step (so the trust region is not what
@@ -809,9 +813,9 @@ void RankTest(const SysidConfig& c, Shooting* s, ceres::Problem* problem, std::v
 }  // namespace
 
 // One Levenberg-Marquardt run on a problem set up by Shooting::AddTo.
-void LocalFit(const SysidConfig& c, const SysidOptions& o, Clock::time_point t0, ceres::Problem* problem,
+void LocalFit(const SysidConfig& c, const SysidOptions& o, Clock::time_point t0, int start, ceres::Problem* problem,
               ceres::Solver::Summary* summary) {
-  ProgressLine progress(t0);
+  ProgressLine progress(t0, start);
   ceres::Solver::Options so = SolverOptions(c);
   if (o.progress) so.callbacks.push_back(&progress);
   CostTolerance stop(c.cost_tolerance);
@@ -874,6 +878,40 @@ double ScanCost(const SysidConfig& c, const Rollouts& r, const std::vector<doubl
   return cost;
 }
 
+// One start of a multi-start after the first: a local fit from x on its own rollout engines (so
+// starts may run side by side). x and rates end at its optimum; rollouts counts its windows.
+struct StartRun {
+  SysidStart start;
+  std::vector<double> x, rates;
+  int64_t rollouts = 0;
+};
+
+void RunStart(const SysidConfig& c, const SysidOptions& o, Clock::time_point t0, int number, StartRun* run) {
+  Rollouts train(c, o, MakeWindows(c, false));
+  Shooting s(c, &train, &run->x, true);
+  SysidStart& st = run->start;
+  st.initial = st.value = s.Natural(run->x);
+  s.PrepareForEvaluation(false, true);
+  const std::vector<char>& ok = s.center_ok();
+  if (std::find(ok.begin(), ok.end(), char(0)) != ok.end()) {
+    st.termination = "not started: a window's simulation is unstable there";
+  } else {
+    ceres::Problem::Options po;
+    po.evaluation_callback = &s;
+    ceres::Problem problem(po);
+    s.AddTo(&problem, [&] { return MakeLoss(c); });
+    ceres::Solver::Summary sum;
+    LocalFit(c, o, t0, number, &problem, &sum);
+    st.value = s.Natural(run->x);
+    st.initial_cost = sum.initial_cost;
+    st.iterations = static_cast<int>(sum.iterations.size()) - 1;
+    st.termination = sum.message;
+    if (sum.IsSolutionUsable()) st.final_cost = sum.final_cost;
+  }
+  run->rates = s.rates();
+  run->rollouts = train.count();
+}
+
 SysidResult RunSysid(const SysidConfig& c, const SysidOptions& o) {
   const Clock::time_point t0 = Clock::now();
   SysidResult result;
@@ -904,7 +942,7 @@ SysidResult RunSysid(const SysidConfig& c, const SysidOptions& o) {
   ceres::Problem problem(po);
   fit.AddTo(&problem, [&] { return MakeLoss(c); });
   ceres::Solver::Summary summary;
-  LocalFit(c, o, t0, &problem, &summary);
+  LocalFit(c, o, t0, 1, &problem, &summary);
   if (!summary.IsSolutionUsable()) throw std::runtime_error("the solver failed: " + summary.message);
   result.iterations = static_cast<int>(summary.iterations.size()) - 1;
   result.termination = summary.message;
@@ -949,48 +987,56 @@ SysidResult RunSysid(const SysidConfig& c, const SysidOptions& o) {
   } else {
     for (int j = 1; j < c.starts; ++j) others.push_back(halton(j));
   }
-  for (int j = 1; j <= static_cast<int>(others.size()); ++j) {
-    std::vector<double> xj = others[j - 1];
-    Shooting sj(c, &train, &xj, true);
-    SysidStart st{fit.Natural(xj), fit.Natural(xj), kNaN, kNaN, scanned.empty() ? kNaN : scanned[j - 1], 0, "", false};
-    if (o.progress) {
-      std::fprintf(stderr, "sysid: start %d of %d from %s\n", j + 1, static_cast<int>(others.size()) + 1,
-                   StartText(c, st.initial).c_str());
+  // Starts 2 .. N, side by side on the CPU backend (each on its own engines, the threads shared
+  // out; a start's result does not depend on how many threads step its windows), one after
+  // another on CUDA. Ties go to the earlier start, as one after another.
+  std::vector<StartRun> runs(others.size());
+  int64_t extra_rollouts = 0;
+  if (!runs.empty()) {
+    const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int side_by_side = o.backend == BackendKind::kCpu ? std::min<int>(threads, runs.size()) : 1;
+    SysidOptions each = o;
+    each.threads = std::max(1, threads / side_by_side);
+    std::atomic<int> next{0};
+    std::vector<std::exception_ptr> errors(side_by_side);
+    auto work = [&](int t) {
+      try {
+        for (int j = next++; j < static_cast<int>(runs.size()); j = next++) {
+          StartRun& run = runs[j];
+          run.x = others[j];
+          run.start = {{}, {}, kNaN, kNaN, scanned.empty() ? kNaN : scanned[j], 0, "", false};
+          if (o.progress) {
+            std::fprintf(stderr, "sysid: start %d of %d from %s\n", j + 2, static_cast<int>(runs.size()) + 1,
+                         StartText(c, fit.Natural(run.x)).c_str());
+          }
+          RunStart(c, each, t0, j + 2, &run);
+        }
+      } catch (...) {
+        errors[t] = std::current_exception();
+      }
+    };
+    std::vector<std::thread> pool;
+    for (int t = 1; t < side_by_side; ++t) pool.emplace_back(work, t);
+    work(0);
+    for (std::thread& th : pool) th.join();
+    for (const std::exception_ptr& e : errors) {
+      if (e) std::rethrow_exception(e);
     }
-    sj.PrepareForEvaluation(false, true);
-    const std::vector<char>& ok = sj.center_ok();
-    if (std::find(ok.begin(), ok.end(), char(0)) != ok.end()) {
-      st.termination = "not started: a window's simulation is unstable there";
-      result.starts.push_back(st);
-      continue;
-    }
-    ceres::Problem::Options pj_options;
-    pj_options.evaluation_callback = &sj;
-    ceres::Problem pj(pj_options);
-    sj.AddTo(&pj, [&] { return MakeLoss(c); });
-    ceres::Solver::Summary sum;
-    LocalFit(c, o, t0, &pj, &sum);
-    st.value = fit.Natural(xj);
-    st.initial_cost = sum.initial_cost;
-    st.iterations = static_cast<int>(sum.iterations.size()) - 1;
-    st.termination = sum.message;
-    if (!sum.IsSolutionUsable()) {
-      result.starts.push_back(st);
-      continue;
-    }
-    st.final_cost = sum.final_cost;
-    if (sum.final_cost < result.final_cost) {
+  }
+  for (StartRun& run : runs) {
+    extra_rollouts += run.rollouts;
+    if (std::isfinite(run.start.final_cost) && run.start.final_cost < result.final_cost) {
       for (SysidStart& other : result.starts) other.chosen = false;
-      st.chosen = true;
+      run.start.chosen = true;
       // the reported fit continues from this start's optimum (the problem's blocks stay in place)
-      std::copy(xj.begin(), xj.end(), x.begin());
-      std::copy(sj.rates().begin(), sj.rates().end(), fit.rates().begin());
+      std::copy(run.x.begin(), run.x.end(), x.begin());
+      std::copy(run.rates.begin(), run.rates.end(), fit.rates().begin());
       fit.Invalidate();
-      result.iterations = st.iterations;
-      result.termination = sum.message;
-      result.final_cost = sum.final_cost;
+      result.iterations = run.start.iterations;
+      result.termination = run.start.termination;
+      result.final_cost = run.start.final_cost;
     }
-    result.starts.push_back(st);
+    result.starts.push_back(run.start);
   }
   if (o.progress && c.starts > 1) {
     for (size_t j = 0; j < result.starts.size(); ++j) {
@@ -1131,7 +1177,7 @@ SysidResult RunSysid(const SysidConfig& c, const SysidOptions& o) {
   FillTraces(train, train_final, true, &result.traces);
   FillTraces(held, held_initial, false, &result.traces);
   FillTraces(held, held_final, true, &result.traces);
-  result.rollouts = train.count() + held.count();
+  result.rollouts = train.count() + held.count() + extra_rollouts;
   result.wall_s = Seconds(t0);
   return result;
 }

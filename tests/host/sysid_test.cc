@@ -94,9 +94,9 @@ const SysidParameterResult& Param(const SysidResult& r, const std::string& name)
   throw std::runtime_error("no parameter " + name);
 }
 
-SysidResult Fit(const std::string& config_path) {
+SysidResult Fit(const std::string& config_path, int threads = 2) {
   SysidOptions o;
-  o.threads = 2;
+  o.threads = threads;
   o.progress = false;
   return RunSysid(LoadSysidConfig(config_path), o);
 }
@@ -417,6 +417,11 @@ solver: {starts: STARTS, scan: SCAN}
     EXPECT_NEAR(st.initial_cost, st.scan_cost, 1e-9 * st.scan_cost) << "start " << j + 1;
     if (j > 1) EXPECT_GE(st.scan_cost, scan.starts[j - 1].scan_cost) << "start " << j + 1;
   }
+  // starts 2-4 ran side by side on the two threads; on one, one after another: the same fit
+  const SysidResult one = Fit(config("0.3", "0.1", "4", 4, 64), 1);
+  EXPECT_EQ(Param(one, "box_mass").value, Param(scan, "box_mass").value);
+  for (size_t j = 0; j < scan.starts.size(); ++j) EXPECT_EQ(one.starts[j].value, scan.starts[j].value) << "start " << j + 1;
+  EXPECT_EQ(one.rollouts, scan.rollouts);
   // a bad episode index names the store
   const std::string bad = Write("bad.yaml", R"(
 scene: builtin:box_push
