@@ -25,6 +25,21 @@ def hbm_bytes_per_s(machine_lines):
     return None, None
 
 
+# the issue side of the roofline: bench/issue_bound.py's instructions per env-step (the CPU backend's
+# x86-64 count, a proxy) for the bench scenes, over an SM90 GPU's 3.35e13 thread-instructions/s
+ISSUE_PER_S = 132 * 4 * 32 * 1.98e9
+ISSUE_ROWS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "dev-2core", "issue_bound.jsonl")
+
+
+def issue_bounds(path=ISSUE_ROWS):
+    """scene -> issue bound (env-steps/s) from the committed issue_bound.jsonl's bench rows ({} without it)."""
+    try:
+        rows = [json.loads(line) for line in open(path) if line.strip()]
+    except OSError:
+        return {}
+    return {r["name"]: ISSUE_PER_S / r["instructions"] for r in rows if r.get("kind") == "bench"}
+
+
 def roofline(rows, machine_lines):
     """Each CUDA bench row against its memory bound: HBM bandwidth over the modelled bytes per env-step
     (bench/cuda_kernels.py traffic_model, for the row's placement and steps per launch), and issue 14's
@@ -35,7 +50,11 @@ def roofline(rows, machine_lines):
     if bw is None:
         return out + ["  unknown GPU: no HBM bandwidth to divide by"]
     out.append(f"  {gpu}: {bw / 1e12:.2f} TB/s")
-    out.append(f"  {'scene':<12}{'tag':<28}{'worlds':>7}{'B/env-step':>12}{'bound':>11}{'measured':>11}{'of bound':>10}")
+    out.append("  issue: the instruction-issue bound (bench/results/dev-2core/issue_bound.md: CPU instruction "
+               "counts as a proxy)")
+    issue = issue_bounds()
+    out.append(f"  {'scene':<12}{'tag':<28}{'worlds':>7}{'B/env-step':>12}{'bound':>11}{'measured':>11}{'of bound':>10}"
+               f"{'issue':>11}")
     for name, r in rows:
         if not r["backend"].startswith("cuda") or "state_bytes_per_world" not in r:
             continue
@@ -51,8 +70,9 @@ def roofline(rows, machine_lines):
             goal = " goal met" if frac >= 0.3 else " under 30 %"
             if scene == "box_push":
                 goal += ", >= 1e8" if r["env_steps_per_s"] >= 1e8 else ", < 1e8"
+        issue_text = f"{issue[scene]:.3g}" if scene in issue else "-"
         out.append(f"  {scene:<12}{tag:<28}{r['worlds']:>7}{cur:>12,}{bound:>11.3g}{r['env_steps_per_s']:>11.3g}"
-                   f"{100 * frac:>9.1f}%{goal}")
+                   f"{100 * frac:>9.1f}%{issue_text:>11}{goal}")
     return out
 
 

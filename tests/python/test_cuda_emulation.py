@@ -104,6 +104,10 @@ def test_gpu_summary_puts_each_cuda_row_against_its_roofline(tmp_path, gpu, band
         assert float(line[4]) == pytest.approx(bandwidth / modelled, rel=5e-3)  # printed to 3 digits
         assert float(line[6].rstrip("%")) == pytest.approx(100 * r["env_steps_per_s"] / (bandwidth / modelled),
                                                            rel=0.05, abs=0.06)
+        # the issue bound: the committed instruction count's (bench/issue_bound.py)
+        with open(os.path.join(REPO, "bench", "results", "dev-2core", "issue_bound.jsonl")) as f:
+            counted = next(json.loads(l) for l in f if '"name": "box_push"' in l)
+        assert float(line[7]) == pytest.approx(132 * 4 * 32 * 1.98e9 / counted["instructions"], rel=5e-3)
 
 
 def test_gpu_summary_shows_where_a_failed_smoke_run_died(tmp_path):
