@@ -107,6 +107,13 @@ class Backend {
   virtual const char* StepBlockMemory() const { return "thread"; }
   // Buffers for a sweep shaped by `shape` (its scalars and models; its pointers are ignored).
   virtual std::unique_ptr<SweepBuffers> MakeSweepBuffers(const SweepStepArgs& shape) = 0;
+  // The scratch probe (the CPU backend's Step only; others throw std::runtime_error): with it on,
+  // each world's control step starts on a step block filled with a marker byte, and the bytes of
+  // each Step-lifetime array that differ from it afterwards are counted: what a step writes of
+  // its block (kernels/workspace.h). ScratchWritten: per WorkspaceArray, the mean bytes written
+  // per world control step since the probe was turned on (0 for World-lifetime arrays).
+  virtual void SetScratchProbe(bool on);
+  virtual std::vector<double> ScratchWritten() const;
 };
 
 std::unique_ptr<Backend> MakeCpuBackend(const StateView& host_state, int nworld, int threads);

@@ -1,6 +1,7 @@
 // CPU backend: the kernels' world functions over a static partition of the worlds.
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #if defined(__x86_64__)
 #include <x86intrin.h>
 #endif
@@ -92,6 +93,21 @@ class CpuBackend : public Backend {
     }
     const int64_t stride = zeros.empty() ? step_stride : 0;
     WithStepVariant(variant_, [&](auto features) {
+      if (!probe_.empty()) {  // its own loop: the stepping loop below stays as it is
+        pool_.ParallelFor(nworld_, [&](int begin, int end, int t) {
+          Workspace* ws = &scratch_[t].ws;
+          char* block = step_blocks_.data() + t * layout_.step_bytes;
+          for (int w = begin; w < end; ++w) {
+            BindWorldBlock(ws, w);
+            for (int k = 0; k < nsteps; ++k) {
+              std::memset(block, kProbeMarker, static_cast<size_t>(layout_.step_bytes));
+              ControlStep<features.value>(model_, state_, w, ws, actions + k * stride + static_cast<int64_t>(w) * nact);
+              CountWritten(block, &probe_[t]);
+            }
+          }
+        });
+        return;
+      }
       pool_.ParallelFor(nworld_, [&](int begin, int end, int t) {
         Workspace* ws = &scratch_[t].ws;
         for (int w = begin; w < end; ++w) {
@@ -103,6 +119,21 @@ class CpuBackend : public Backend {
         }
       });
     });
+  }
+
+  void SetScratchProbe(bool on) override {
+    probe_.clear();
+    if (on) probe_.assign(scratch_.size(), std::vector<double>(kNumWorkspaceArrays + 1, 0.0));
+  }
+  std::vector<double> ScratchWritten() const override {
+    std::vector<double> out(kNumWorkspaceArrays, 0.0);
+    double samples = 0;
+    for (const std::vector<double>& t : probe_) {
+      for (int a = 0; a < kNumWorkspaceArrays; ++a) out[a] += t[a];
+      samples += t[kNumWorkspaceArrays];
+    }
+    for (double& v : out) v = samples > 0 ? v / samples : 0.0;
+    return out;
   }
   // Last step's contacts of world w (read to warm-start its next step) sit contact_capacity apart per
   // world, a stride the hardware prefetcher does not follow: fetch the first few lines while the
@@ -191,6 +222,30 @@ class CpuBackend : public Backend {
     }
     return true;
   }
+  // the scratch probe's marker, and its count of one step: per Step-lifetime array, the bytes from
+  // its offset to the next array's (its padding included) that no longer hold the marker
+  static constexpr int kProbeMarker = 0xA5;
+  void CountWritten(const char* block, std::vector<double>* sums) const {
+    static constexpr bool kStepLife[] = {
+#define S2R_STEP_LIFE(name, type, elements, lifetime, description) \
+  WorkspaceLifetime::k##lifetime == WorkspaceLifetime::kStep,
+        S2R_WORKSPACE_ARRAYS(S2R_STEP_LIFE)
+#undef S2R_STEP_LIFE
+    };
+    for (int a = 0; a < kNumWorkspaceArrays; ++a) {
+      if (!kStepLife[a] || layout_.count[a] == 0) continue;
+      int64_t end = layout_.step_bytes;
+      for (int b = 0; b < kNumWorkspaceArrays; ++b) {
+        if (kStepLife[b] && layout_.count[b] > 0 && layout_.offset[b] > layout_.offset[a]) {
+          end = std::min(end, layout_.offset[b]);
+        }
+      }
+      int64_t n = 0;
+      for (int64_t i = layout_.offset[a]; i < end; ++i) n += static_cast<unsigned char>(block[i]) != kProbeMarker;
+      (*sums)[a] += double(n);
+    }
+    (*sums)[kNumWorkspaceArrays] += 1;  // world control steps
+  }
   // the World-lifetime arrays of world w (kernels/workspace.h)
   char* WorldBlock(int w) { return world_blocks_.data() + static_cast<size_t>(w) * layout_.world_bytes; }
   void BindWorldBlock(Workspace* ws, int w) {
@@ -215,6 +270,8 @@ class CpuBackend : public Backend {
   bool allocated_ = false;
   LineVector<char> step_blocks_;   // (threads, step_bytes)
   LineVector<char> world_blocks_;  // (nworld, world_bytes)
+  // per thread, while the scratch probe is on: bytes written per array, then the steps counted
+  std::vector<std::vector<double>> probe_;
   // per thread: its step block bound, the world arrays rebound per world; a cache line each, as
   // the world arrays' pointers are written for every world
   struct alignas(kCacheLine) ThreadWorkspace {

@@ -35,6 +35,7 @@ struct BenchArgs {
   int repeats = 3;
   int steps_per_launch = 1;
   bool json = false;
+  bool scratch_probe = false;
 };
 
 void ScriptedActions(const Model& m, int nworld, long step, std::vector<Real>* out) {
@@ -66,6 +67,10 @@ void RunBench(const BenchArgs& args) {
   Engine engine(LoadScene(args.scene), options);
   const Model& m = engine.model();
   bool host_state = options.backend == BackendKind::kCpu;
+  if (args.scratch_probe) {
+    if (options.backend != BackendKind::kCpu) throw std::runtime_error("--scratch-probe runs on --backend cpu only");
+    engine.SetScratchProbe(true);
+  }
 
   // the action script is precomputed so building it is not timed: (control_steps + 1, worlds,
   // nactuator), step-major, as Engine::StepMany reads it
@@ -168,6 +173,16 @@ void RunBench(const BenchArgs& args) {
     j["staged_state_bytes"] = WorldStateBytes(StateDims(engine.view(), 1)) + int64_t(sizeof(SweepWorld));
     j["sweep_record_bytes"] = int64_t(sizeof(SweepWorld));  // a sweep world's episode record (kernels/sweep_step.h)
   }
+  if (args.scratch_probe) {  // the mean bytes of each step array a world's control step wrote
+    nlohmann::json written = nlohmann::json::object();
+    double total = 0;
+    for (const auto& [name, bytes] : engine.ScratchWritten()) {
+      written[name] = bytes;
+      total += bytes;
+    }
+    j["scratch_written_bytes"] = written;
+    j["scratch_written_total"] = total;
+  }
   j["state_hash"] = hash;
   j["precision"] = sizeof(Real) == 4 ? "float32" : "float64";
   if (args.json) {
@@ -195,6 +210,9 @@ void AddBenchCommand(CLI::App* app) {
                   "launch, the state staged once; on the CPU a world's steps in a row)")
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "print one JSON object");
+  cmd->add_flag("--scratch-probe", args->scratch_probe,
+                "CPU: start each world's control step on a step block of marker bytes and report the bytes of "
+                "each step array it wrote (scratch_written_bytes; slower)");
   cmd->callback([args] { RunBench(*args); });
 }
 

@@ -8,6 +8,7 @@
 
 #include "host/backend.h"
 #include "host/scene/fields.h"
+#include "kernels/workspace.h"
 
 namespace s2r {
 namespace {
@@ -87,6 +88,34 @@ template <>
 std::vector<std::vector<int32_t>>& Engine::Overrides<int32_t>() { return int_overrides_; }
 
 const char* Engine::StepBlockMemory() const { return backend_->StepBlockMemory(); }
+
+void Backend::SetScratchProbe(bool) { throw std::runtime_error("the scratch probe runs on the CPU backend only"); }
+std::vector<double> Backend::ScratchWritten() const {
+  throw std::runtime_error("the scratch probe runs on the CPU backend only");
+}
+
+void Engine::SetScratchProbe(bool on) { backend_->SetScratchProbe(on); }
+
+std::vector<std::pair<std::string, double>> Engine::ScratchWritten() const {
+  static const char* const kNames[] = {
+#define S2R_WORKSPACE_NAME(name, type, elements, lifetime, description) #name,
+      S2R_WORKSPACE_ARRAYS(S2R_WORKSPACE_NAME)
+#undef S2R_WORKSPACE_NAME
+  };
+  static constexpr bool kStepLife[] = {
+#define S2R_WORKSPACE_STEP(name, type, elements, lifetime, description) \
+  WorkspaceLifetime::k##lifetime == WorkspaceLifetime::kStep,
+      S2R_WORKSPACE_ARRAYS(S2R_WORKSPACE_STEP)
+#undef S2R_WORKSPACE_STEP
+  };
+  const std::vector<double> written = backend_->ScratchWritten();
+  const WorkspaceLayout layout = ComputeWorkspaceLayout(view());
+  std::vector<std::pair<std::string, double>> out;
+  for (int a = 0; a < kNumWorkspaceArrays; ++a) {
+    if (kStepLife[a] && layout.count[a] > 0) out.emplace_back(kNames[a], written[a]);
+  }
+  return out;
+}
 
 int64_t Engine::BytesPerWorld() const {
   int64_t bytes = 0;

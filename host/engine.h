@@ -77,6 +77,12 @@ class Engine {
   int64_t BytesPerWorld() const;
   // where the stepping backend keeps a world's step scratch (Backend::StepBlockMemory)
   const char* StepBlockMemory() const;
+  // The scratch probe (CPU backend; Backend::SetScratchProbe): while on, each world's control step
+  // starts on a step block of marker bytes. ScratchWritten: (array name, mean bytes of it written
+  // per world control step) for each Step-lifetime array the model gives elements.
+  // Throws std::runtime_error on other backends.
+  void SetScratchProbe(bool on);
+  std::vector<std::pair<std::string, double>> ScratchWritten() const;
 
   // every per-world parameter field and its size
   std::vector<ParamInfo> Params() const;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "host/scene/scene_source.h"
+#include "kernels/workspace.h"
 #include "tests/host/test_scenes.h"
 
 namespace s2r {
@@ -132,6 +133,57 @@ TEST(Determinism, WorldResultDoesNotDependOnBatchSize) {
   for (int b = 1; b < m.nbody(); ++b) {
     for (int i = 0; i < 3; ++i) EXPECT_EQ(Sample(big, 3, b).pos[i], Sample(one, 0, b).pos[i]);
   }
+}
+
+// A step reads nothing of its step block that it did not write first (kernels/workspace.h: Step
+// lifetime, "written and read within one step"): the CPU backend reuses one block per thread for
+// all its worlds, and CUDA gives each world its own, so a stale read would make results depend on
+// the backend and on which world a thread stepped before. With the scratch probe each world's
+// control step starts on a block of marker bytes; the state must come out bit for bit the same,
+// in every step variant: slide trees (box_push, pick_lift, peg_insert, stack5), articulated trees
+// with contacts (arm7, panda_pick), convex meshes (the Menagerie Panda) and maximal-coordinate
+// joints (hinge_chain without reduced slide trees: the lock blocks).
+TEST(Determinism, AStepWritesItsScratchBeforeReadingIt) {
+  const std::string test_scenes = std::string(S2R_SOURCE_DIR) + "/configs/scenes/test/";
+  struct Case {
+    std::string name;
+    Model model;
+  };
+  std::vector<Case> cases;
+  for (const char* scene : {"builtin:box_push", "builtin:pick_lift", "builtin:peg_insert", "builtin:stack5",
+                            "builtin:panda_pick", "builtin:franka_emika_panda/scene_mjx"}) {
+    cases.push_back({scene, LoadScene(scene)});
+  }
+  cases.push_back({"arm7", LoadScene(test_scenes + "arm7.xml")});
+  cases.push_back({"hinge_chain, maximal", test_util::WithSlideTrees(LoadScene(test_scenes + "hinge_chain.xml"), false)});
+  for (const Case& c : cases) {
+    EngineOptions opt;
+    opt.nworld = 3;
+    opt.threads = 1;  // one block for the three worlds: world 1 starts on world 0's leftovers
+    Engine plain(c.model, opt), probed(c.model, opt);
+    probed.SetScratchProbe(true);
+    for (int k = 0; k < 20; ++k) {
+      std::vector<Real> a = Actions(c.model, opt.nworld, k);
+      plain.Step(a.data());
+      probed.Step(a.data());
+    }
+    plain.Download();
+    probed.Download();
+    EXPECT_EQ(Hex(plain.StateHash()), Hex(probed.StateHash())) << c.name;
+    double total = 0;
+    const WorkspaceLayout layout = ComputeWorkspaceLayout(probed.view());
+    for (const auto& [array, bytes] : probed.ScratchWritten()) {
+      EXPECT_GE(bytes, 0.0) << c.name << " " << array;
+      total += bytes;
+    }
+    EXPECT_GT(total, 0.0) << c.name;
+    EXPECT_LE(total, double(layout.step_bytes)) << c.name;
+  }
+  // the probe is the CPU backend's
+  EngineOptions emulated;
+  emulated.backend = BackendKind::kCudaEmulation;
+  Engine e(LoadScene("builtin:box_push"), emulated);
+  EXPECT_THROW(e.SetScratchProbe(true), std::runtime_error);
 }
 
 // A world reset alone starts over exactly as a fresh engine does, whatever it ran before (a
