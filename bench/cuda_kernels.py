@@ -166,6 +166,13 @@ def scene_sizes(s2r, scene):
     return json.loads(out)
 
 
+def local_room(budgets):
+    """Step variant -> bytes of local memory its step kernel reserves for the step block (the
+    budgets file's local_step_block of each ControlStepKernel<variant>): step_block_place's `room`."""
+    return {name[name.index("<") + 1:-1]: b.get("local_step_block", 0) for name, b in budgets.items()
+            if name.startswith("ControlStepKernel<")}
+
+
 def step_block_place(j, room):
     """Where the CUDA backend keeps the scene's step block (cuda/backend_cuda.cu
     StepBlockInLocalMemory, StateInLocalMemory): 'local+state+world', 'local+state', 'local' or
@@ -487,8 +494,7 @@ def write_report(a, kernels, budgets):
                   "step block | compulsory (B/env-step) | bound (env-steps/s) | as built (B/env-step) | "
                   "bound as built (env-steps/s) | as built, 4 steps per launch (B/env-step) | bound (env-steps/s) |",
                   "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
-        room = {name[name.index("<") + 1:-1]: b.get("local_step_block", 0) for name, b in budgets.items()
-                if name.startswith("ControlStepKernel<")}
+        room = local_room(budgets)
         for scene in ("box_push", "pick_lift", "stack5"):
             j = scene_sizes(a.s2r, scene)
             where = step_block_place(j, room)

@@ -30,7 +30,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cuda_kernels import (HBM_BYTES_PER_S, parse_budgets, scene_sizes, step_block_place, sweep_row_bytes,  # noqa: E402
+from cuda_kernels import (HBM_BYTES_PER_S, local_room, parse_budgets, scene_sizes, step_block_place,  # noqa: E402
+                          sweep_row_bytes,
                           sweep_traffic, traffic_model)
 
 ISSUE_PER_S = 132 * 4 * 32 * 1.98e9  # thread-instructions per second, H100 / H200 SXM
@@ -94,9 +95,7 @@ def main():
     ap.add_argument("--report", help="markdown report (stdout without it)")
     ap.add_argument("--jsonl", help="raw rows")
     a = ap.parse_args()
-    budgets = parse_budgets(a.budgets)
-    room = {name[name.index("<") + 1:-1]: b.get("local_step_block", 0) for name, b in budgets.items()
-            if name.startswith("ControlStepKernel<")}
+    room = local_room(parse_budgets(a.budgets))
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for scene in SCENES:

@@ -32,7 +32,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cuda_kernels import HBM_BYTES_PER_S, parse_budgets, step_block_place, traffic_model  # noqa: E402
+from cuda_kernels import HBM_BYTES_PER_S, local_room, parse_budgets, step_block_place, traffic_model  # noqa: E402
 
 SCENES = ("box_push", "pick_lift", "stack5")
 WORLDS, CONTROL_STEPS = 64, 50
@@ -76,9 +76,7 @@ def main():
     ap.add_argument("--report", help="markdown report (stdout without it)")
     ap.add_argument("--jsonl", help="raw rows")
     a = ap.parse_args()
-    budgets = parse_budgets(a.budgets)
-    room = {name[name.index("<") + 1:-1]: b.get("local_step_block", 0) for name, b in budgets.items()
-            if name.startswith("ControlStepKernel<")}
+    room = local_room(parse_budgets(a.budgets))
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for scene in SCENES:
