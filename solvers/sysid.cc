@@ -912,6 +912,104 @@ void RunStart(const SysidConfig& c, const SysidOptions& o, Clock::time_point t0,
   run->rollouts = train.count();
 }
 
+// Starts 2 .. c.starts of a multi-start, after the first (the configured initial values, fitted on
+// `fit`): from points of the Halton sequence over the bounds, or from a scan's lowest. Where one
+// ends lower than the fit so far, x and fit's rates move to its optimum and `result` takes its
+// cost, iterations and termination. Every start is listed in result->starts. Returns the window
+// rollouts the starts ran on their own engines.
+int64_t OtherStarts(const SysidConfig& c, const SysidOptions& o, Clock::time_point t0, Rollouts* train, Shooting* fit,
+                    std::vector<double>* x, SysidResult* result) {
+  const Coordinates coords{&c};
+  const int p = coords.size();
+  int64_t rollouts = 0;
+  auto halton = [&](int i) {
+    std::vector<double> xi(p);
+    for (int k = 0; k < p; ++k) xi[k] = coords.Lo(k) + RadicalInverse(i, NthPrime(k)) * (coords.Hi(k) - coords.Lo(k));
+    return xi;
+  };
+  std::vector<std::vector<double>> others;  // where starts 2 .. N begin
+  std::vector<double> scanned;              // and their costs in the scan
+  if (c.scan > 0 && c.starts > 1) {
+    // the cost at scan points 1 .. K of the sequence, one batched rollout, start states as
+    // recorded; the N - 1 lowest are the starts
+    std::vector<Probe> probes;
+    for (int i = 1; i <= c.scan; ++i) probes.push_back({fit->Natural(halton(i)), nullptr});
+    std::vector<std::pair<double, int>> ranked;
+    constexpr int kBatch = 256;  // scan points per batched rollout
+    for (int b0 = 0; b0 < c.scan; b0 += kBatch) {
+      const std::vector<Probe> batch(probes.begin() + b0, probes.begin() + std::min(c.scan, b0 + kBatch));
+      std::vector<std::vector<std::vector<double>>> out;
+      std::vector<std::vector<char>> ok;
+      train->Run(batch, &out, &ok);
+      for (size_t i = 0; i < batch.size(); ++i) {
+        ranked.push_back({ScanCost(c, *train, batch[i].natural, out[i], ok[i]), b0 + static_cast<int>(i) + 1});
+      }
+    }
+    std::stable_sort(ranked.begin(), ranked.end());
+    for (int j = 1; j < c.starts && j <= c.scan; ++j) {
+      others.push_back(halton(ranked[j - 1].second));
+      scanned.push_back(ranked[j - 1].first);
+    }
+    if (o.progress) {
+      std::fprintf(stderr, "sysid: scanned %d points, the lowest cost %.6e at %s\n", c.scan, ranked[0].first,
+                   StartText(c, probes[ranked[0].second - 1].natural).c_str());
+    }
+  } else {
+    for (int j = 1; j < c.starts; ++j) others.push_back(halton(j));
+  }
+  // Starts 2 .. N, side by side on the CPU backend (each on its own engines, the threads shared
+  // out; a start's result does not depend on how many threads step its windows), one after
+  // another on CUDA. Ties go to the earlier start, as one after another.
+  std::vector<StartRun> runs(others.size());
+    if (!runs.empty()) {
+    const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int side_by_side = o.backend == BackendKind::kCpu ? std::min<int>(threads, runs.size()) : 1;
+    SysidOptions each = o;
+    each.threads = std::max(1, threads / side_by_side);
+    std::atomic<int> next{0};
+    std::vector<std::exception_ptr> errors(side_by_side);
+    auto work = [&](int t) {
+      try {
+        for (int j = next++; j < static_cast<int>(runs.size()); j = next++) {
+          StartRun& run = runs[j];
+          run.x = others[j];
+          run.start = {{}, {}, kNaN, kNaN, scanned.empty() ? kNaN : scanned[j], 0, "", false};
+          if (o.progress) {
+            std::fprintf(stderr, "sysid: start %d of %d from %s\n", j + 2, static_cast<int>(runs.size()) + 1,
+                         StartText(c, fit->Natural(run.x)).c_str());
+          }
+          RunStart(c, each, t0, j + 2, &run);
+        }
+      } catch (...) {
+        errors[t] = std::current_exception();
+      }
+    };
+    std::vector<std::thread> pool;
+    for (int t = 1; t < side_by_side; ++t) pool.emplace_back(work, t);
+    work(0);
+    for (std::thread& th : pool) th.join();
+    for (const std::exception_ptr& e : errors) {
+      if (e) std::rethrow_exception(e);
+    }
+  }
+  for (StartRun& run : runs) {
+    rollouts += run.rollouts;
+    if (std::isfinite(run.start.final_cost) && run.start.final_cost < result->final_cost) {
+      for (SysidStart& other : result->starts) other.chosen = false;
+      run.start.chosen = true;
+      // the reported fit continues from this start's optimum (the problem's blocks stay in place)
+      std::copy(run.x.begin(), run.x.end(), x->begin());
+      std::copy(run.rates.begin(), run.rates.end(), fit->rates().begin());
+      fit->Invalidate();
+      result->iterations = run.start.iterations;
+      result->termination = run.start.termination;
+      result->final_cost = run.start.final_cost;
+    }
+    result->starts.push_back(run.start);
+  }
+  return rollouts;
+}
+
 SysidResult RunSysid(const SysidConfig& c, const SysidOptions& o) {
   const Clock::time_point t0 = Clock::now();
   SysidResult result;
@@ -952,92 +1050,7 @@ SysidResult RunSysid(const SysidConfig& c, const SysidOptions& o) {
                            result.iterations, summary.message, true});
 
   // --- solver.starts: more local fits, from points spread over the bounds; the lowest cost wins ---
-  auto halton = [&](int i) {
-    std::vector<double> xi(p);
-    for (int k = 0; k < p; ++k) xi[k] = coords.Lo(k) + RadicalInverse(i, NthPrime(k)) * (coords.Hi(k) - coords.Lo(k));
-    return xi;
-  };
-  std::vector<std::vector<double>> others;  // where starts 2 .. N begin
-  std::vector<double> scanned;              // and their costs in the scan
-  if (c.scan > 0 && c.starts > 1) {
-    // the cost at scan points 1 .. K of the sequence, one batched rollout, start states as
-    // recorded; the N - 1 lowest are the starts
-    std::vector<Probe> probes;
-    for (int i = 1; i <= c.scan; ++i) probes.push_back({fit.Natural(halton(i)), nullptr});
-    std::vector<std::pair<double, int>> ranked;
-    constexpr int kBatch = 256;  // scan points per batched rollout
-    for (int b0 = 0; b0 < c.scan; b0 += kBatch) {
-      const std::vector<Probe> batch(probes.begin() + b0, probes.begin() + std::min(c.scan, b0 + kBatch));
-      std::vector<std::vector<std::vector<double>>> out;
-      std::vector<std::vector<char>> ok;
-      train.Run(batch, &out, &ok);
-      for (size_t i = 0; i < batch.size(); ++i) {
-        ranked.push_back({ScanCost(c, train, batch[i].natural, out[i], ok[i]), b0 + static_cast<int>(i) + 1});
-      }
-    }
-    std::stable_sort(ranked.begin(), ranked.end());
-    for (int j = 1; j < c.starts && j <= c.scan; ++j) {
-      others.push_back(halton(ranked[j - 1].second));
-      scanned.push_back(ranked[j - 1].first);
-    }
-    if (o.progress) {
-      std::fprintf(stderr, "sysid: scanned %d points, the lowest cost %.6e at %s\n", c.scan, ranked[0].first,
-                   StartText(c, probes[ranked[0].second - 1].natural).c_str());
-    }
-  } else {
-    for (int j = 1; j < c.starts; ++j) others.push_back(halton(j));
-  }
-  // Starts 2 .. N, side by side on the CPU backend (each on its own engines, the threads shared
-  // out; a start's result does not depend on how many threads step its windows), one after
-  // another on CUDA. Ties go to the earlier start, as one after another.
-  std::vector<StartRun> runs(others.size());
-  int64_t extra_rollouts = 0;
-  if (!runs.empty()) {
-    const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    const int side_by_side = o.backend == BackendKind::kCpu ? std::min<int>(threads, runs.size()) : 1;
-    SysidOptions each = o;
-    each.threads = std::max(1, threads / side_by_side);
-    std::atomic<int> next{0};
-    std::vector<std::exception_ptr> errors(side_by_side);
-    auto work = [&](int t) {
-      try {
-        for (int j = next++; j < static_cast<int>(runs.size()); j = next++) {
-          StartRun& run = runs[j];
-          run.x = others[j];
-          run.start = {{}, {}, kNaN, kNaN, scanned.empty() ? kNaN : scanned[j], 0, "", false};
-          if (o.progress) {
-            std::fprintf(stderr, "sysid: start %d of %d from %s\n", j + 2, static_cast<int>(runs.size()) + 1,
-                         StartText(c, fit.Natural(run.x)).c_str());
-          }
-          RunStart(c, each, t0, j + 2, &run);
-        }
-      } catch (...) {
-        errors[t] = std::current_exception();
-      }
-    };
-    std::vector<std::thread> pool;
-    for (int t = 1; t < side_by_side; ++t) pool.emplace_back(work, t);
-    work(0);
-    for (std::thread& th : pool) th.join();
-    for (const std::exception_ptr& e : errors) {
-      if (e) std::rethrow_exception(e);
-    }
-  }
-  for (StartRun& run : runs) {
-    extra_rollouts += run.rollouts;
-    if (std::isfinite(run.start.final_cost) && run.start.final_cost < result.final_cost) {
-      for (SysidStart& other : result.starts) other.chosen = false;
-      run.start.chosen = true;
-      // the reported fit continues from this start's optimum (the problem's blocks stay in place)
-      std::copy(run.x.begin(), run.x.end(), x.begin());
-      std::copy(run.rates.begin(), run.rates.end(), fit.rates().begin());
-      fit.Invalidate();
-      result.iterations = run.start.iterations;
-      result.termination = run.start.termination;
-      result.final_cost = run.start.final_cost;
-    }
-    result.starts.push_back(run.start);
-  }
+  const int64_t extra_rollouts = OtherStarts(c, o, t0, &train, &fit, &x, &result);
   if (o.progress && c.starts > 1) {
     for (size_t j = 0; j < result.starts.size(); ++j) {
       if (result.starts[j].chosen) std::fprintf(stderr, "sysid: the fit is start %zu's, cost %.6e\n", j + 1, result.final_cost);
