@@ -41,16 +41,38 @@ struct BodyVelocity {
   int32_t reduced;  // >= 0 for a body of any reduced tree (slide or articulated): one test per row
   int32_t tree;     // rank in the articulated trees, -1
 };
+
+// Fixed to the world: no impulse moves it, and its velocity and its motion since the step began
+// stay exactly zero (LoadSolverBody zeroes them, IntegratePosition skips it, and an impulse adds
+// inv_mass p = 0). The solver does not read them: a floor's share of a contact's loads is its
+// flags only (Moves).
+S2R_HD bool IsStatic(const SolverBody& b) { return b.inv_mass == Real(0) && b.reduced < 0 && b.tree < 0; }
+S2R_HD bool Moves(const SolverBody& b) { return !IsStatic(b); }
+S2R_HD bool Moves(const BodyVelocity& b) { return b.inv_mass != Real(0) || b.reduced >= 0; }
+// Turns: a free body or one of an articulated tree. A slide tree's bodies never spin (their
+// angular velocity is set to zero each step, solver_reduced.h), so neither do their rows'
+// angular parts get read.
+S2R_HD bool Turns(const BodyVelocity& b) { return b.inv_mass != Real(0) || b.tree >= 0; }
+S2R_HD bool Turns(const SolverBody& b) { return b.inv_mass != Real(0) || b.tree >= 0; }
+
 S2R_HD BodyVelocity LoadVelocity(const SolverBody& b) {
-  return BodyVelocity{b.v, b.w, b.inv_mass, b.tree >= 0 ? b.tree : b.reduced, b.tree};
+  BodyVelocity bv{Vec3{0, 0, 0}, Vec3{0, 0, 0}, b.inv_mass, b.tree >= 0 ? b.tree : b.reduced, b.tree};
+  if (Moves(bv)) {
+    bv.v = b.v;
+    bv.w = b.w;
+  }
+  return bv;
 }
+// (a static body's velocity is not written back: it is zero, and stays so)
 S2R_HD void StoreVelocity(const BodyVelocity& bv, SolverBody* b) {
+  if (!Moves(bv)) return;
   b->v = bv.v;
   b->w = bv.w;
 }
 
-// fixed to the world: no impulse moves it
-S2R_HD bool IsStatic(const SolverBody& b) { return b.inv_mass == Real(0) && b.reduced < 0 && b.tree < 0; }
+// the world-frame inverse inertia, not read where it is zero (a body of no inverse mass: static,
+// or moved through its tree)
+S2R_HD Mat3 InverseInertia(const SolverBody& b) { return b.inv_mass != Real(0) ? b.inv_inertia : Mat3{}; }
 
 // world-frame inverse inertia R diag(1/I) R^T for the body's current orientation
 S2R_HD void UpdateInverseInertia(SolverBody* b) {
@@ -77,7 +99,7 @@ S2R_HD void LoadSolverBody(const ModelView& m, const StateView& s, int world, in
   // a reduced body moves only through its tree (solver_reduced.h, solver_tree.h)
   b->inv_mass = moving && b->reduced < 0 && b->tree < 0 ? Real(1) / m.body_mass.At(world)[body] : Real(0);
   b->inv_inertia = Mat3{};
-  if (!moving) {
+  if (!moving || IsStatic(*b)) {
     b->v = Vec3{0, 0, 0};
     b->w = Vec3{0, 0, 0};
   }

@@ -51,8 +51,8 @@ S2R_HD ContactRow MakeContactRow(const ReducedSet& red, const SolverBody& a, Vec
   ContactRow r;
   r.ang_a = Cross(ra, d);
   r.ang_b = Cross(rb, d);
-  r.dw_a = a.inv_inertia * r.ang_a;
-  r.dw_b = b.inv_inertia * r.ang_b;
+  r.dw_a = InverseInertia(a) * r.ang_a;
+  r.dw_b = InverseInertia(b) * r.ang_b;
   if (a.reduced >= 0) {
     r.dv_a = ReducedResponse(red, a.reduced, a.reduced, -d);
     if (b.reduced >= 0) r.dv_a += ReducedResponse(red, a.reduced, b.reduced, d);
@@ -101,8 +101,8 @@ S2R_HD ContactRow MakeAngularRow(const ReducedSet& red, const SolverBody& a, con
   ContactRow r;
   r.ang_a = d;
   r.ang_b = d;
-  r.dw_a = a.inv_inertia * d;
-  r.dw_b = b.inv_inertia * d;
+  r.dw_a = InverseInertia(a) * d;
+  r.dw_b = InverseInertia(b) * d;
   r.dv_a = Vec3{0, 0, 0};
   r.dv_b = Vec3{0, 0, 0};
   if (kTrees && (a.tree >= 0 || b.tree >= 0)) {
@@ -124,20 +124,25 @@ S2R_HD ContactRow MakeAngularRow(const ReducedSet& red, const SolverBody& a, con
 
 // Relative velocity of B against A along direction d of a linear row (Body: SolverBody or
 // BodyVelocity). The rows of a pair form one dependency chain through the bodies' velocities, so
-// the terms are summed as a tree, not left to right.
+// the terms are summed as a tree, not left to right. A static body's side of a row is not read
+// (Moves): its velocity is zero, and a floor contact loads half a row.
 template <typename Body>
 S2R_HD Real RowSpeed(const ContactRow& r, Vec3 d, const Body& a, const Body& b) {
-  return (Dot(d, b.v) + Dot(r.ang_b, b.w)) - (Dot(d, a.v) + Dot(r.ang_a, a.w));
+  const Real sb = Moves(b) ? Dot(d, b.v) + (Turns(b) ? Dot(r.ang_b, b.w) : Real(0)) : Real(0);
+  const Real sa = Moves(a) ? Dot(d, a.v) + (Turns(a) ? Dot(r.ang_a, a.w) : Real(0)) : Real(0);
+  return sb - sa;
 }
 // impulse p along d of a linear row: B gets +p, A gets -p. Tree bodies also record the linear
 // impulse in `tree` (FlushPairTreeImpulses moves the rest of their tree when the pair is done).
-template <bool kTrees = true, typename Body>
-S2R_HD void RowImpulse(const ContactRow& r, Vec3 d, Real p, Body* a, Body* b,
+// An ordinary body's linear response is its inverse mass along d, made here as MakeContactRow
+// made it rather than read from the row: only a tree body's needs the row's dv.
+template <bool kTrees = true>
+S2R_HD void RowImpulse(const ContactRow& r, Vec3 d, Real p, BodyVelocity* a, BodyVelocity* b,
                        PairTreeImpulses* tree) {
-  a->v += p * r.dv_a;
-  a->w -= p * r.dw_a;
-  b->v += p * r.dv_b;
-  b->w += p * r.dw_b;
+  if (Moves(*a)) a->v += p * (a->reduced >= 0 ? r.dv_a : -a->inv_mass * d);
+  if (Turns(*a)) a->w -= p * r.dw_a;
+  if (Moves(*b)) b->v += p * (b->reduced >= 0 ? r.dv_b : b->inv_mass * d);
+  if (Turns(*b)) b->w += p * r.dw_b;
   if (a->reduced >= 0) {  // (in a BodyVelocity: any tree body, LoadVelocity)
     tree->a -= p * d;
     if (kTrees && a->tree >= 0) tree->ta -= p * r.ang_a;
@@ -150,12 +155,14 @@ S2R_HD void RowImpulse(const ContactRow& r, Vec3 d, Real p, Body* a, Body* b,
 // relative angular velocity about an angular row, and an angular impulse along it
 template <typename Body>
 S2R_HD Real AngularRowSpeed(const ContactRow& r, const Body& a, const Body& b) {
-  return Dot(r.ang_b, b.w) - Dot(r.ang_a, a.w);
+  const Real sb = Turns(b) ? Dot(r.ang_b, b.w) : Real(0);
+  const Real sa = Turns(a) ? Dot(r.ang_a, a.w) : Real(0);
+  return sb - sa;
 }
 template <bool kTrees = true, typename Body>
 S2R_HD void AngularRowImpulse(const ContactRow& r, Real p, Body* a, Body* b, PairTreeImpulses* tree) {
-  a->w -= p * r.dw_a;
-  b->w += p * r.dw_b;
+  if (Turns(*a)) a->w -= p * r.dw_a;
+  if (Turns(*b)) b->w += p * r.dw_b;
   if (kTrees && a->tree >= 0) {
     a->v += p * r.dv_a;
     tree->ta -= p * r.ang_a;
@@ -178,9 +185,9 @@ S2R_HD BodyVelocity PairVelocity(const ReducedSet& red, const SolverBody& b) {
 template <bool kTrees = true>
 S2R_HD void EndPair(const ReducedSet& red, const BodyVelocity& va, const BodyVelocity& vb,
                     const PairTreeImpulses& tree, SolverBody* a, SolverBody* b) {
-  if (a->reduced < 0 && (!kTrees || a->tree < 0)) StoreVelocity(va, a);
-  if (b->reduced < 0 && (!kTrees || b->tree < 0)) StoreVelocity(vb, b);
-  FlushPairTreeImpulses<kTrees>(red, *a, *b, tree);
+  if (va.reduced < 0) StoreVelocity(va, a);
+  if (vb.reduced < 0) StoreVelocity(vb, b);
+  FlushPairTreeImpulses<kTrees>(red, va, vb, tree);
 }
 
 // one contact point: the normal row
@@ -325,6 +332,8 @@ S2R_HD void SolveManifoldNormals(const ReducedSet& red, const ContactManifold& m
                                  SolverBody* a, SolverBody* b, Softness soft, bool use_bias, Real inv_h,
                                  Real push_velocity, Real slop) {
   BodyVelocity va = PairVelocity<kTrees>(red, *a), vb = PairVelocity<kTrees>(red, *b);
+  // the bodies' motion since the step began, read once for the points (a static body has not
+  // moved: not read)
   PairTreeImpulses tree;
   for (int i = 0; i < mf.count; ++i) {
     const int k = use_bias ? i : mf.count - 1 - i;
@@ -332,8 +341,11 @@ S2R_HD void SolveManifoldNormals(const ReducedSet& red, const ContactManifold& m
     // current separation from the motion since the step began (rotation to first order):
     // n . (dx_b + dth_b x r_b - dx_a - dth_a x r_a), with (dth x r) . n = dth . (r x n), the row's
     // angular parts
-    Real s = Dot(c->normal, b->delta_pos - a->delta_pos) + Dot(c->row.ang_b, b->delta_angle) -
-             Dot(c->row.ang_a, a->delta_angle) + c->base_separation;
+    const Real turn_a = Turns(va) ? Dot(c->row.ang_a, a->delta_angle) : Real(0);
+    const Real turn_b = Turns(vb) ? Dot(c->row.ang_b, b->delta_angle) : Real(0);
+    const Vec3 zero{0, 0, 0};
+    const Vec3 moved = (Moves(vb) ? b->delta_pos : zero) - (Moves(va) ? a->delta_pos : zero);
+    Real s = Dot(c->normal, moved) + turn_b - turn_a + c->base_separation;
     // speculative when separated, soft when penetrating
     Real bias = Real(0), mass_scale = Real(1), impulse_scale = Real(0);
     if (s > Real(0)) {

@@ -159,10 +159,11 @@ struct PairTreeImpulses {
 
 // kTrees false: the model has no articulated tree (kernels/step_features.h)
 template <bool kTrees = true>
-S2R_HD void FlushPairTreeImpulses(const ReducedSet& red, const SolverBody& a, const SolverBody& b,
+S2R_HD void FlushPairTreeImpulses(const ReducedSet& red, const BodyVelocity& a, const BodyVelocity& b,
                                   const PairTreeImpulses& t) {
-  if (a.reduced >= 0) ReducedBodyImpulse(red, a.reduced, t.a);
-  if (b.reduced >= 0) ReducedBodyImpulse(red, b.reduced, t.b);
+  // (a BodyVelocity's `reduced` is its rank in either kind of tree: `tree` says which)
+  if (a.reduced >= 0 && a.tree < 0) ReducedBodyImpulse(red, a.reduced, t.a);
+  if (b.reduced >= 0 && b.tree < 0) ReducedBodyImpulse(red, b.reduced, t.b);
   if (kTrees && a.tree >= 0) TreeBodyImpulse(red.tree, a.tree, t.a, t.ta);
   if (kTrees && b.tree >= 0) TreeBodyImpulse(red.tree, b.tree, t.b, t.tb);
 }
