@@ -3,6 +3,10 @@
 
   local_traffic.py --s2r build/s2r --report bench/results/dev-2core/local_traffic.md [--jsonl ...]
 
+For the device's bytes build the binary with -DS2R_LEAN_READS (a CPU-only build: cmake
+-DS2R_CUDA=OFF -DCMAKE_CXX_FLAGS=-DS2R_LEAN_READS); a plain build counts the CPU's, which reads
+what the device's step skips (kLeanReads, kernels/solver_body.h).
+
 bench/cuda_kernels.py's traffic model counts sizes: the step block written and read once per
 physics step, the state and world block per launch. This script measures, on the CPU backend (one
 thread, the same kernels/ code the CUDA kernels run), for each bench scene:
@@ -89,6 +93,7 @@ def main():
                          "state_bytes": j["state_bytes_per_world"], "world_block_bytes": j["world_scratch_bytes"],
                          "physics_steps_per_control": j["physics_steps_per_control"], "substeps": j["substeps"],
                          "contacts_per_step": j["contacts_per_step"],
+                         "lean_reads": j.get("lean_reads", False),
                          "written_per_array": probe["scratch_written_bytes"],
                          "written": probe["scratch_written_total"],
                          "accessed": {k: {"read": r, "written": w} for k, (r, w) in accessed.items()},
@@ -103,7 +108,13 @@ def main():
              f"env-step and the H200 bound*). `s2r bench` at {WORLDS} worlds x {CONTROL_STEPS + 1} control steps, the "
              "bench's scripted actions; *accessed* from valgrind's DHAT (bytes read + written per env-step), "
              "*footprint* from `--scratch-probe` (bytes of the step block a control step writes). The scratch "
-             "probe's state hash equals the plain run's (checked: a step reads nothing it did not write).", "",
+             "probe's state hash equals the plain run's (checked: a step reads nothing it did not write).",
+             "",
+              ("The binary was built with `S2R_LEAN_READS`: its CPU step skips the loads the device's skips "
+              "(kLeanReads, kernels/solver_body.h), so these are the device's bytes."
+              if all(r["lean_reads"] for r in rows) else
+              "The binary is a plain CPU build: its step reads what the device's skips (kLeanReads, "
+              "kernels/solver_body.h); build with `-DS2R_LEAN_READS` to count the device's bytes."), "",
              "| scene | step block (B) | footprint (B) | accessed, step block (B/env-step) | per footprint byte | "
              "accessed, state (B/env-step) | accessed, world block (B/env-step) | sized model, as built "
              "(B/env-step, cuda_kernels.py) | bound, all accessed + staging (env-steps/s) | hot set per thread (B) | threads whose "

@@ -42,37 +42,53 @@ struct BodyVelocity {
   int32_t tree;     // rank in the articulated trees, -1
 };
 
-// Fixed to the world: no impulse moves it, and its velocity and its motion since the step began
+// fixed to the world: no impulse moves it, and its velocity and its motion since the step began
 // stay exactly zero (LoadSolverBody zeroes them, IntegratePosition skips it, and an impulse adds
-// inv_mass p = 0). The solver does not read them: a floor's share of a contact's loads is its
-// flags only (Moves).
+// inv_mass p = 0)
 S2R_HD bool IsStatic(const SolverBody& b) { return b.inv_mass == Real(0) && b.reduced < 0 && b.tree < 0; }
-S2R_HD bool Moves(const SolverBody& b) { return !IsStatic(b); }
-S2R_HD bool Moves(const BodyVelocity& b) { return b.inv_mass != Real(0) || b.reduced >= 0; }
-// Turns: a free body or one of an articulated tree. A slide tree's bodies never spin (their
-// angular velocity is set to zero each step, solver_reduced.h), so neither do their rows'
-// angular parts get read.
-S2R_HD bool Turns(const BodyVelocity& b) { return b.inv_mass != Real(0) || b.tree >= 0; }
-S2R_HD bool Turns(const SolverBody& b) { return b.inv_mass != Real(0) || b.tree >= 0; }
+
+// The device's step is bound by its bytes, the CPU's by its instructions (docs/gpu.md, *What a row
+// does not need to read*). On the device the contact solver skips the loads a body's kind makes
+// needless, at a branch or a multiply each: a static body's velocity, motion and inverse inertia
+// (zero), a slide tree body's spin (zero: solver_reduced.h sets it every step) and a free body's
+// linear response along a row (its inverse mass along the direction, made rather than read:
+// RowImpulse). On the CPU those branches and multiplies cost 7 % of throughput
+// (bench/results/dev-2core/stop38_lean_reads_ab.md), so it reads everything, as before. The same
+// bits either way. A CPU build with S2R_LEAN_READS defined runs the device's choice
+// (bench/local_traffic.py counts its bytes).
+#if defined(__CUDA_ARCH__) || defined(S2R_LEAN_READS)
+constexpr bool kLeanReads = true;
+#else
+constexpr bool kLeanReads = false;
+#endif
+
+// whether a pair's rows read a body's velocity (ReadsVelocity) and its spin (ReadsSpin): always
+// on the CPU; on the device not a static body's, nor a slide tree body's spin
+S2R_HD bool ReadsVelocity(const SolverBody& b) { return !kLeanReads || !IsStatic(b); }
+S2R_HD bool ReadsVelocity(const BodyVelocity& b) { return !kLeanReads || b.inv_mass != Real(0) || b.reduced >= 0; }
+S2R_HD bool ReadsSpin(const SolverBody& b) { return !kLeanReads || b.inv_mass != Real(0) || b.tree >= 0; }
+S2R_HD bool ReadsSpin(const BodyVelocity& b) { return !kLeanReads || b.inv_mass != Real(0) || b.tree >= 0; }
 
 S2R_HD BodyVelocity LoadVelocity(const SolverBody& b) {
   BodyVelocity bv{Vec3{0, 0, 0}, Vec3{0, 0, 0}, b.inv_mass, b.tree >= 0 ? b.tree : b.reduced, b.tree};
-  if (Moves(bv)) {
+  if (ReadsVelocity(bv)) {
     bv.v = b.v;
     bv.w = b.w;
   }
   return bv;
 }
-// (a static body's velocity is not written back: it is zero, and stays so)
+// (on the device a static body's velocity is not written back: it is zero, and stays so)
 S2R_HD void StoreVelocity(const BodyVelocity& bv, SolverBody* b) {
-  if (!Moves(bv)) return;
+  if (!ReadsVelocity(bv)) return;
   b->v = bv.v;
   b->w = bv.w;
 }
 
-// the world-frame inverse inertia, not read where it is zero (a body of no inverse mass: static,
-// or moved through its tree)
-S2R_HD Mat3 InverseInertia(const SolverBody& b) { return b.inv_mass != Real(0) ? b.inv_inertia : Mat3{}; }
+// the world-frame inverse inertia; on the device not read where it is zero (a body of no inverse
+// mass: static, or moved through its tree)
+S2R_HD Mat3 InverseInertia(const SolverBody& b) {
+  return !kLeanReads || b.inv_mass != Real(0) ? b.inv_inertia : Mat3{};
+}
 
 // world-frame inverse inertia R diag(1/I) R^T for the body's current orientation
 S2R_HD void UpdateInverseInertia(SolverBody* b) {
