@@ -4,6 +4,8 @@
   issue_bound.py --s2r build/s2r --budgets bench/cuda_kernel_budgets.txt \
                  --report bench/results/dev-2core/issue_bound.md [--jsonl ...]
 
+For the device's code path build the binary with -DS2R_LEAN_READS (as for bench/local_traffic.py).
+
 bench/cuda_kernels.py bounds the step kernels by HBM bandwidth over the bytes an env-step moves.
 This script bounds them by instruction issue: an SM90 GPU (H100 or H200 SXM: 132 SMs, four
 schedulers per SM each issuing one warp instruction per clock, 1.98 GHz boost) issues at most
@@ -102,6 +104,7 @@ def main():
             r = bench_row(a.s2r, scene, tmp)
             j = scene_sizes(a.s2r, scene)
             r["bytes_as_built"] = traffic_model(j, step_block_place(j, room))[1]
+            r["lean_reads"] = j.get("lean_reads", False)
             rows.append(r)
         for task in TASKS:
             r = sweep_row(a.s2r, task, tmp)
@@ -125,6 +128,11 @@ def main():
              "(H200's 4.8 TB/s over the bytes per env-step: bench rows ControlStepKernel at one control step "
              "per launch, sweep rows SweepStepKernel at 4 per pass, global and local memory together); the "
              "lower of the two bounds is the roofline's.", "",
+             ("The binary was built with `S2R_LEAN_READS`: its CPU step runs the device's code path (kLeanReads, "
+              "kernels/solver_body.h: fewer loads, more instructions)."
+              if all(r.get("lean_reads", True) for r in rows) else
+              "The binary is a plain CPU build: the device's step (kLeanReads, kernels/solver_body.h) skips some "
+              "of its loads at a few instructions each; build with `-DS2R_LEAN_READS` to count those."), "",
              "| run | scene or task | env-steps counted | instructions / env-step (physics) | "
              "instructions / env-step (all of the step) | issue bound (env-steps/s) | memory bound as built, "
              "H200 (env-steps/s) | bound by |",
