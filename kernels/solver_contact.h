@@ -345,7 +345,8 @@ S2R_HD void SolveManifoldNormals(const ReducedSet& red, const ContactManifold& m
     const Real turn_a = ReadsSpin(va) ? Dot(c->row.ang_a, a->delta_angle) : Real(0);
     const Real turn_b = ReadsSpin(vb) ? Dot(c->row.ang_b, b->delta_angle) : Real(0);
     const Vec3 zero{0, 0, 0};
-    const Vec3 moved = (ReadsVelocity(vb) ? b->delta_pos : zero) - (ReadsVelocity(va) ? a->delta_pos : zero);
+    const Vec3 moved_a = ReadsVelocity(va) ? a->delta_pos : zero;
+    const Vec3 moved = (ReadsVelocity(vb) ? b->delta_pos : zero) - moved_a;
     Real s = Dot(c->normal, moved) + turn_b - turn_a + c->base_separation;
     // speculative when separated, soft when penetrating
     Real bias = Real(0), mass_scale = Real(1), impulse_scale = Real(0);
