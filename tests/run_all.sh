@@ -10,6 +10,11 @@ jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
+# the CLI built with the device's code path on the CPU (S2R_LEAN_READS, kernels/solver_body.h):
+# tests/python/test_lean_reads.py checks it against build/s2r bit for bit
+cmake -S . -B build-lean -DCMAKE_BUILD_TYPE=Release -DS2R_CUDA=OFF -DS2R_BUILD_BENCH=OFF -DS2R_BUILD_TESTS=OFF \
+  -DCMAKE_CXX_FLAGS=-DS2R_LEAN_READS
+cmake --build build-lean --target s2r -j"$jobs"
 # the float64 reference build of the CPU engine passes the same suite (pinned hashes skip); it
 # runs the loads the device's step skips as the device does (S2R_LEAN_READS, kernels/solver_body.h),
 # so the suite covers that path without a GPU
@@ -51,7 +56,8 @@ fi
 bash tests/fuzz/run_fuzz.sh 20
 # pytest's temporary files in one folder of this run, removed when every test passed
 pytest_tmp=$(mktemp -d "${TMPDIR:-/tmp}/s2r_pytest.XXXXXX")
-S2R_BIN="$PWD/build/s2r" .venv/bin/python -m pytest tests/python -q --basetemp="$pytest_tmp" -p no:cacheprovider
+S2R_BIN="$PWD/build/s2r" S2R_LEAN_BIN="$PWD/build-lean/s2r" \
+  .venv/bin/python -m pytest tests/python -q --basetemp="$pytest_tmp" -p no:cacheprovider
 rm -rf "$pytest_tmp"
 # the same tests with the sanitized CLI: its bad-input paths (configs, scenes, CSV logs, stores)
 # run under AddressSanitizer and UBSan; a test may expect the exit code a report gives, so the
