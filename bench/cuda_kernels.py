@@ -173,6 +173,18 @@ def local_room(budgets):
             if name.startswith("ControlStepKernel<")}
 
 
+def measure_args(doc):
+    """The command line of the scripts that measure a CPU build's step (issue_bound.py,
+    local_traffic.py): --s2r, --budgets, --report, --jsonl; returns the arguments and local_room."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--s2r", required=True)
+    ap.add_argument("--budgets", required=True, help="bench/cuda_kernel_budgets.txt (where each scene's step block goes)")
+    ap.add_argument("--report", help="markdown report (stdout without it)")
+    ap.add_argument("--jsonl", help="raw rows")
+    a = ap.parse_args()
+    return a, local_room(parse_budgets(a.budgets))
+
+
 def step_block_place(j, room):
     """Where the CUDA backend keeps the scene's step block (cuda/backend_cuda.cu
     StepBlockInLocalMemory, StateInLocalMemory): 'local+state+world', 'local+state', 'local' or

@@ -23,7 +23,6 @@ instruction, spills add local loads and stores, a warp issues the union of its t
 when their worlds diverge (contact counts differ), and the GPU computes sqrt, rsqrt, sin and cos
 in a few instructions where the CPU calls libm.
 """
-import argparse
 import json
 import os
 import re
@@ -32,9 +31,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cuda_kernels import (HBM_BYTES_PER_S, local_room, parse_budgets, scene_sizes, step_block_place,  # noqa: E402
-                          sweep_row_bytes,
-                          sweep_traffic, traffic_model)
+from cuda_kernels import (HBM_BYTES_PER_S, measure_args, scene_sizes, step_block_place,  # noqa: E402
+                          sweep_row_bytes, sweep_traffic, traffic_model)
 
 ISSUE_PER_S = 132 * 4 * 32 * 1.98e9  # thread-instructions per second, H100 / H200 SXM
 SCENES = ("box_push", "pick_lift", "stack5")
@@ -91,13 +89,7 @@ def sweep_row(s2r, task, tmp):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--s2r", required=True)
-    ap.add_argument("--budgets", required=True, help="bench/cuda_kernel_budgets.txt (where each scene's step block goes)")
-    ap.add_argument("--report", help="markdown report (stdout without it)")
-    ap.add_argument("--jsonl", help="raw rows")
-    a = ap.parse_args()
-    room = local_room(parse_budgets(a.budgets))
+    a, room = measure_args(__doc__)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for scene in SCENES:

@@ -28,7 +28,6 @@ many resident threads' hot sets fit in 256 KB against the 512 (4 blocks of 128) 
 the kernels are built for. Model data (read-only, the same addresses for every world: the constant
 and L1 caches serve them) is left out.
 """
-import argparse
 import json
 import os
 import subprocess
@@ -36,7 +35,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cuda_kernels import HBM_BYTES_PER_S, local_room, parse_budgets, step_block_place, traffic_model  # noqa: E402
+from cuda_kernels import HBM_BYTES_PER_S, measure_args, step_block_place, traffic_model  # noqa: E402
 
 SCENES = ("box_push", "pick_lift", "stack5")
 WORLDS, CONTROL_STEPS = 64, 50
@@ -74,13 +73,7 @@ def dhat(s2r, scene, tmp):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--s2r", required=True)
-    ap.add_argument("--budgets", required=True, help="bench/cuda_kernel_budgets.txt (where each scene's step block goes)")
-    ap.add_argument("--report", help="markdown report (stdout without it)")
-    ap.add_argument("--jsonl", help="raw rows")
-    a = ap.parse_args()
-    room = local_room(parse_budgets(a.budgets))
+    a, room = measure_args(__doc__)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for scene in SCENES:
