@@ -185,6 +185,19 @@ def measure_args(doc):
     return a, local_room(parse_budgets(a.budgets))
 
 
+def write_measured(a, rows, lines):
+    """The end of those scripts: the rows to --jsonl, the report's lines to --report and stdout."""
+    if a.jsonl:
+        with open(a.jsonl, "w") as f:
+            for r in rows:
+                f.write(json.dumps(r) + "\n")
+    text = "\n".join(lines) + "\n"
+    if a.report:
+        with open(a.report, "w") as f:
+            f.write(text)
+    print(text)
+
+
 def step_block_place(j, room):
     """Where the CUDA backend keeps the scene's step block (cuda/backend_cuda.cu
     StepBlockInLocalMemory, StateInLocalMemory): 'local+state+world', 'local+state', 'local' or
