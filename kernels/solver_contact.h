@@ -391,21 +391,37 @@ S2R_HD void ApplyRestitution(const ReducedSet& red, ContactConstraint* c, Solver
   EndPair<kTrees>(red, va, vb, tree, a, b);
 }
 
+// What a manifold's friction is shared by among its points: the sum of their normal impulses and of
+// their squared arms. Summed once per manifold, where PointFrictionForce summed them for each point
+// (a 4-point manifold's points were read 4 times each), in the same order: the same bits.
+struct FrictionShares {
+  Real normal_sum = Real(0);
+  Real arm2_sum = Real(0);
+};
+
+S2R_HD FrictionShares ManifoldFrictionShares(const ContactManifold& mf,
+                                             const ContactConstraint* points) {
+  FrictionShares s;
+  for (int i = 0; i < mf.count; ++i) {
+    s.normal_sum += points[mf.first + i].normal_impulse;
+    s.arm2_sum += LengthSq(ManifoldArm(mf, points[mf.first + i]));
+  }
+  return s;
+}
+
 // Per-point friction for the state (logging and next step's warm start): the manifold's
 // tangential force shared in proportion to the normal forces, plus the twist as a force couple
 // tau (n x d_i) / sum |d_i|^2, which sums to zero force and to torque tau n about the centre.
 S2R_HD Vec3 PointFrictionForce(const ContactManifold& mf, const ContactConstraint* points, int k,
-                               Real inv_h) {
+                               const FrictionShares& sums, Real inv_h) {
   const ContactConstraint& c = points[mf.first + k];
-  Real normal_sum = Real(0), arm2_sum = Real(0);
-  for (int i = 0; i < mf.count; ++i) {
-    normal_sum += points[mf.first + i].normal_impulse;
-    arm2_sum += LengthSq(ManifoldArm(mf, points[mf.first + i]));
-  }
   Vec3 tangential = mf.tangent1_impulse * mf.tangent1 + mf.tangent2_impulse * mf.tangent2;
-  Real share = normal_sum > Real(0) ? c.normal_impulse / normal_sum : Real(1) / Real(mf.count);
+  Real share = sums.normal_sum > Real(0) ? c.normal_impulse / sums.normal_sum
+                                         : Real(1) / Real(mf.count);
   Vec3 f = share * tangential;
-  if (arm2_sum > Real(0)) f += (mf.twist_impulse / arm2_sum) * Cross(mf.normal, ManifoldArm(mf, c));
+  if (sums.arm2_sum > Real(0)) {
+    f += (mf.twist_impulse / sums.arm2_sum) * Cross(mf.normal, ManifoldArm(mf, c));
+  }
   return inv_h * f;
 }
 

@@ -119,11 +119,12 @@ S2R_HD void StoreContacts(const StateView& s, int world, Workspace* ws, const St
   Contact* out = s.contacts(world);
   for (int k = 0; k < st.nman; ++k) {
     const ContactManifold& mf = ws->manifolds[k];
+    const FrictionShares sums = ManifoldFrictionShares(mf, ws->constraints);
     for (int i = 0; i < mf.count; ++i) {
       int c = mf.first + i;
       Contact pt = ws->contacts[c];
       pt.normal_force = ws->constraints[c].normal_impulse / st.h;
-      pt.friction_force = PointFrictionForce(mf, ws->constraints, i, Real(1) / st.h);
+      pt.friction_force = PointFrictionForce(mf, ws->constraints, i, sums, Real(1) / st.h);
       out[c] = pt;
     }
   }
