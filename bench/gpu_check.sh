@@ -10,7 +10,8 @@
 #   5. sweeps of every builtin task on the device beside the same sweep on the CPU (outcome parity),
 #      and a push sweep at 16k worlds (env-steps/s with the store writing),
 #   6. compute-sanitizer memcheck over a small bench and a small sweep,
-#   7. where a second build for 8 blocks per SM is carried (64 registers), its bench at 65k worlds,
+#   7. where a second build for 8 blocks per SM is carried (64 registers), its bench at 65k worlds
+#      and its box_push launch's bytes under ncu (local memory: its spills, bench/sass_local.py),
 #   8. where time is left, three arms (panda_pick, the UR5e, the UR5e with the 2F-85) on the device beside
 #      the CPU backend, staged and with per-world global step blocks.
 # Every stage runs under a share of one deadline ($S2R_GPU_BUDGET_S seconds, default 330), so the run
@@ -170,12 +171,13 @@ if command -v ncu > /dev/null; then
   done
   # bytes per launch: DRAM both ways, and the local-memory (stack, spill) traffic through L1; fp32
   # operations (FFMA counts 2) for the compute side of the roofline, which nothing here can count
-  run 40 ncu_bytes_box_push.txt ncu --clock-control none --kernel-name regex:ControlStepKernel --launch-skip 2 \
-    --launch-count 1 --metrics dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum,\
+  bytes_metrics=dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum,\
 l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum,l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum,\
 l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum,l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum,\
 sm__sass_thread_inst_executed_op_fadd_pred_on.sum,sm__sass_thread_inst_executed_op_fmul_pred_on.sum,\
-sm__sass_thread_inst_executed_op_ffma_pred_on.sum \
+sm__sass_thread_inst_executed_op_ffma_pred_on.sum
+  run 40 ncu_bytes_box_push.txt ncu --clock-control none --kernel-name regex:ControlStepKernel --launch-skip 2 \
+    --launch-count 1 --metrics "$bytes_metrics" \
     "$bin/s2r" bench --scene builtin:box_push --worlds 65536 --control-steps 3 --backend cuda --repeats 1
   S2R_CUDA_STEP_BLOCK=global run 40 ncu_bytes_box_push_global_block.txt ncu --clock-control none \
     --kernel-name regex:ControlStepKernel --launch-skip 2 --launch-count 1 --metrics dram__bytes_read.sum,\
@@ -224,6 +226,13 @@ if [ -x .gpu/bin-mb8/s2r ]; then
       --backend cuda --repeats 3 --json
   done
   cp .gpu/cuda_resource_usage_mb8.txt "$work/" 2>/dev/null
+  # the same bytes as the 4-block build's launch (stage 4): bench/sass_local.py estimates its
+  # PhysicsStep's spills at 21 KB more local traffic per env-step (1.4 GB per launch of 65,536)
+  if command -v ncu > /dev/null; then
+    run 40 ncu_bytes_box_push_mb8.txt ncu --clock-control none --kernel-name regex:ControlStepKernel \
+      --launch-skip 2 --launch-count 1 --metrics "${bytes_metrics:-gpu__time_duration.sum}" \
+      .gpu/bin-mb8/s2r bench --scene builtin:box_push --worlds 65536 --control-steps 3 --backend cuda --repeats 1
+  fi
 fi
 pack
 
