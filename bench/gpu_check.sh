@@ -226,8 +226,8 @@ if [ -x .gpu/bin-mb8/s2r ]; then
       --backend cuda --repeats 3 --json
   done
   cp .gpu/cuda_resource_usage_mb8.txt "$work/" 2>/dev/null
-  # the same bytes as the 4-block build's launch (stage 4): bench/sass_local.py estimates its
-  # PhysicsStep's spills at 21 KB more local traffic per env-step (1.4 GB per launch of 65,536)
+  # the same bytes as the 4-block build's launch (stage 4): bench/sass_local.py puts its PhysicsStep's
+  # spills at up to 38 KB more local traffic per env-step (2.5 GB per launch of 65,536; a high estimate)
   if command -v ncu > /dev/null; then
     run 40 ncu_bytes_box_push_mb8.txt ncu --clock-control none --kernel-name regex:ControlStepKernel \
       --launch-skip 2 --launch-count 1 --metrics "${bytes_metrics:-gpu__time_duration.sum}" \

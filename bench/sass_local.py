@@ -21,13 +21,18 @@ and how often, from the same code's line counts on the CPU.
    -DS2R_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS="--coverage -DS2R_LEAN_READS"
    -DCMAKE_EXE_LINKER_FLAGS=--coverage && cmake --build build-cov --target s2r`). Its
    `--backend cuda-emulation` runs the same kernel source (cuda/backend_cuda.cu) on the CPU; gcov
-   counts how often each source line ran. Two runs of each scene that differ only in their
+   counts how often each source line ran (in every object: the linker keeps one copy of an inline
+   function, from whichever object it chose). Two runs of each scene that differ only in their
    control steps, differenced, give each line's executions per env-step.
 3. Each instruction's bytes times its line's executions per env-step, summed, estimate the bytes a
-   thread moves per env-step. An estimate: a line whose loop nvcc unrolled has several copies of an
-   instruction that each run a share of the line's count, here each counted at the whole count (an
-   overestimate); a branch nvcc made predicated runs its instructions where the CPU skipped them (an
-   underestimate); a line the CPU build's inliner folded elsewhere has its executions there.
+   thread moves per env-step. A rough one, high: where nvcc made several copies of a line's code
+   (a loop unrolled: the box-box clipper's, the staging copies; a branch duplicated into both
+   paths), each copy runs a share of the line's count but is counted at the whole count. For
+   box_push and stack5 the non-spill bytes come out about 6 times what valgrind measures on the
+   CPU for the step block, state and world block (local_traffic.py; the model's parameters
+   aside), so read the figures as where the accesses are and how two builds of the same code
+   differ (4 and 8 blocks per SM: the same copies, other spills), not as bytes to divide a
+   bandwidth by. Also: a branch nvcc predicated runs what the CPU skipped (low).
 """
 import argparse
 import collections
@@ -105,27 +110,31 @@ def memory_ops(sass):
 
 
 def gcov_lines(build):
-    """The emulated CUDA backend's translation unit's counts since its counters were last cleared
-    (gcov's JSON of cuda/backend_cuda_emulation.cc's .gcda): {'file:line': executions} and
-    {(file, first line, last line): calls} per function (template instances summed)."""
-    gcda = glob.glob(os.path.join(build, "CMakeFiles", "*", "cuda", "backend_cuda_emulation.cc.gcda"))
-    if not gcda:
+    """The coverage build's counts since its counters were last cleared (gcov's JSON of every .gcda:
+    an inline function the linker kept from another object than the emulated backend's counts
+    there): {'file:line': executions} and {(file, first line, last line): calls} per function
+    (template instances summed)."""
+    gcda = sorted(glob.glob(os.path.join(build, "CMakeFiles", "**", "*.gcda"), recursive=True))
+    if not any(g.endswith("backend_cuda_emulation.cc.gcda") for g in gcda):
         sys.exit(f"{build}: no backend_cuda_emulation.cc.gcda: not a --coverage build, or nothing ran")
-    r = subprocess.run(["gcov", "--json-format", "--stdout", gcda[0]], capture_output=True, text=True,
-                       cwd=os.path.dirname(gcda[0]))
-    if r.returncode != 0:
-        sys.exit(f"gcov failed on {gcda[0]}:\n{r.stderr[-2000:]}")
     lines, calls = collections.Counter(), collections.Counter()
-    for doc in r.stdout.splitlines():
-        if not doc.strip():
-            continue
-        for f in json.loads(doc)["files"]:
-            path = f["file"] if os.path.isabs(f["file"]) else os.path.join(os.path.dirname(gcda[0]), f["file"])
-            rel = os.path.relpath(os.path.realpath(path), ROOT)
-            for ln in f["lines"]:
-                lines[f"{rel}:{ln['line_number']}"] += ln["count"]
-            for fn in f.get("functions", []):
-                calls[(rel, fn["start_line"], fn["end_line"])] += fn["execution_count"]
+    for one in gcda:
+        r = subprocess.run(["gcov", "--json-format", "--stdout", one], capture_output=True, text=True,
+                           cwd=os.path.dirname(one))
+        if r.returncode != 0:
+            sys.exit(f"gcov failed on {one}:\n{r.stderr[-2000:]}")
+        for doc in r.stdout.splitlines():
+            if not doc.strip():
+                continue
+            for f in json.loads(doc)["files"]:
+                path = f["file"] if os.path.isabs(f["file"]) else os.path.join(os.path.dirname(one), f["file"])
+                rel = os.path.relpath(os.path.realpath(path), ROOT)
+                if rel.startswith(".."):
+                    continue  # system headers
+                for ln in f["lines"]:
+                    lines[f"{rel}:{ln['line_number']}"] += ln["count"]
+                for fn in f.get("functions", []):
+                    calls[(rel, fn["start_line"], fn["end_line"])] += fn["execution_count"]
     return lines, calls
 
 
@@ -262,11 +271,16 @@ def report(a, builds, rows):
              "and disassembled (nvdisasm, line tables); every local load and store weighted by how often its "
              "source line runs per env-step in the emulated CUDA backend on the CPU (gcov, the lean reads the "
              f"device takes; {a.worlds} worlds, {a.steps} and {2 * a.steps} control steps differenced). "
-             "*Fixed*: at the stack pointer plus a constant (ptxas' spill slots and a few fields it placed "
-             "there); *addressed*: through a register (the step block, the step's small arrays); *generic*: "
-             "loads and stores without a state space (the state through the StateView's pointers, staged in "
-             "local memory for these scenes, and the model's parameters). Bytes per thread; an estimate (the "
-             "docstring's caveats: unrolled loops count high, predicated branches low).", "",
+             "*Fixed*: at the stack pointer plus a constant (ptxas' spill slots, and the arrays it placed at "
+             "constant offsets where it unrolled their loops, as the box-box clipper's polygon); *addressed*: "
+             "through a register (the step block, the step's small arrays); *generic*: loads and stores "
+             "without a state space (the state through the StateView's pointers, staged in local memory for "
+             "these scenes, the step block through the Workspace's, and the model's parameters). Bytes per "
+             "thread, **a rough estimate and a high one**: code nvcc copied (unrolled loops, duplicated "
+             "branches) counts each copy at its line's whole count; box_push's and stack5's non-spill bytes "
+             "come out about 6 times valgrind's measure on the CPU (local_traffic.md). Read it for where "
+             "the accesses are and for the difference between the two builds of the same code (4 and 8 "
+             "blocks per SM), not as bytes to divide a bandwidth by.", "",
              "## Static bytes (instructions, not executions)", "",
              "| blocks per SM | registers | ptxas spills: kernel + calls (B) | fixed loads / stores (B) | "
              "addressed loads / stores (B) | generic loads / stores (B) |", "|---:|---:|---:|---:|---:|---:|"]
