@@ -210,6 +210,17 @@ def estimate(ops, executions):
     return by_kind, by_line, unseen
 
 
+def top_lines(by_line, count=20):
+    """estimate's by_line as [kind, function, chain, bytes] rows, the `count` largest of each kind,
+    PhysicsStep's and its calls' only (the kernel's own staging lines cannot be weighted)."""
+    rows = []
+    for kind in ("fixed", "generic"):
+        mine = [(k, f, w, round(v)) for (k, f, w), v in by_line.most_common()
+                if k == kind and round(v) > 0 and not f.startswith("ControlStepKernel")]
+        rows += [list(t) for t in mine[:count]]
+    return rows
+
+
 def static_bytes(ops):
     c = collections.Counter()
     for function, where, op, width, kind in ops:
@@ -242,18 +253,15 @@ def main():
         # the kernel's section and its calls' (ptxas compiles a kept call once per kernel; the
         # step kernel's calls come after it in its own sections, named kernel$function)
         mine = [o for o in ops if o[0] == KERNEL or o[0] in {device_function_name(f) for f in kernel["calls"]}]
-        builds[blocks] = (kernel, mine, r.stdout)
+        builds[blocks] = (kernel, mine)
     rows = []
     for scene in a.scenes:
         executions = Executions(*counts_per_env_step(a.coverage_build, scene, a.worlds, a.steps))
-        for blocks, (kernel, ops, _) in builds.items():
+        for blocks, (kernel, ops) in builds.items():
             by_kind, by_line, unseen = estimate(ops, executions)
             rows.append({"scene": scene, "blocks": blocks, "registers": kernel["regs"],
                          "bytes_per_env_step": {f"{fn}|{k}_{o}": round(v) for (fn, k, o), v in sorted(by_kind.items())},
-                         "top_lines": [[k, f, w, round(v)] for kind in ("fixed", "generic")
-                                       for (k, f, w), v in [t for t in by_line.most_common()
-                                                            if t[0][0] == kind and round(t[1]) > 0
-                                                            and not t[0][1].startswith("ControlStepKernel")][:20]],
+                         "top_lines": top_lines(by_line),
                          "static_bytes": {f"{k}_{o}": v for (k, o), v in sorted(static_bytes(ops).items())},
                          "static_bytes_not_run": dict(unseen)})
     write_measured(a, rows, report(a, builds, rows))
@@ -284,7 +292,7 @@ def report(a, builds, rows):
              "## Static bytes (instructions, not executions)", "",
              "| blocks per SM | registers | ptxas spills: kernel + calls (B) | fixed loads / stores (B) | "
              "addressed loads / stores (B) | generic loads / stores (B) |", "|---:|---:|---:|---:|---:|---:|"]
-    for blocks, (kernel, ops, _) in builds.items():
+    for blocks, (kernel, ops) in builds.items():
         s = static_bytes(ops)
         lines.append(f"| {blocks} | {kernel['regs']} | {kernel['spill_stores'] + kernel['spill_loads']} | "
                      f"{s[('fixed', 'load')]} / {s[('fixed', 'store')]} | "
@@ -307,7 +315,8 @@ def report(a, builds, rows):
         lines.append(f"| {r['scene']} | {r['blocks']} | " + " | ".join(
             kb(step[k]) for k in ("fixed_load", "fixed_store", "addressed_load", "addressed_store",
                                   "generic_load", "generic_store")) + " |")
-    for kind, what, blocks in (("fixed", "the spill slots' bytes go", 8), ("fixed", "the spill slots' bytes go", 4),
+    constant = "the constant-offset bytes go (spill slots, unrolled arrays)"
+    for kind, what, blocks in (("fixed", constant, 8), ("fixed", constant, 4),
                                ("generic", "the generic loads and stores go (state, step block through pointers, "
                                 "model parameters)", 4)):
         for r in rows:
