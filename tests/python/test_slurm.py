@@ -16,16 +16,16 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 S2R_BIN = os.environ.get("S2R_BIN", os.path.join(REPO, "build", "s2r"))
 CLUSTER = os.path.join(REPO, "tests", "cluster", "slurm_local.sh")
 
-# 4000 episodes that all run their 8 s horizon (the goal is out of reach), one world per shard:
-# about 3.3 s of work per shard on one core (dev-2core, 2026-12-04; 3000 episodes of 4 s took
-# 1.65 s by then, too close to the 1.5 s the test waits before it cancels); the store commits at
-# most once a second, so a shard shows a part of its episodes for a second or two, when it is
-# caught and cancelled
+# 8000 episodes that run their 8 s horizon (the goal is out of reach), one world per shard: about
+# 3.6 s of work per shard on one core (dev-2core, 2026-12-06: 1000 episodes took 1.8 s, where on
+# 2026-12-04 they took 3.3 s; a faster engine let a shard finish inside the 1.5 s the test used to
+# wait before it cancelled). The store commits at most once a second, so a shard shows a part of its
+# episodes from its first second on; the test cancels it as soon as it sees one
 CONFIG = """scene: builtin:box_push
 task:
   name: push
   params: {goal_x: 3.0, goal_y: 0.0, goal_radius: 0.03, hold_s: 0.2, stuck_s: 5.0}
-episodes: 4000
+episodes: 8000
 horizon_s: 8.0
 worlds: 1
 seed: 9
@@ -38,7 +38,7 @@ randomization:
     high: 1.3
 store: {chunk_steps: 256, shard_steps: 1024, chunk_episodes: 16}
 """
-PER_SHARD = 1000
+PER_SHARD = 2000
 
 
 def run(args, env=None, check=True):
@@ -106,10 +106,15 @@ def test_launch_cancel_requeue_resume_merge(cluster, tmp_path):
     # committed stays, and the rerun resumes after it
     victim = 0
     task = f"{job}_{victim}"
-    wait_for(f"task {victim} to run",
-             lambda: (shards() or [{}])[victim].get("slurm") == "RUNNING" and (out / "shard-0.zarr").exists(), 120)
-    time.sleep(1.5)
+    def committed():  # the victim's status once it has committed episodes
+        s = (shards() or [{}])[victim]
+        return s if s.get("episodes", 0) > 0 else None
+
+    # caught with a part of its episodes committed, whatever the machine's speed
+    caught = wait_for(f"task {victim} to commit episodes", committed, 120)
     run(["scancel", task], env=env)
+    assert caught.get("slurm") == "RUNNING" and caught["episodes"] < PER_SHARD, \
+        f"shard {victim} was first seen with {caught['episodes']} of {PER_SHARD} episodes, {caught.get('slurm')}"
     wait_for(f"task {victim} to leave the queue",
              lambda: task not in run(["squeue", "-h", "-r", "-o", "%i"], env=env).stdout, 60)
     cut = shards()[victim]["episodes"]
