@@ -20,18 +20,37 @@
 #
 # Prebuilt mode (the device machine's image lacks Ceres, yaml-cpp, blosc and the rest): on a machine
 # with the toolkit, `bench/gpu_pack.sh` builds and copies s2r, s2r_tests and every shared library
-# they need into .gpu/ (ignored by git); carry `.gpu` and this script uses it.
+# they need into .gpu/ (ignored by git); carry `.gpu` and this script uses it ($S2R_GPU_PACK_DIR names
+# another folder).
+#
+# Rehearsal without a GPU (tests/python/test_gpu_check.py): S2R_GPU_REHEARSAL=N runs every stage with
+# the CUDA backend's code on the CPU (`--backend cuda-emulation`) at 1/N of the worlds and episodes
+# (at least 8), without ncu, compute-sanitizer and cuda-gdb, so that the script, the pack and
+# gpu_summary.py have run before a device's minutes are spent on them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 t0=$(date +%s)
 budget="${S2R_GPU_BUDGET_S:-330}"
-work="$(mktemp -d /tmp/s2r_gpu.XXXXXX)"
+gpu="$(realpath -m "${S2R_GPU_PACK_DIR:-.gpu}")"
+rehearsal="${S2R_GPU_REHEARSAL:-}"
+cuda=cuda
+scale=1
+if [ -n "$rehearsal" ]; then
+  cuda=cuda-emulation
+  scale=$rehearsal
+fi
+n() { local v=$(($1 / scale)); echo $((v < 8 ? 8 : v)); }  # worlds or episodes at the rehearsal's scale
+# a device tool, where it exists and this is not a rehearsal
+have() { [ -z "$rehearsal" ] && command -v "$1" > /dev/null; }
+work="$(mktemp -d "${TMPDIR:-/tmp}/s2r_gpu.XXXXXX")"
+trap 'rm -rf "$work"' EXIT  # everything in it is packed into $final
 # results by machine: bench/results/h200 or h100 (the device tool lends both; the same sm_90 build runs on each)
-case "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" in
+case "$(have nvidia-smi && nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" in
   *H200*) machine=h200 ;;
   *H100*) machine=h100 ;;
   *) machine=gpu ;;
 esac
+[ -n "$rehearsal" ] && machine=rehearsal
 final="${OUT:-bench/results/$machine}"
 mkdir -p "$final"
 export TMPDIR="$work/tmp"
@@ -46,7 +65,7 @@ run() {
   local l=$(($(left) - 15))
   ((l < cap)) && cap=$l
   if ((cap < 5)); then
-    echo "SKIPPED (out of time): $*" | tee -a "$work/$log"
+    echo "SKIPPED (out of time): $*" | tee -a "$work/$log" "$work/skipped.txt"
     return 124
   fi
   echo "+ [$(($(date +%s) - t0)) s, cap ${cap} s] $*" >> "$work/$log"
@@ -70,28 +89,30 @@ pack() {
 } > "$work/machine.txt" 2>&1
 
 # --- 1. binaries ------------------------------------------------------------------------------
-if [ -f .gpu/pack.tar.xz ] && [ ! -x .gpu/bin/s2r ]; then
-  python3 -c 'import tarfile; tarfile.open(".gpu/pack.tar.xz").extractall(".gpu")' >> "$work/machine.txt" 2>&1
+if [ -f "$gpu/pack.tar.xz" ] && [ ! -x "$gpu/bin/s2r" ]; then
+  python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1] + "/pack.tar.xz").extractall(sys.argv[1])' "$gpu" \
+    >> "$work/machine.txt" 2>&1
 fi
-if [ -x .gpu/bin/s2r ]; then
-  bin="$PWD/.gpu/bin"
-  export LD_LIBRARY_PATH="$PWD/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+if [ -x "$gpu/bin/s2r" ]; then
+  bin="$gpu/bin"
+  export LD_LIBRARY_PATH="$gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   # the tests find configs/ under the source folder they were built in
-  src="$(cat .gpu/source_dir)"
+  src="$(cat "$gpu/source_dir")"
   if [ ! -e "$src" ]; then mkdir -p "$(dirname "$src")" && ln -s "$PWD" "$src"; fi
-  if ! "$bin/s2r" --version >> "$work/machine.txt" 2>&1; then
+  # S2R_GPU_CARRIED_LOADER=1: the carried C library even where the system's would do (the rehearsal's test)
+  if [ -n "${S2R_GPU_CARRIED_LOADER:-}" ] || ! "$bin/s2r" --version >> "$work/machine.txt" 2>&1; then
     # an older system C library than the build machine's: use the carried one
     echo "system loader failed; using the carried C library" >> "$work/machine.txt"
-    for b in .gpu/bin/s2r .gpu/bin/s2r_tests .gpu/bin-mb8/s2r; do
+    for b in "$gpu/bin/s2r" "$gpu/bin/s2r_tests" "$gpu/bin-mb8/s2r"; do
       [ -x "$b" ] || continue
       mv "$b" "$b.real"
-      printf '#!/bin/sh\nexec %s/.gpu/core/ld-linux-x86-64.so.2 --library-path %s/.gpu/core:%s/.gpu/lib %s/%s.real "$@"\n' \
-        "$PWD" "$PWD" "$PWD" "$PWD" "$b" > "$b"
+      printf '#!/bin/sh\nexec %s/core/ld-linux-x86-64.so.2 --library-path %s/core:%s/lib %s.real "$@"\n' \
+        "$gpu" "$gpu" "$gpu" "$b" > "$b"
       chmod +x "$b"
     done
     "$bin/s2r" --version >> "$work/machine.txt" 2>&1
   fi
-  cp .gpu/cuda_resource_usage.txt "$work/" 2>/dev/null
+  cp "$gpu/cuda_resource_usage.txt" "$work/" 2>/dev/null
 else
   bin="$PWD/build-gpu"
   run 900 build.log cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DS2R_CUDA=ON -DS2R_BUILD_BENCH=OFF
@@ -110,21 +131,23 @@ smoke() {  # NAME CMD...: 0 when the command passed
   shift
   run 30 smoke.txt "$@" && { echo "smoke $name: ok" >> "$work/smoke.txt"; return 0; }
   echo "smoke $name: FAILED" >> "$work/smoke.txt"
-  if command -v cuda-gdb > /dev/null; then
+  if have cuda-gdb; then
     run 60 "smoke_debug_$name.txt" cuda-gdb -batch -ex run -ex bt -ex "info cuda kernels" \
       -ex "thread apply all bt 12" --args "$@"
   fi
-  if command -v compute-sanitizer > /dev/null; then
+  if have compute-sanitizer; then
     run 60 "smoke_debug_$name.txt" compute-sanitizer --tool memcheck --show-backtrace host "$@"
   fi
   pack
   return 1
 }
-smoke bench "$bin/s2r" bench --scene builtin:pick_lift --worlds 256 --control-steps 3 --backend cuda --repeats 1 --json
-smoke sweep "$bin/s2r" sweep builtin:push --backend cuda --worlds 64 --episodes 64 --seed 3 --out "$TMPDIR/smoke.zarr"
+smoke bench "$bin/s2r" bench --scene builtin:pick_lift --worlds $(n 256) --control-steps 3 --backend $cuda \
+  --repeats 1 --json
+smoke sweep "$bin/s2r" sweep builtin:push --backend $cuda --worlds $(n 64) --episodes $(n 64) --seed 3 \
+  --out "$TMPDIR/smoke.zarr"
 rm -rf "$TMPDIR/smoke.zarr"
-smoke arm "$bin/s2r" bench --scene builtin:ur5e_2f85/scene --worlds 256 --control-steps 2 --backend cuda --repeats 1 \
-  --json
+smoke arm "$bin/s2r" bench --scene builtin:ur5e_2f85/scene --worlds $(n 256) --control-steps 2 --backend $cuda \
+  --repeats 1 --json
 pack
 
 # --- 2. the CUDA tests ------------------------------------------------------------------------------
@@ -134,10 +157,10 @@ pack
 # --- 3. env-steps/s on the device, beside the CPU backend on every core -------------------------------
 for scene in box_push pick_lift stack5; do
   for n in 1024 4096 16384 65536; do
-    run 30 bench.jsonl "$bin/s2r" bench --scene "builtin:$scene" --worlds $n --control-steps 100 --backend cuda \
+    run 30 bench.jsonl "$bin/s2r" bench --scene "builtin:$scene" --worlds $(n $n) --control-steps 100 --backend $cuda \
       --repeats 3 --json
   done
-  run 30 bench.jsonl "$bin/s2r" bench --scene "builtin:$scene" --worlds 4096 --control-steps 20 --backend cpu \
+  run 30 bench.jsonl "$bin/s2r" bench --scene "builtin:$scene" --worlds $(n 4096) --control-steps 20 --backend cpu \
     --repeats 1 --json
   pack
 done
@@ -147,27 +170,27 @@ done
 # blocks in global memory too, as before stop 28 (the same state hash expected in every row)
 for scene in box_push pick_lift stack5; do
   S2R_CUDA_STATE=global run 30 bench_global_block.jsonl "$bin/s2r" bench --scene "builtin:$scene" \
-    --worlds 65536 --control-steps 100 --backend cuda --repeats 3 --json
+    --worlds $(n 65536) --control-steps 100 --backend $cuda --repeats 3 --json
   S2R_CUDA_STEP_BLOCK=global run 30 bench_global_block.jsonl "$bin/s2r" bench --scene "builtin:$scene" \
-    --worlds 65536 --control-steps 100 --backend cuda --repeats 3 --json
+    --worlds $(n 65536) --control-steps 100 --backend $cuda --repeats 3 --json
 done
 pack
 
 # several control steps per launch (Engine::StepMany, the actions known in advance): 4 per launch
 # at 65k worlds, the state staged once per 4 steps (same hashes as the 1-step rows)
 for scene in box_push pick_lift stack5; do
-  run 30 bench_steps_per_launch.jsonl "$bin/s2r" bench --scene "builtin:$scene" --worlds 65536 --control-steps 100 \
-    --steps-per-launch 4 --backend cuda --repeats 3 --json
+  run 30 bench_steps_per_launch.jsonl "$bin/s2r" bench --scene "builtin:$scene" --worlds $(n 65536) \
+    --control-steps 100 --steps-per-launch 4 --backend $cuda --repeats 3 --json
 done
 pack
 
 # --- 4. Nsight Compute: one step-kernel launch at 65,536 worlds ------------------------------------------
-if command -v ncu > /dev/null; then
+if have ncu; then
   for scene in box_push stack5; do
     run 60 "ncu_$scene.txt" ncu --clock-control none --kernel-name regex:ControlStepKernel --launch-skip 2 \
       --launch-count 1 --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
-      --section MemoryWorkloadAnalysis "$bin/s2r" bench --scene "builtin:$scene" --worlds 65536 --control-steps 3 \
-      --backend cuda --repeats 1
+      --section MemoryWorkloadAnalysis "$bin/s2r" bench --scene "builtin:$scene" --worlds $(n 65536) --control-steps 3 \
+      --backend $cuda --repeats 1
   done
   # bytes per launch: DRAM both ways, and the local-memory (stack, spill) traffic through L1; fp32
   # operations (FFMA counts 2) for the compute side of the roofline, which nothing here can count
@@ -178,13 +201,13 @@ sm__sass_thread_inst_executed_op_fadd_pred_on.sum,sm__sass_thread_inst_executed_
 sm__sass_thread_inst_executed_op_ffma_pred_on.sum
   run 40 ncu_bytes_box_push.txt ncu --clock-control none --kernel-name regex:ControlStepKernel --launch-skip 2 \
     --launch-count 1 --metrics "$bytes_metrics" \
-    "$bin/s2r" bench --scene builtin:box_push --worlds 65536 --control-steps 3 --backend cuda --repeats 1
+    "$bin/s2r" bench --scene builtin:box_push --worlds $(n 65536) --control-steps 3 --backend $cuda --repeats 1
   S2R_CUDA_STEP_BLOCK=global run 40 ncu_bytes_box_push_global_block.txt ncu --clock-control none \
     --kernel-name regex:ControlStepKernel --launch-skip 2 --launch-count 1 --metrics dram__bytes_read.sum,\
 dram__bytes_write.sum,gpu__time_duration.sum,l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum,\
 l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,\
 l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum \
-    "$bin/s2r" bench --scene builtin:box_push --worlds 65536 --control-steps 3 --backend cuda --repeats 1
+    "$bin/s2r" bench --scene builtin:box_push --worlds $(n 65536) --control-steps 3 --backend $cuda --repeats 1
 else
   echo "ncu not found" > "$work/ncu_box_push.txt"
 fi
@@ -192,46 +215,49 @@ pack
 
 # --- 5. sweeps: outcome parity per task, then a large push sweep ---------------------------------------
 for task in push pick_lift peg_insert; do
-  for backend in cuda cpu; do
-    run 40 "sweep_${task}_$backend.txt" "$bin/s2r" sweep "builtin:$task" --backend $backend --worlds 256 \
-      --episodes 1024 --seed 11 --out "$TMPDIR/${task}_$backend.zarr" --summary-json "$work/sweep_${task}_$backend.json"
+  for backend in $cuda cpu; do
+    run 40 "sweep_${task}_$backend.txt" "$bin/s2r" sweep "builtin:$task" --backend $backend --worlds $(n 256) \
+      --episodes $(n 1024) --seed 11 --out "$TMPDIR/${task}_$backend.zarr" \
+      --summary-json "$work/sweep_${task}_$backend.json"
     rm -rf "$TMPDIR/${task}_$backend.zarr"
   done
 done
-run 60 sweep_push_cuda_16k.txt "$bin/s2r" sweep builtin:push --backend cuda --worlds 16384 --episodes 32768 \
+run 60 sweep_push_cuda_16k.txt "$bin/s2r" sweep builtin:push --backend $cuda --worlds $(n 16384) --episodes $(n 32768) \
   --seed 12 --out "$TMPDIR/push16k.zarr" --summary-json "$work/sweep_push_cuda_16k.json"
 rm -rf "$TMPDIR/push16k.zarr"
 # 16 control steps per pass: the state is staged a quarter as often (docs/gpu.md, *Sweeps: what is logged
 # and what moves*), at the price of worlds idling from an episode's end to the pass's
-run 60 sweep_push_cuda_16k_p16.txt "$bin/s2r" sweep builtin:push --backend cuda --worlds 16384 --episodes 32768 \
-  --seed 12 --steps-per-pass 16 --out "$TMPDIR/push16k_p16.zarr" --summary-json "$work/sweep_push_cuda_16k_p16.json"
+run 60 sweep_push_cuda_16k_p16.txt "$bin/s2r" sweep builtin:push --backend $cuda --worlds $(n 16384) \
+  --episodes $(n 32768) --seed 12 --steps-per-pass 16 --out "$TMPDIR/push16k_p16.zarr" \
+  --summary-json "$work/sweep_push_cuda_16k_p16.json"
 rm -rf "$TMPDIR/push16k_p16.zarr"
 pack
 
 # --- 6. memcheck ------------------------------------------------------------------------------------
-if command -v compute-sanitizer > /dev/null; then
+if have compute-sanitizer; then
   run 40 memcheck.txt compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/s2r" bench \
-    --scene builtin:pick_lift --worlds 96 --control-steps 3 --backend cuda --repeats 1
+    --scene builtin:pick_lift --worlds $(n 96) --control-steps 3 --backend $cuda --repeats 1
   run 60 memcheck.txt compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/s2r" sweep builtin:push \
-    --backend cuda --worlds 32 --episodes 40 --seed 5 --out "$TMPDIR/memcheck.zarr"
+    --backend $cuda --worlds $(n 32) --episodes $(n 40) --seed 5 --out "$TMPDIR/memcheck.zarr"
 else
   echo "compute-sanitizer not found" > "$work/memcheck.txt"
 fi
 pack
 
 # --- 7. the 8-blocks-per-SM build (64 registers), where carried ---------------------------------------
-if [ -x .gpu/bin-mb8/s2r ]; then
+if [ -x "$gpu/bin-mb8/s2r" ]; then
   for scene in box_push pick_lift stack5; do
-    run 30 bench_mb8.jsonl .gpu/bin-mb8/s2r bench --scene "builtin:$scene" --worlds 65536 --control-steps 100 \
-      --backend cuda --repeats 3 --json
+    run 30 bench_mb8.jsonl "$gpu/bin-mb8/s2r" bench --scene "builtin:$scene" --worlds $(n 65536) --control-steps 100 \
+      --backend $cuda --repeats 3 --json
   done
-  cp .gpu/cuda_resource_usage_mb8.txt "$work/" 2>/dev/null
+  cp "$gpu/cuda_resource_usage_mb8.txt" "$work/" 2>/dev/null
   # the same bytes as the 4-block build's launch (stage 4): bench/sass_local.py puts its PhysicsStep's
   # spills at up to 38 KB more local traffic per env-step (2.5 GB per launch of 65,536; a high estimate)
-  if command -v ncu > /dev/null; then
+  if have ncu; then
     run 40 ncu_bytes_box_push_mb8.txt ncu --clock-control none --kernel-name regex:ControlStepKernel \
       --launch-skip 2 --launch-count 1 --metrics "${bytes_metrics:-gpu__time_duration.sum}" \
-      .gpu/bin-mb8/s2r bench --scene builtin:box_push --worlds 65536 --control-steps 3 --backend cuda --repeats 1
+      "$gpu/bin-mb8/s2r" bench --scene builtin:box_push --worlds $(n 65536) --control-steps 3 --backend $cuda \
+      --repeats 1
   fi
 fi
 pack
@@ -240,18 +266,18 @@ pack
 # the UR5e with the 2F-85 (<slide_trees+trees>, <all>, <all>), beside the CPU backend on every core
 for scene in builtin:panda_pick configs/robots/universal_robots_ur5e/scene.xml builtin:ur5e_2f85/scene; do
   for n in 1024 16384; do
-    run 40 bench_arms.jsonl "$bin/s2r" bench --scene "$scene" --worlds $n --control-steps 20 --backend cuda \
+    run 40 bench_arms.jsonl "$bin/s2r" bench --scene "$scene" --worlds $(n $n) --control-steps 20 --backend $cuda \
       --repeats 3 --json
   done
-  run 30 bench_arms.jsonl "$bin/s2r" bench --scene "$scene" --worlds 1024 --control-steps 10 --backend cpu \
+  run 30 bench_arms.jsonl "$bin/s2r" bench --scene "$scene" --worlds $(n 1024) --control-steps 10 --backend cpu \
     --repeats 1 --json
 done
 # since stop 30 the arms' variants keep their step block, state and world block in local memory where
 # they fit (all three here: `local+state+world`; ur5e_2f85 since stop 31's 64 KB block); their old
 # placement, per-world global blocks:
 for scene in builtin:panda_pick builtin:ur5e_2f85/scene; do
-  S2R_CUDA_STEP_BLOCK=global run 40 bench_arms.jsonl "$bin/s2r" bench --scene "$scene" --worlds 16384 \
-    --control-steps 20 --backend cuda --repeats 3 --json
+  S2R_CUDA_STEP_BLOCK=global run 40 bench_arms.jsonl "$bin/s2r" bench --scene "$scene" --worlds $(n 16384) \
+    --control-steps 20 --backend $cuda --repeats 3 --json
 done
 pack
 cat "$final/summary.txt"

@@ -76,6 +76,54 @@ def roofline(rows, machine_lines):
     return out
 
 
+# a failed test's lines in GoogleTest's output (an assertion's place and values, a CUDA error)
+FAILURE_LINE = re.compile(r"\bFailure\b|\bExpected\b|\bWhich is\b|\berror:|CUDA error|terminate called")
+
+
+def short_scene(scene):
+    """builtin:box_push -> box_push; a path -> its last two parts (universal_robots_ur5e/scene.xml)"""
+    scene = scene.replace("builtin:", "")
+    return "/".join(scene.split("/")[-2:])
+
+
+def hash_agreement(rows):
+    """Lines saying whether the device rows of one scene, world count and horizon -- whatever the
+    placement, steps per launch or registers per thread -- end in the same state hash, as they must
+    (the same arithmetic in every build and placement)."""
+    groups = {}
+    for name, r in rows:
+        if r["backend"] == "cpu" or "state_hash" not in r:
+            continue
+        key = (short_scene(r["scene"]), r["worlds"], r.get("control_steps"))
+        groups.setdefault(key, set()).add(r["state_hash"])
+    out = ["== state hashes across placements, launches and builds (one per scene, worlds and steps)"]
+    shared = [k for k, v in groups.items() if len(v) == 1]
+    differ = [(k, v) for k, v in groups.items() if len(v) > 1]
+    out.append(f"  {len(shared)} of {len(groups)} groups agree")
+    out += [f"  DIFFER {k[0]} {k[1]} worlds {k[2]} steps: {' '.join(sorted(v))}" for k, v in differ]
+    return out
+
+
+def sweep_parity(sweeps):
+    """Each task's device sweep against the same sweep on the CPU: outcome counts (1,024 episodes,
+    the same seeds; the device's rounding may move a few episodes across a label's threshold)."""
+    out = ["== sweep outcomes, device against CPU (same episodes)"]
+    for name, s in sorted(sweeps.items()):
+        if not name.endswith("_cpu"):
+            continue
+        task = name[:-4]
+        dev = next((v for k, v in sweeps.items() if k.startswith(task + "_cuda") and "16k" not in k), None)
+        if dev is None:
+            out.append(f"  {task}: no device sweep")
+            continue
+        keys = sorted(set(s.get("failure_counts") or {}) | set(dev.get("failure_counts") or {}))
+        moved = sum(abs((s.get("failure_counts") or {}).get(k, 0) - (dev.get("failure_counts") or {}).get(k, 0))
+                    for k in keys) + abs((s.get("successes") or 0) - (dev.get("successes") or 0))
+        same = "same counts" if moved == 0 else f"counts differ by {moved} (summed over labels)"
+        out.append(f"  {task}: successes {s.get('successes')} cpu, {dev.get('successes')} device; {same}")
+    return out
+
+
 def read(path):
     try:
         with open(path, errors="replace") as f:
@@ -114,41 +162,52 @@ def main():
     tests = read(os.path.join(work, "cuda_tests.txt"))
     out.append("== CUDA tests")
     for line in tests.splitlines():
+        if re.match(r"\[\s+SKIPPED\s+\].* ms\)$", line):
+            continue  # listed again at the end
         if re.match(r"\[\s+(PASSED|FAILED|SKIPPED)\s+\]", line) or "tests ran" in line or line.startswith("rc="):
             out.append(line)
-        elif "Failure" in line or "error" in line.lower() or "Expected" in line or "Which is" in line:
+        elif FAILURE_LINE.search(line) and not line.lstrip().startswith("note:"):
             out.append("  " + line[:200])
 
     out.append("== bench (env-steps/s, median of repeats)")
-    out.append(f"{'scene':<18}{'backend':<24}{'worlds':>7}{'env-steps/s':>14}{'variant':>14}{'frozen':>7}{'overflow':>9}  hash")
+    out.append(f"{'scene':<32}{'backend':<36}{'worlds':>7}{'env-steps/s':>12}{'variant':>19}{'frozen':>7}"
+               f"{'overflow':>9}  hash")
     rows = [(name, r) for name in ("bench.jsonl", "bench_global_block.jsonl", "bench_steps_per_launch.jsonl",
                                    "bench_mb8.jsonl", "bench_arms.jsonl") for r in jsonl(os.path.join(work, name))]
     for name, r in rows:
         tag = r["backend"] + ("/mb8" if "mb8" in name else "") + (
             f"/x{r['steps_per_launch']}" if r.get("steps_per_launch", 1) > 1 else "") + (
             "/" + r["step_block_memory"] if r.get("step_block_memory") in ("local", "local+state", "local+state+world", "global") else "")
-        out.append(f"{r['scene'].replace('builtin:', ''):<18}{tag:<24}{r['worlds']:>7}{r['env_steps_per_s']:>14.4g}"
-                   f"{r.get('step_variant', ''):>14}{r.get('frozen_worlds', -1):>7}{r.get('contact_overflow', -1):>9}"
+        out.append(f"{short_scene(r['scene']):<32}{tag:<36}{r['worlds']:>7}{r['env_steps_per_s']:>12.4g}"
+                   f"{r.get('step_variant', ''):>19}{r.get('frozen_worlds', -1):>7}{r.get('contact_overflow', -1):>9}"
                    f"  {r.get('state_hash', '')} t={r.get('threads', '')}")
+    out += hash_agreement(rows)
 
     out += roofline([(n, r) for n, r in rows if n != "bench_arms.jsonl"], machine)
 
     out.append("== sweeps")
+    sweeps = {}
     for path in sorted(glob.glob(os.path.join(work, "sweep_*.json"))):
         try:
             s = json.load(open(path))
         except (OSError, ValueError) as e:
             out.append(f"{os.path.basename(path)}: unreadable ({e})")
             continue
-        fails = " ".join(f"{k}={v}" for k, v in s.get("failure_counts", {}).items() if v)
-        out.append(f"{os.path.basename(path)[6:-5]:<18} episodes {s.get('episodes_in_store')}/{s.get('episodes_planned')} "
-                   f"success {s.get('success_rate', 0):.3f} {s.get('env_steps_per_s', 0):.4g} env-steps/s "
-                   f"physics {s.get('physics_seconds', 0):.2f}/{s.get('seconds', 0):.2f} s  {fails}")
+        sweeps[os.path.basename(path)[6:-5]] = s
+        fails = " ".join(f"{k}={v}" for k, v in (s.get("failure_counts") or {}).items() if v)
+        # a key may be null: the CUDA backend does not time the physics apart (physics_seconds)
+        num = lambda key, spec: "-" if not isinstance(s.get(key), (int, float)) else format(s[key], spec)  # noqa: E731
+        out.append(f"{os.path.basename(path)[6:-5]:<26} "
+                   f"episodes {s.get('episodes_in_store')}/{s.get('episodes_planned')} "
+                   f"success {num('success_rate', '.3f')} {num('env_steps_per_s', '.4g')} env-steps/s "
+                   f"physics {num('physics_seconds', '.2f')}/{num('seconds', '.2f')} s  {fails}")
     for path in sorted(glob.glob(os.path.join(work, "sweep_*.txt"))):
         text = read(path)
         rc = re.findall(r"^rc=(\d+)", text, re.M)
         if rc and rc[-1] != "0":
             out.append(f"{os.path.basename(path)}: rc={rc[-1]}: " + " | ".join(text.strip().splitlines()[-3:])[:300])
+
+    out += sweep_parity(sweeps)
 
     mem = read(os.path.join(work, "memcheck.txt"))
     out.append("== memcheck")
@@ -160,7 +219,7 @@ def main():
         keep = ("Duration", "DRAM Throughput", "Memory Throughput", "Compute (SM) Throughput", "Achieved Occupancy",
                 "Theoretical Occupancy", "Registers Per Thread", "Local Memory", "L1/TEX Hit", "L2 Hit",
                 "Warp Cycles Per Issued", "Block Limit Registers", "Elapsed Cycles", "SM Frequency", "==PROF==",
-                "==ERROR==", "Stall", "dram__", "l1tex__", "gpu__time", "sm__sass")
+                "==ERROR==", "Stall", "dram__", "l1tex__", "gpu__time", "sm__sass", "not found")
         for line in read(path).splitlines():
             if any(k in line for k in keep):
                 out.append("  " + line.strip()[:160])
@@ -170,6 +229,11 @@ def main():
             if "OPT" in line and "stall" in line.lower():
                 out.append("  " + line.strip()[:300])
                 break
+
+    # gpu_check.sh's run() lists each command it had no time left for, in order
+    skipped = [l for l in read(os.path.join(work, "skipped.txt")).splitlines() if l.startswith("SKIPPED")]
+    out.append(f"== skipped, out of time: {len(skipped)} commands")
+    out += ["  " + l[len("SKIPPED (out of time): "):][:200] for l in skipped[:20]]
 
     out.append("== kernel budgets")
     out += read(os.path.join(work, "cuda_kernels.txt")).strip().splitlines()[-4:]

@@ -26,7 +26,8 @@ if [ "$build_only" -eq 0 ]; then
   packages+=(git ccache libgtest-dev libgmock-dev libbenchmark-dev python3 python3-venv
              gnuplot-nox                        # s2r sysid --plot
              slurm-wlm munge                    # the private Slurm cluster of tests/python/test_slurm.py
-             clang libclang-rt-14-dev)          # libFuzzer for tests/fuzz/run_fuzz.sh
+             clang libclang-rt-14-dev           # libFuzzer for tests/fuzz/run_fuzz.sh
+             xz-utils)                          # bench/gpu_pack.sh (tests/python/test_gpu_check.py)
 fi
 missing=()
 for p in "${packages[@]}"; do
