@@ -212,14 +212,14 @@ def main():
     mem = read(os.path.join(work, "memcheck.txt"))
     out.append("== memcheck")
     out += [l[:200] for l in mem.splitlines() if "ERROR SUMMARY" in l or l.startswith("rc=") or "not found" in l
-            or "Invalid" in l][:12]
+            or "Invalid" in l or l.startswith("not run") or "Error:" in l][:12]
 
     for path in sorted(glob.glob(os.path.join(work, "ncu_*.txt"))):
         out.append("== " + os.path.basename(path))
         keep = ("Duration", "DRAM Throughput", "Memory Throughput", "Compute (SM) Throughput", "Achieved Occupancy",
                 "Theoretical Occupancy", "Registers Per Thread", "Local Memory", "L1/TEX Hit", "L2 Hit",
                 "Warp Cycles Per Issued", "Block Limit Registers", "Elapsed Cycles", "SM Frequency", "==PROF==",
-                "==ERROR==", "Stall", "dram__", "l1tex__", "gpu__time", "sm__sass", "not found")
+                "==ERROR==", "Stall", "dram__", "l1tex__", "gpu__time", "sm__sass", "not found", "not run")
         for line in read(path).splitlines():
             if any(k in line for k in keep):
                 out.append("  " + line.strip()[:160])
