@@ -54,21 +54,22 @@ def main():
         records.append({"kind": "pair", "name": b["run_name"], "ns": b["cpu_time"],
                         "points": b.get("points")})
 
-    # 2. the mesh scene, both engines
-    tmp = pathlib.Path(tempfile.mkdtemp())
-    scene = scene_lib.write_scene(tmp, {k: 0.0 for k in scene_lib.REST})
-    for worlds, steps in ((1, 2000), (256, 40)):
-        s2r = subprocess.run([args.s2r_bin, "bench", "--scene", scene, "--worlds", str(worlds),
-                              "--control-steps", str(steps), "--threads", "1", "--repeats",
-                              str(args.repeats), "--json"], capture_output=True, text=True,
-                             check=True)
-        mj = subprocess.run([args.python, str(ROOT / "bench" / "mujoco_bench.py"), "--scene", scene,
-                             "--worlds", str(worlds), "--control-steps", str(steps), "--threads",
-                             "1", "--repeats", str(args.repeats), "--json"], capture_output=True,
-                            text=True, check=True)
-        a, b = json.loads(s2r.stdout), json.loads(mj.stdout.strip().splitlines()[-1])
-        records.append({"kind": "scene", "engine": "s2r", "worlds": worlds, **a})
-        records.append({"kind": "scene", "engine": "mujoco", "worlds": worlds, **b})
+    # 2. the mesh scene, both engines (its files in a folder removed afterwards)
+    with tempfile.TemporaryDirectory() as tmp_dir:
+        tmp = pathlib.Path(tmp_dir)
+        scene = scene_lib.write_scene(tmp, {k: 0.0 for k in scene_lib.REST})
+        for worlds, steps in ((1, 2000), (256, 40)):
+            s2r = subprocess.run([args.s2r_bin, "bench", "--scene", scene, "--worlds", str(worlds),
+                                  "--control-steps", str(steps), "--threads", "1", "--repeats",
+                                  str(args.repeats), "--json"], capture_output=True, text=True,
+                                 check=True)
+            mj = subprocess.run([args.python, str(ROOT / "bench" / "mujoco_bench.py"), "--scene", scene,
+                                 "--worlds", str(worlds), "--control-steps", str(steps), "--threads",
+                                 "1", "--repeats", str(args.repeats), "--json"], capture_output=True,
+                                text=True, check=True)
+            a, b = json.loads(s2r.stdout), json.loads(mj.stdout.strip().splitlines()[-1])
+            records.append({"kind": "scene", "engine": "s2r", "worlds": worlds, **a})
+            records.append({"kind": "scene", "engine": "mujoco", "worlds": worlds, **b})
 
     with open(out_dir / "convex_bench.jsonl", "w") as f:
         for r in records:
