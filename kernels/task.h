@@ -74,10 +74,10 @@ struct TaskState {
   int32_t terminal;       // ended in a terminal state (not cut by the horizon)
   int32_t near_miss;      // the task's near-miss verdict at the end (docs/sweep.md)
   Real phase_time;        // s in the current phase
-  Real progress_time;     // s since the last progress (stuck detection)
-  Real best;              // push: smallest goal distance so far; peg_insert: deepest insertion so far, m
+  Real progress_time;     // s since the last progress (stuck detection; push: pushing time only)
+  Real best;              // push: smallest goal distance since the push began; peg_insert: deepest insertion, m
   Real margin;            // at the end: how far inside the success region (m), < 0 if outside
-  Real min_margin;        // near miss: smallest margin to a failure threshold seen, m
+  Real min_margin;        // near miss: push: the closest approach (largest margin); grasps: smallest margin to a failure, m
   Real max_slip;          // largest slip of a held object, m
   Real lift_start;        // pick_lift, peg_insert: hand height when the lift began, m
   Real grip_offset;       // pick_lift, peg_insert: object z - hand z when the lift began, m

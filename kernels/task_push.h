@@ -9,10 +9,12 @@
 // When the box centre is within `goal_radius` of the goal the pusher stops (hold), and the box
 // must stay there for `hold_s`.
 //
-// Labels: success (box in the goal for hold_s); stuck (the box came no closer to the goal by 1 mm
-// for stuck_s); sim_unstable; timeout. Margin: goal_radius - final distance (how far inside).
-// Near miss: a success with less than a quarter of goal_radius to spare, or a failure whose box
-// came within half a goal_radius of the goal's edge.
+// Labels: success (box in the goal for hold_s); stuck (pushing, the box came no closer to the goal
+// by 1 mm than at the push's start for stuck_s of the push: the time an approach takes does not
+// count, so a box that slid past the goal while the expert goes round it is not stuck); sim_unstable;
+// timeout. Margin: goal_radius - final distance (how far inside); min_margin: goal_radius - the
+// closest distance of the episode. Near miss: a success with less than a quarter of goal_radius to
+// spare, or a failure whose box came within half a goal_radius of the goal's edge.
 #pragma once
 
 #include "kernels/task.h"
@@ -95,14 +97,17 @@ S2R_HD void PushEvaluate(const TaskModel& t, const ModelView& m, const StateView
   const Vec3 pusher = BodyPosition(s, world, t.effector_body);
   const PushLine line = ComputePushLine(p, box, pusher.z);
   const Real radius = p[kPush_goal_radius];
-  // progress: the box came at least 1 mm closer than ever before
-  if (line.distance < ts->best - Real(0.001)) {
-    ts->best = line.distance;
-    ts->progress_time = Real(0);
-  } else {
-    ts->progress_time += dt;
+  // progress while pushing: the box at least 1 mm closer than ever since this push began
+  if (ts->phase == kPhasePush) {
+    if (line.distance < ts->best - Real(0.001)) {
+      ts->best = line.distance;
+      ts->progress_time = Real(0);
+    } else {
+      ts->progress_time += dt;
+    }
   }
-  ts->min_margin = Min(ts->min_margin, radius - Min(ts->best, line.distance));
+  // the closest approach of the episode
+  ts->min_margin = ts->steps == 1 ? radius - line.distance : Max(ts->min_margin, radius - line.distance);
   ts->margin = radius - line.distance;
 
   // phases
@@ -123,11 +128,15 @@ S2R_HD void PushEvaluate(const TaskModel& t, const ModelView& m, const StateView
   if (next != ts->phase) {
     ts->phase = next;
     ts->phase_time = Real(0);
+    if (next == kPhasePush) {  // a push begins: its progress is measured from here
+      ts->best = line.distance;
+      ts->progress_time = Real(0);
+    }
   }
 
   // labels
   if (ts->phase == kPhaseHold && ts->phase_time >= p[kPush_hold_s] - Real(1e-6)) TaskEnd(ts, kLabelNone, 1);
-  if (!ts->done && ts->phase != kPhaseHold && ts->progress_time >= p[kPush_stuck_s]) TaskEnd(ts, kLabelStuck, 1);
+  if (!ts->done && ts->phase == kPhasePush && ts->progress_time >= p[kPush_stuck_s]) TaskEnd(ts, kLabelStuck, 1);
   TaskEvaluateCommon(s, world, horizon_steps, ts);
   if (ts->done) {
     ts->near_miss = ts->success ? (ts->margin < Real(0.25) * radius) : (ts->min_margin > Real(-0.5) * radius);
