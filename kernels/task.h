@@ -75,7 +75,7 @@ struct TaskState {
   int32_t near_miss;      // the task's near-miss verdict at the end (docs/sweep.md)
   Real phase_time;        // s in the current phase
   Real progress_time;     // s since the last progress (stuck detection; push: pushing time only)
-  Real best;              // push: smallest goal distance since the push began; peg_insert: deepest insertion, m
+  Real best;              // push: smallest goal distance this push; pick_lift: to the grasp pose; peg: depth, m
   Real margin;            // at the end: how far inside the success region (m), < 0 if outside
   Real min_margin;        // near miss: push: the closest approach (largest margin); grasps: smallest margin to a failure, m
   Real max_slip;          // largest slip of a held object, m

@@ -16,8 +16,10 @@
 // grasp_miss (the hand rose 2 cm without the object following half as much); drop (the object
 // fell drop_dist below its place in the grip after leaving the floor); slip (it moved slip_limit
 // in the grip, measured at the end, without dropping); collision (a finger or the palm pressed the
-// floor harder than collision_force); sim_unstable; timeout. Near miss: a success whose slip was
-// over half the limit, or a slip or drop that came within half the limit of holding.
+// floor harder than collision_force); stuck (approaching, the hand came no closer to the grasp
+// pose by 1 mm for stuck_s: fingers pressed onto the floor by a grasp height below reach, under
+// collision_force, hold the gantry as it drags them); sim_unstable; timeout. Near miss: a success
+// whose slip was over half the limit, or a slip or drop that came within half the limit of holding.
 #pragma once
 
 #include "kernels/task.h"
@@ -35,7 +37,8 @@ namespace s2r {
   X(hold_s, 0.5, "s", "the object must be held at the height this long")                        \
   X(slip_limit, 0.01, "m", "movement of the object in the grip that counts as a slip")          \
   X(drop_dist, 0.03, "m", "fall of the object out of its place in the grip that counts as a drop") \
-  X(collision_force, 20.0, "N", "total normal force of a finger or of the palm on the static geoms (the sum over its points) that counts as a collision")
+  X(collision_force, 20.0, "N", "total normal force of a finger or of the palm on the static geoms (the sum over its points) that counts as a collision") \
+  X(stuck_s, 1.0, "s", "approaching without 1 mm of progress towards the grasp pose for this long is stuck")
 
 enum PickLiftParam : int32_t {
 #define S2R_PICK_LIFT_PARAM_ID(name, ...) kPick_##name,
@@ -101,6 +104,15 @@ S2R_HD void PickLiftEvaluate(const TaskModel& t, const ModelView& m, const State
   // phases
   int next = ts->phase;
   if (ts->phase == kPhaseApproach) {
+    // progress: the hand at least 1 mm closer to the grasp pose (over the object, at the grasp
+    // height; horizontal and vertical distances summed) than ever before
+    const Real to_grasp = Length(Vec3{object.x - hand.x, object.y - hand.y, Real(0)}) + Abs(p[kPick_grasp_height] - hand.z);
+    if (to_grasp < ts->best - Real(0.001)) {
+      ts->best = to_grasp;
+      ts->progress_time = Real(0);
+    } else {
+      ts->progress_time += dt;
+    }
     // aligned over the object, and at the grasp height or as low as the hand gets (1 s)
     Vec3 off{object.x - hand.x, object.y - hand.y, Real(0)};
     const bool low = Abs(p[kPick_grasp_height] - hand.z) < Real(0.005) || ts->phase_time > Real(1);
@@ -132,6 +144,9 @@ S2R_HD void PickLiftEvaluate(const TaskModel& t, const ModelView& m, const State
     if (!ts->done && gain > Real(0.005) && sag > p[kPick_drop_dist]) TaskEnd(ts, kLabelDrop, 1);
   }
   if (!ts->done && HandStaticForce(t, m, s, world) > p[kPick_collision_force]) TaskEnd(ts, kLabelCollision, 1);
+  if (!ts->done && ts->phase == kPhaseApproach && ts->progress_time >= p[kPick_stuck_s] - Real(1e-6)) {
+    TaskEnd(ts, kLabelStuck, 1);
+  }
   if (!ts->done && ts->phase == kPhaseHold && ts->phase_time >= p[kPick_hold_s] - Real(1e-6)) {
     // held: success when high enough; a slip beyond the limit fails; an object held too low (the
     // arm sags under a heavy load) did not achieve the task in time

@@ -51,6 +51,22 @@ TEST(PickLiftTask, AGraspBelowReachPressesTheFingersIntoTheFloor) {
   EXPECT_EQ(ts.label, kLabelCollision);
 }
 
+TEST(PickLiftTask, FingersDraggedOnTheFloorAreStuckNotTimedOut) {
+  // a grasp height a little below reach (the fingers' lower ends 1.2 cm into the floor) with the
+  // object 2 cm off: the hand, lowered while it moves over, presses its fingers onto the floor under
+  // collision_force, and their friction holds the gantry against the approach servo. Until stop 40
+  // the episode ran to the horizon (4 s) as a timeout.
+  test_util::TaskRun r = test_util::RunTask("builtin:pick_lift", {{"body_pos0[object]", {0.02, 0, 0.03}}},
+                                            {{kPick_grasp_height, 0.078}}, 200);
+  EXPECT_EQ(r.ts.label, kLabelStuck);
+  EXPECT_EQ(r.ts.phase, kPhaseApproach);
+  EXPECT_NEAR(r.seconds, 1.1, 0.3) << "stuck_s (1 s) after the hand stopped";
+  // at the grasp height a little above reach's end the same approach proceeds and lifts
+  r = test_util::RunTask("builtin:pick_lift", {{"body_pos0[object]", {0.02, 0, 0.03}}}, {{kPick_grasp_height, 0.095}},
+                         200);
+  EXPECT_TRUE(r.ts.success) << "label " << r.ts.label;
+}
+
 TEST(PickLiftTask, AnObjectWhoseGripLosesItsFrictionDrops) {
   // once held up, the fingers and the object become frictionless: the object falls out
   bool cut = false;
