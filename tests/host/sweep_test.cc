@@ -85,6 +85,30 @@ TEST(PushTask, AGoalBesideTheBoxIsReachedAlongAnAngledLine) {
   EXPECT_TRUE(r.ts.success) << "label " << r.ts.label;
 }
 
+// A push world drawn as builtin:push draws it (mass, floor friction loguniform from 0.3 to
+// `mu_high`, yaw, offsets, push depth; the goal's y where `draw_goal`), in the tests' draw order.
+struct PushWorld {
+  double mass, mu, yaw, dx, dy, depth, goal_y = 0;
+};
+PushWorld DrawPushWorld(std::mt19937& rng, double mu_high, bool draw_goal) {
+  std::uniform_real_distribution<double> unit(0, 1);
+  PushWorld w;
+  w.mass = 0.5 * (0.6 + 1.4 * unit(rng));
+  w.mu = 0.3 * std::pow(mu_high / 0.3, unit(rng));
+  w.yaw = -0.3 + 0.6 * unit(rng);
+  w.dx = -0.01 + 0.02 * unit(rng);
+  w.dy = -0.02 + 0.04 * unit(rng);
+  w.depth = 0.05 + 0.05 * unit(rng);
+  if (draw_goal) w.goal_y = -0.06 + 0.12 * unit(rng);
+  return w;
+}
+std::vector<std::pair<std::string, std::vector<Real>>> PushWorldParams(const PushWorld& w) {
+  return {{"body_mass[box]", {Real(w.mass)}},
+          {"geom_friction[box, floor]", {Real(w.mu), Real(w.mu)}},
+          {"body_pos0[box]", {Real(w.dx), Real(w.dy), Real(0.05)}},
+          {"body_quat0[box]", {Real(std::cos(w.yaw / 2)), 0, 0, Real(std::sin(w.yaw / 2))}}};
+}
+
 TEST(PushTask, TheFloorCarriesTheBoxNotThePushersGrip) {
   // The box's floor contacts carry its weight while it is pushed, not a squeeze. Until stop 36 the
   // pusher's friction, solved after the floor's normals, held down what their bias pushed back up:
@@ -97,23 +121,15 @@ TEST(PushTask, TheFloorCarriesTheBoxNotThePushersGrip) {
   // Floor friction stays below 1: with the pusher's 1, mu_floor mu_pusher >= 1 makes a pinned box
   // a self-locking wedge that any push holds.
   std::mt19937 rng(36);
-  std::uniform_real_distribution<double> unit(0, 1);
   const int worlds = 160;
   int spells = 0, successes = 0;
   for (int w = 0; w < worlds; ++w) {
-    const double mass = 0.5 * (0.6 + 1.4 * unit(rng));
-    const double mu = 0.3 * std::pow(0.95 / 0.3, unit(rng));
-    const double yaw = -0.3 + 0.6 * unit(rng);
-    const double dx = -0.01 + 0.02 * unit(rng), dy = -0.02 + 0.04 * unit(rng);
-    const double depth = 0.05 + 0.05 * unit(rng);
+    const PushWorld draw = DrawPushWorld(rng, 0.95, false);
+    const double mass = draw.mass;
     int run = 0, longest = 0;
     PushRun r = test_util::RunTask(
-        "builtin:push",
-        {{"body_mass[box]", {Real(mass)}},
-         {"geom_friction[box, floor]", {Real(mu), Real(mu)}},
-         {"body_pos0[box]", {Real(dx), Real(dy), Real(0.05)}},
-         {"body_quat0[box]", {Real(std::cos(yaw / 2)), 0, 0, Real(std::sin(yaw / 2))}}},
-        {{kPush_push_depth, depth}}, 200, [&](Engine& e, const TaskState&, int) {
+        "builtin:push", PushWorldParams(draw), {{kPush_push_depth, draw.depth}}, 200,
+        [&](Engine& e, const TaskState&, int) {
           const StateView& s = e.state().view;
           const int box = e.model().BodyId("box");
           double floor = 0;
@@ -143,32 +159,24 @@ TEST(PushTask, ABoxThatSlidesPastTheGoalIsNotStuckWhileTheExpertGoesRound) {
   // boxes that were in the goal and slid out (at least 4) end in success or, cut by the horizon,
   // as timeouts that are near misses.
   std::mt19937 rng(40);
-  std::uniform_real_distribution<double> unit(0, 1);
   const SweepConfig c = LoadSweepConfig("builtin:push");
   const double radius = c.task.params[kPush_goal_radius], goal_x = c.task.params[kPush_goal_x];
   int slid_out = 0;
   for (int w = 0; w < 24; ++w) {
-    const double mass = 0.5 * (0.6 + 1.4 * unit(rng));
-    const double mu = 0.3 * std::pow(0.35 / 0.3, unit(rng));
-    const double yaw = -0.3 + 0.6 * unit(rng);
-    const double dx = -0.01 + 0.02 * unit(rng), dy = -0.02 + 0.04 * unit(rng);
-    const double depth = 0.05 + 0.05 * unit(rng), goal_y = -0.06 + 0.12 * unit(rng);
+    const PushWorld draw = DrawPushWorld(rng, 0.35, true);
+    const double goal_y = draw.goal_y;
     double closest = 1e30;
     bool inside = false, out_again = false;
     PushRun r = test_util::RunTask(
-        "builtin:push",
-        {{"body_mass[box]", {Real(mass)}},
-         {"geom_friction[box, floor]", {Real(mu), Real(mu)}},
-         {"body_pos0[box]", {Real(dx), Real(dy), Real(0.05)}},
-         {"body_quat0[box]", {Real(std::cos(yaw / 2)), 0, 0, Real(std::sin(yaw / 2))}}},
-        {{kPush_push_depth, depth}, {kPush_goal_y, goal_y}}, 200, [&](Engine& e, const TaskState&, int) {
+        "builtin:push", PushWorldParams(draw), {{kPush_push_depth, draw.depth}, {kPush_goal_y, goal_y}}, 200,
+        [&](Engine& e, const TaskState&, int) {
           const Real* box = e.state().view.body_pos(0, e.model().BodyId("box"));
           const double d = std::hypot(double(box[0]) - goal_x, double(box[1]) - goal_y);
           closest = std::min(closest, d);
           out_again = out_again || (inside && d > radius);
           inside = inside || d <= radius;
         });
-    EXPECT_NE(r.ts.label, kLabelStuck) << "world " << w << " (friction " << mu << ")";
+    EXPECT_NE(r.ts.label, kLabelStuck) << "world " << w << " (friction " << draw.mu << ")";
     EXPECT_NEAR(r.ts.min_margin, radius - closest, 1e-5) << "world " << w;
     EXPECT_LE(r.ts.margin, r.ts.min_margin + 1e-6) << "world " << w;
     if (!out_again) continue;
