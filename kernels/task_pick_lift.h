@@ -19,7 +19,8 @@
 // floor harder than collision_force); stuck (approaching, the hand came no closer to the grasp
 // pose by 1 mm for stuck_s: fingers pressed onto the floor by a grasp height below reach, under
 // collision_force, hold the gantry as it drags them); sim_unstable; timeout. Near miss: a success
-// whose slip was over half the limit, or a slip or drop that came within half the limit of holding.
+// whose slip was over half the limit, or a slip or drop that came within half the limit of holding
+// (a drop falls drop_dist, over 1.5 slip_limit with the defaults: never a near miss then).
 #pragma once
 
 #include "kernels/task.h"
