@@ -105,19 +105,19 @@ S2R_HD void PickLiftEvaluate(const TaskModel& t, const ModelView& m, const State
   // phases
   int next = ts->phase;
   if (ts->phase == kPhaseApproach) {
-    // progress: the hand at least 1 mm closer to the grasp pose (over the object, at the grasp
-    // height; horizontal and vertical distances summed) than ever before
-    const Real to_grasp = Length(Vec3{object.x - hand.x, object.y - hand.y, Real(0)}) + Abs(p[kPick_grasp_height] - hand.z);
-    if (to_grasp < ts->best - Real(0.001)) {
-      ts->best = to_grasp;
+    // the hand's horizontal distance from over the object, and its height error
+    const Real off = Length(Vec3{object.x - hand.x, object.y - hand.y, Real(0)});
+    const Real dz = Abs(p[kPick_grasp_height] - hand.z);
+    // progress: the hand at least 1 mm closer to the grasp pose (the two distances summed) than ever
+    if (off + dz < ts->best - Real(0.001)) {
+      ts->best = off + dz;
       ts->progress_time = Real(0);
     } else {
       ts->progress_time += dt;
     }
     // aligned over the object, and at the grasp height or as low as the hand gets (1 s)
-    Vec3 off{object.x - hand.x, object.y - hand.y, Real(0)};
-    const bool low = Abs(p[kPick_grasp_height] - hand.z) < Real(0.005) || ts->phase_time > Real(1);
-    if (Length(off) < Real(0.005) && low) {
+    const bool low = dz < Real(0.005) || ts->phase_time > Real(1);
+    if (off < Real(0.005) && low) {
       next = kPhaseGrasp;
       ts->grasp_xy[0] = object.x;
       ts->grasp_xy[1] = object.y;
