@@ -6,8 +6,9 @@
 // aims `push_depth` into the box along the line (push): the position servo's spring turns that depth into the pushing force,
 // so a heavier or higher-friction box is pushed more slowly or not at all. The line is recomputed
 // every step from where the box is; a pusher more than `realign` off the line approaches again.
-// When the box centre is within `goal_radius` of the goal the pusher stops (hold), and the box
-// must stay there for `hold_s`.
+// While pushing it brakes: a box sliding goalwards faster than it could stop at the goal centre at
+// `brake_decel` is let slide (the floor's friction slows it). When the box centre is within
+// `goal_radius` of the goal the pusher stops (hold), and the box must stay there for `hold_s`.
 //
 // Labels: success (box in the goal for hold_s); stuck (pushing, the box came no closer to the goal
 // by 1 mm than at the push's start for stuck_s of the push: the time an approach takes does not
@@ -31,7 +32,8 @@ namespace s2r {
   X(approach_speed, 0.4, "m/s", "pusher speed while approaching")                           \
   X(realign, 0.03, "m", "a pusher this far off the push line approaches again")             \
   X(stuck_s, 1.0, "s", "no progress for this long is a failure (stuck)")                    \
-  X(hold_s, 0.2, "s", "the box must stay in the goal this long")
+  X(hold_s, 0.2, "s", "the box must stay in the goal this long")                            \
+  X(brake_decel, 2.0, "m/s^2", "pushing, a box too fast to stop at the goal centre at this is let slide; 0: never")
 
 enum PushParam : int32_t {
 #define S2R_PUSH_PARAM_ID(name, ...) kPush_##name,
@@ -81,6 +83,13 @@ S2R_HD void PushAct(const TaskModel& t, const ModelView& m, const StateView& s, 
     target = len > step ? pusher + (step / len) * to : line.approach;
   } else if (ts->phase == kPhasePush) {
     target = Vec3{box.x, box.y, pusher.z} + (p[kPush_push_depth] - p[kPush_standoff]) * line.dir;
+    // braking: a box sliding towards the goal faster than it could stop at the centre at
+    // brake_decel is let slide (the pusher holds where it is; the floor's friction slows the box),
+    // so a box on a slippery floor does not slide through the goal when the pusher stops in it
+    // (docs/sweep.md: builtin:push's successes at floor friction 0.3-0.4 went from 65 to 98 %)
+    const Real decel = p[kPush_brake_decel];
+    const Real along = Dot(LoadVec3(s.body_linvel(world, t.object_body)), line.dir);
+    if (decel > Real(0) && along > Real(0) && along * along > Real(2) * decel * line.distance) target = pusher;
   }
   const Vec3 delta = target - LoadVec3(ts->effector0);
   for (int i = 0; i < t.nactuator && i < 2; ++i) action[t.actuator[i]] = SlideTarget(m, t.joint[i], ts->q0[i], delta);
