@@ -204,11 +204,11 @@ void CheckSupport(const ConfigNode& at, const RandomParam& p, const Model& model
   for (const RandomTarget& t : p.targets) {
     if (t.task_param >= 0) {
       const TaskParamInfo& info = task->info->params[t.task_param];
-      if (!info.positive) continue;
+      if (info.bound == TaskParamBound::kAny) continue;
       for (double end : {lo, hi}) {
         double v = TargetValue(p.mode, task->params[t.task_param], end, false);
-        if (!(v > 0)) {
-          at.Fail(Quote(t.text) + " must be > 0, and the sample " + Num(end) +
+        if (!TaskParamAllows(info.bound, v)) {
+          at.Fail(Quote(t.text) + " must be " + TaskParamBoundText(info.bound) + ", and the sample " + Num(end) +
                   " (an end of the distribution's support) makes it " + Num(v));
         }
       }

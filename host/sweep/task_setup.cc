@@ -1,5 +1,8 @@
 #include "host/sweep/task_setup.h"
 
+#include <cmath>
+#include <initializer_list>
+
 #include "kernels/task_peg_insert.h"
 #include "kernels/task_pick_lift.h"
 #include "kernels/task_push.h"
@@ -9,11 +12,24 @@ namespace {
 
 std::string Quote(const std::string& s) { return "'" + s + "'"; }
 
+// a parameter's bound: those named in `any` may be any finite number, those in `non_negative` 0
+// too; the rest (lengths, speeds, times, forces) must be > 0
+TaskParamBound BoundOf(const std::string& name, std::initializer_list<const char*> any,
+                       std::initializer_list<const char*> non_negative = {}) {
+  for (const char* n : any) {
+    if (name == n) return TaskParamBound::kAny;
+  }
+  for (const char* n : non_negative) {
+    if (name == n) return TaskParamBound::kNonNegative;
+  }
+  return TaskParamBound::kPositive;
+}
+
 std::vector<TaskParamInfo> PushParams() {
   std::vector<TaskParamInfo> out;
-  // goal_x and goal_y may be any number; the rest are lengths, speeds and times, all > 0
+  // brake_decel 0: the expert never brakes
 #define S2R_PUSH_PARAM_INFO(name, value, unit, description) \
-  out.push_back({#name, value, unit, std::string(#name) != "goal_x" && std::string(#name) != "goal_y", description});
+  out.push_back({#name, value, unit, BoundOf(#name, {"goal_x", "goal_y"}, {"brake_decel"}), description});
   S2R_PUSH_PARAMS(S2R_PUSH_PARAM_INFO)
 #undef S2R_PUSH_PARAM_INFO
   return out;
@@ -27,7 +43,8 @@ int BodyByName(const ConfigNode& at, const Model& m, const std::string& name) {
 
 std::vector<TaskParamInfo> PickLiftParams() {
   std::vector<TaskParamInfo> out;
-#define S2R_PICK_LIFT_PARAM_INFO(name, value, unit, description) out.push_back({#name, value, unit, true, description});
+#define S2R_PICK_LIFT_PARAM_INFO(name, value, unit, description) \
+  out.push_back({#name, value, unit, BoundOf(#name, {}), description});
   S2R_PICK_LIFT_PARAMS(S2R_PICK_LIFT_PARAM_INFO)
 #undef S2R_PICK_LIFT_PARAM_INFO
   return out;
@@ -35,16 +52,33 @@ std::vector<TaskParamInfo> PickLiftParams() {
 
 std::vector<TaskParamInfo> PegInsertParams() {
   std::vector<TaskParamInfo> out;
-  // the expert's alignment error may have either sign; the rest are lengths, speeds, times and a
-  // force, all > 0
+  // the expert's alignment error may have either sign
 #define S2R_PEG_INSERT_PARAM_INFO(name, value, unit, description) \
-  out.push_back({#name, value, unit, std::string(#name) != "align_x" && std::string(#name) != "align_y", description});
+  out.push_back({#name, value, unit, BoundOf(#name, {"align_x", "align_y"}), description});
   S2R_PEG_INSERT_PARAMS(S2R_PEG_INSERT_PARAM_INFO)
 #undef S2R_PEG_INSERT_PARAM_INFO
   return out;
 }
 
 }  // namespace
+
+bool TaskParamAllows(TaskParamBound bound, double v) {
+  switch (bound) {
+    case TaskParamBound::kPositive: return v > 0;
+    case TaskParamBound::kNonNegative: return v >= 0;
+    case TaskParamBound::kAny: break;
+  }
+  return std::isfinite(v);
+}
+
+const char* TaskParamBoundText(TaskParamBound bound) {
+  switch (bound) {
+    case TaskParamBound::kPositive: return "> 0";
+    case TaskParamBound::kNonNegative: return ">= 0";
+    case TaskParamBound::kAny: break;
+  }
+  return "finite";
+}
 
 const std::vector<TaskInfo>& Tasks() {
   static const std::vector<TaskInfo> tasks = {
@@ -139,7 +173,9 @@ TaskSetup ParseTask(const ConfigNode& node, const Model& m) {
         params[key].Fail("unknown parameter " + Quote(key) + " of task " + Quote(info.name) + " (" + names + ")");
       }
       double v = params[key].Number();
-      if (info.params[i].positive && !(v > 0)) params[key].Fail("must be > 0, got " + std::to_string(v));
+      if (!TaskParamAllows(info.params[i].bound, v)) {
+        params[key].Fail(std::string("must be ") + TaskParamBoundText(info.params[i].bound) + ", got " + std::to_string(v));
+      }
       setup.params[i] = v;
     }
   }

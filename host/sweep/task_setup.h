@@ -22,13 +22,20 @@
 
 namespace s2r {
 
+// what values a task parameter takes (every one is finite)
+enum class TaskParamBound { kAny, kPositive, kNonNegative };
+
 struct TaskParamInfo {
   const char* name;
-  double value;      // default
+  double value;  // default
   const char* unit;
-  bool positive;     // must be > 0 (else any finite number)
+  TaskParamBound bound;
   const char* description;
 };
+
+// whether v is within the bound, and the bound as the error messages state it ("> 0", ">= 0")
+bool TaskParamAllows(TaskParamBound bound, double v);
+const char* TaskParamBoundText(TaskParamBound bound);
 
 struct TaskInfo {
   const char* name;

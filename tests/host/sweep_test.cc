@@ -546,6 +546,10 @@ TEST(Sweep, RejectsBadConfigsNamingFileLineAndKey) {
       {"scene: builtin:box_push\ntask:\n  name: fly\n", "bad.yaml:3:9: task.name: unknown task 'fly' (tasks: push, pick_lift, peg_insert)"},
       {base + "  params: {goal_q: 1}\n", "task.params.goal_q: unknown parameter 'goal_q' of task 'push'"},
       {base + "  params: {goal_radius: -1}\n", "task.params.goal_radius: must be > 0"},
+      {base + "  params: {brake_decel: -1}\n", "task.params.brake_decel: must be >= 0, got -1"},
+      {base + "randomization:\n  - name: b\n    targets: [task.brake_decel]\n    distribution: uniform\n"
+              "    low: -1\n    high: 1\n",
+       "'task.brake_decel' must be >= 0, and the sample -1"},
       {base + "  object: ghost\n", "task.object: the scene has no body 'ghost'"},
       {base + "  target: floor\n", "task.target: task 'push' has no target body"},
       {"scene: builtin:peg_insert\ntask:\n  name: peg_insert\n  target: peg\n",
@@ -588,6 +592,11 @@ TEST(Sweep, RejectsBadConfigsNamingFileLineAndKey) {
     EXPECT_NE(error.find(c.expect), std::string::npos) << "config:\n" << c.yaml << "error: " << error;
     if (c.yaml.find("colour") != std::string::npos) EXPECT_EQ(error.rfind(path + ":4:1:", 0), 0u) << error;
   }
+  // brake_decel may be 0 (the push expert never brakes), set or drawn
+  std::ofstream(dir + "/good.yaml") << base << "  params: {brake_decel: 0}\nrandomization:\n  - name: b\n"
+                                    << "    targets: [task.brake_decel]\n    distribution: uniform\n"
+                                    << "    low: 0\n    high: 3\n";
+  EXPECT_NO_THROW(LoadSweepConfig(dir + "/good.yaml"));
   // the CLI: a bad config fails with the message and no store
   std::ofstream(dir + "/bad.yaml") << base << "episodes: -3\n";
   CommandResult r = RunCommand(std::string(S2R_BINARY) + " sweep " + dir + "/bad.yaml --out " + dir + "/never");
