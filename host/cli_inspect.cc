@@ -1,9 +1,11 @@
-// s2r inspect STORE [--arrays] [--json]     (s2r inspect --fields SCENE: cli_fields.cc)
+// s2r inspect STORE [--arrays] [--json] [--by NAME [--bins N]]   (s2r inspect --fields SCENE: cli_fields.cc)
 // Looks inside a Zarr v3 directory store. With --arrays, every array under STORE is decoded and
 // fingerprinted (SHA-256 of its contents as C-order little-endian bytes), so that a store written
 // by s2r can be checked against numpy, zarr-python or tensorstore without moving the data.
 // Without --arrays, an s2r dataset is summarised (episodes, steps, success rate, failure counts,
-// features with units, parameter ranges: docs/dataset.md); any other store is listed.
+// features with units, parameter ranges: docs/dataset.md); any other store is listed. With --by,
+// the episodes' outcomes (success rate, failure labels, near misses) per range of a randomized
+// parameter or an episode metric: where in the randomization the failures are.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -18,6 +20,7 @@
 #include "host/store/metadata.h"
 #include "host/store/sha256.h"
 #include "host/store/zarr_array.h"
+#include "host/trajectory_io.h"
 
 namespace s2r {
 namespace {
@@ -27,6 +30,8 @@ struct InspectArgs {
   bool arrays = false;
   bool fields = false;
   bool json = false;
+  std::vector<std::string> by;  // per-episode columns to break the outcomes down by
+  int bins = 5;
 };
 
 // "bytes", "zstd", "sharding_indexed(bytes,blosc)".
@@ -168,6 +173,120 @@ nlohmann::json DatasetSummary(const std::string& store) {
   return out;
 }
 
+// The outcomes by one per-episode column, a randomized parameter or a metric (episodes/params/NAME
+// or episodes/metrics/NAME): the episodes in up to `bins` bins of about equal count (edges at the
+// column's quantiles; a column with `bins` values or fewer gets one bin per value), each with its
+// value range, episodes, success rate, near misses (where the store has the metric) and the count
+// of each failure label that occurs in the store.
+nlohmann::json OutcomesBy(const DatasetReader& r, const std::string& column, int bins) {
+  using nlohmann::json;
+  const DatasetSpec& spec = r.spec();
+  std::vector<double> value;
+  std::string kind, units;
+  for (const ParamSpec& p : spec.params) {
+    if (p.name == column) {
+      value = r.EpisodeParam(column);
+      kind = "randomized parameter";
+      units = p.units;
+    }
+  }
+  bool has_near_miss = false;
+  for (const MetricSpec& m : spec.metrics) {
+    if (kind.empty() && m.name == column) {
+      value = r.EpisodeMetric(column);
+      kind = "episode metric";
+      units = m.units;
+    }
+    has_near_miss = has_near_miss || m.name == "near_miss";
+  }
+  if (kind.empty()) {
+    std::string names;
+    for (const ParamSpec& p : spec.params) names += (names.empty() ? "" : ", ") + p.name;
+    for (const MetricSpec& m : spec.metrics) names += (names.empty() ? "" : ", ") + m.name;
+    throw InputError(r.path() + ": --by " + column + ": no such randomized parameter or episode metric (the store has: " +
+                     (names.empty() ? std::string("none") : names) + ")");
+  }
+  const std::vector<uint8_t> success = r.EpisodeSuccess();
+  const std::vector<int32_t> labels = r.EpisodeFailureLabels();
+  const std::vector<double> near = has_near_miss ? r.EpisodeMetric("near_miss") : std::vector<double>();
+  const size_t n = value.size();
+
+  // edges: the values at the quantiles k/bins (k = 1 .. bins-1), distinct; or every distinct value
+  std::vector<double> sorted = value;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<double> distinct = sorted;
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  std::vector<double> edges;
+  if (int(distinct.size()) <= bins) {
+    edges.assign(distinct.begin() + (distinct.empty() ? 0 : 1), distinct.end());
+  } else {
+    for (int k = 1; k < bins; ++k) {
+      const double e = sorted[size_t(double(k) * double(n) / double(bins))];
+      if (e > sorted.front() && (edges.empty() || e > edges.back())) edges.push_back(e);
+    }
+  }
+  const size_t nbin = edges.size() + 1;
+  std::map<int32_t, std::string> names;
+  for (const LabelSpec& l : spec.labels) names[l.code] = l.name;
+  std::vector<int32_t> occurring;  // failure codes present anywhere in the store, in code order
+  for (int32_t code : labels) {
+    if (code != 0) occurring.push_back(code);
+  }
+  std::sort(occurring.begin(), occurring.end());
+  occurring.erase(std::unique(occurring.begin(), occurring.end()), occurring.end());
+
+  std::vector<int64_t> count(nbin, 0), successes(nbin, 0), near_misses(nbin, 0);
+  std::vector<double> lo(nbin, 0), hi(nbin, 0);
+  std::vector<std::map<int32_t, int64_t>> failures(nbin);
+  for (size_t e = 0; e < n; ++e) {
+    const size_t b = size_t(std::upper_bound(edges.begin(), edges.end(), value[e]) - edges.begin());
+    lo[b] = count[b] == 0 ? value[e] : std::min(lo[b], value[e]);
+    hi[b] = count[b] == 0 ? value[e] : std::max(hi[b], value[e]);
+    ++count[b];
+    successes[b] += success[e] ? 1 : 0;
+    if (labels[e] != 0) ++failures[b][labels[e]];
+    if (has_near_miss) near_misses[b] += near[e] != 0 ? 1 : 0;
+  }
+  json out = {{"by", column}, {"kind", kind}, {"units", units}, {"episodes", int64_t(n)}, {"bins", json::array()}};
+  for (size_t b = 0; b < nbin; ++b) {
+    if (count[b] == 0) continue;
+    json f = json::object();
+    for (int32_t code : occurring) {
+      auto it = names.find(code);
+      f[it == names.end() ? "<code " + std::to_string(code) + ">" : it->second] = failures[b][code];
+    }
+    json bin = {{"low", lo[b]}, {"high", hi[b]}, {"episodes", count[b]},
+                {"success_rate", double(successes[b]) / double(count[b])}, {"failure_counts", f}};
+    if (has_near_miss) bin["near_misses"] = near_misses[b];
+    out["bins"].push_back(bin);
+  }
+  return out;
+}
+
+void PrintOutcomesBy(const nlohmann::json& o) {
+  const nlohmann::json& bins = o["bins"];
+  std::printf("outcomes by %s (%s, unit %s; %lld episodes in %zu bins of about equal count)\n",
+              o["by"].get<std::string>().c_str(), o["kind"].get<std::string>().c_str(),
+              o["units"].get<std::string>().c_str(), (long long)o["episodes"].get<int64_t>(), bins.size());
+  if (bins.empty()) return;
+  std::printf("  %-25s %9s %8s", "range", "episodes", "success");
+  for (auto it = bins[0]["failure_counts"].begin(); it != bins[0]["failure_counts"].end(); ++it) {
+    std::printf(" %12s", it.key().c_str());
+  }
+  if (bins[0].contains("near_misses")) std::printf(" %11s", "near_misses");
+  std::printf("\n");
+  for (const auto& b : bins) {
+    char range[64];
+    std::snprintf(range, sizeof range, "%.6g .. %.6g", b["low"].get<double>(), b["high"].get<double>());
+    std::printf("  %-25s %9lld %8.3f", range, (long long)b["episodes"].get<int64_t>(), b["success_rate"].get<double>());
+    for (auto it = b["failure_counts"].begin(); it != b["failure_counts"].end(); ++it) {
+      std::printf(" %12lld", (long long)it.value().get<int64_t>());
+    }
+    if (b.contains("near_misses")) std::printf(" %11lld", (long long)b["near_misses"].get<int64_t>());
+    std::printf("\n");
+  }
+}
+
 std::string UnitsText(const nlohmann::json& units) {
   std::vector<std::string> u = units.get<std::vector<std::string>>();
   bool same = std::all_of(u.begin(), u.end(), [&](const std::string& x) { return x == u[0]; });
@@ -223,6 +342,21 @@ void PrintDatasetSummary(const nlohmann::json& s) {
 void RunInspect(const InspectArgs& args) {
   if (args.fields) {
     RunInspectFields(args.store, args.json);
+    return;
+  }
+  if (!args.by.empty()) {
+    if (!DatasetReader::IsDataset(args.store) && !DatasetReader::IsDatasetFolder(args.store)) {
+      throw InputError(args.store + ": --by needs an s2r dataset (or a folder of shard datasets)");
+    }
+    DatasetReader r(args.store);
+    nlohmann::json out = {{"store", args.store}, {"outcomes_by", nlohmann::json::array()}};
+    for (const std::string& column : args.by) out["outcomes_by"].push_back(OutcomesBy(r, column, args.bins));
+    if (args.json) {
+      std::printf("%s\n", out.dump(2).c_str());
+    } else {
+      for (const auto& o : out["outcomes_by"]) PrintOutcomesBy(o);
+    }
+    std::fflush(stdout);
     return;
   }
   if (!args.arrays) {
@@ -300,10 +434,18 @@ void AddInspectCommand(CLI::App* app) {
   cmd->add_option("store", args->store, "store directory (with --fields: a scene, MJCF file or builtin:<name>)")
       ->required();
   auto* arrays = cmd->add_flag("--arrays", args->arrays, "decode every array and print shape, dtype, codecs and sha256");
-  cmd->add_flag("--fields", args->fields,
+  auto* fields = cmd->add_flag("--fields", args->fields,
                 "the argument is a scene: list every per-world parameter (address, shape, unit, nominal value, "
                 "valid values) and the scene options")
       ->excludes(arrays);
+  auto* by = cmd->add_option("--by", args->by,
+                             "break a dataset's outcomes (success rate, failure labels, near misses) down by a "
+                             "randomized parameter or an episode metric, in bins of about equal count (repeatable)")
+                 ->excludes(arrays)
+                 ->excludes(fields);
+  cmd->add_option("--bins", args->bins, "bins for --by (default 5; a column with this many values or fewer: one per value)")
+      ->check(CLI::Range(1, 100))
+      ->needs(by);
   cmd->add_flag("--json", args->json, "print one JSON object");
   cmd->callback([args] { RunInspect(*args); });
 }

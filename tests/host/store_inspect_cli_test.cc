@@ -128,6 +128,74 @@ TEST(StoreInspectCli, SummarisesADataset) {
   EXPECT_NE(text.out.find("dropped=" + std::to_string(dropped)), std::string::npos) << text.out;
 }
 
+// --by: the outcomes per range of a randomized parameter. The fixture's friction takes 10 values
+// (0.5 + 0.05 (e % 10)), three episodes each of 30, so 5 bins of equal count hold two values each;
+// its mass takes 7 values, so 10 bins are one per value. Every count is recomputed here from the
+// fixture's formulas (success: e % 3 != 0; failures: dropped for odd e, timeout for even).
+TEST(StoreInspectCli, BreaksOutcomesDownByAParameter) {
+  const std::string dir = FreshDir() + "/ds";
+  WriteDataset(dir, 30);
+  InspectRun run = Inspect(dir + " --by friction --by mass --bins 10 --json", false);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  nlohmann::json by = nlohmann::json::parse(run.out)["outcomes_by"];
+  ASSERT_EQ(by.size(), 2u);
+  // 10 bins asked, friction's 10 values: one bin per value
+  ASSERT_EQ(by[0]["bins"].size(), 10u) << by[0].dump();
+  run = Inspect(dir + " --by friction --by mass --bins 5 --json", false);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  by = nlohmann::json::parse(run.out)["outcomes_by"];
+  ASSERT_EQ(by.size(), 2u);
+  const nlohmann::json& friction = by[0];
+  EXPECT_EQ(friction["by"], "friction");
+  EXPECT_EQ(friction["episodes"], 30);
+  ASSERT_EQ(friction["bins"].size(), 5u) << friction.dump();
+  for (int k = 0; k < 5; ++k) {
+    int64_t n = 0, ok = 0, dropped = 0, timeout = 0;
+    for (int64_t e = 0; e < 30; ++e) {
+      if (e % 10 / 2 != k) continue;
+      ++n;
+      ok += e % 3 != 0;
+      dropped += e % 3 == 0 && e % 2 == 1;
+      timeout += e % 3 == 0 && e % 2 == 0;
+    }
+    const nlohmann::json& b = friction["bins"][k];
+    EXPECT_DOUBLE_EQ(b["low"].get<double>(), 0.5 + 0.05 * (2 * k)) << k;
+    EXPECT_DOUBLE_EQ(b["high"].get<double>(), 0.5 + 0.05 * (2 * k + 1)) << k;
+    EXPECT_EQ(b["episodes"], n) << k;
+    EXPECT_DOUBLE_EQ(b["success_rate"].get<double>(), double(ok) / double(n)) << k;
+    EXPECT_EQ(b["failure_counts"], nlohmann::json({{"dropped", dropped}, {"timeout", timeout}})) << k;
+    EXPECT_FALSE(b.contains("near_misses")) << "the fixture has no near_miss metric";
+  }
+  // mass: 7 values of 0.1 + 0.04 (e % 7), fewer than 10 bins asked for: one bin each
+  const nlohmann::json& mass = by[1];
+  run = Inspect(dir + " --by mass --bins 10 --json", false);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const nlohmann::json mass10 = nlohmann::json::parse(run.out)["outcomes_by"][0];
+  ASSERT_EQ(mass10["bins"].size(), 7u) << mass10.dump();
+  for (int v = 0; v < 7; ++v) {
+    int64_t n = 0;
+    for (int64_t e = 0; e < 30; ++e) n += e % 7 == v;
+    EXPECT_DOUBLE_EQ(mass10["bins"][v]["low"].get<double>(), 0.1 + 0.04 * v);
+    EXPECT_DOUBLE_EQ(mass10["bins"][v]["high"].get<double>(), 0.1 + 0.04 * v);
+    EXPECT_EQ(mass10["bins"][v]["episodes"], n) << v;
+  }
+  int64_t total = 0;
+  for (const auto& b : mass["bins"]) total += b["episodes"].get<int64_t>();
+  EXPECT_EQ(total, 30) << "every episode in one bin";
+  // the text form; an unknown column names the store and what it has; --by is not for --arrays
+  InspectRun text = Inspect(dir + " --by friction", false);
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.out.find("outcomes by friction (randomized parameter, unit 1; 30 episodes in 5 bins"), std::string::npos)
+      << text.out;
+  InspectRun bad = Inspect(dir + " --by viscosity", true);
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.out.find(dir + ": --by viscosity: no such randomized parameter or episode metric (the store has: "
+                               "friction, mass)"),
+            std::string::npos)
+      << bad.out;
+  EXPECT_NE(Inspect(dir + " --by friction --arrays", true).exit_code, 0);
+}
+
 TEST(StoreInspectCli, DamagedDatasetExitsOneNamingTheFile) {
   const std::string dir = FreshDir() + "/ds";
   WriteDataset(dir, 12);

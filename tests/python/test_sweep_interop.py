@@ -79,3 +79,36 @@ def test_steps_agree_with_the_sampled_parameters(sweep):
             assert np.hypot(last[0] - 0.25, last[1] - goal_y[e]) <= 0.03 + 1e-4
     assert root["steps/state"].attrs["units"][0] == "m"
     assert root["episodes/params/box_mass"].attrs["distribution"] == "uniform"
+
+
+def test_inspect_by_agrees_with_numpy(sweep):
+    """`s2r inspect --by`: each bin's episodes, success rate, failure counts and near misses equal
+    numpy's over the episodes whose value lies in the bin's range; the bins cover every episode
+    once, in order, and hold about equal counts."""
+    store, _ = sweep
+    root = zarr.open_group(store=str(store), mode="r")
+    E = root.attrs["s2r"]["commit"]["episodes"]
+    names = {l["code"]: l["name"] for l in root.attrs["s2r"]["labels"]}
+    success = root["episodes/success"][:E]
+    labels = root["episodes/failure_label"][:E]
+    near = root["episodes/metrics/near_miss"][:E]
+    out = subprocess.run([S2R_BIN, "inspect", str(store), "--by", "friction", "--by", "margin", "--bins", "4",
+                          "--json"], check=True, capture_output=True, text=True).stdout
+    by = json.loads(out)["outcomes_by"]
+    assert [o["by"] for o in by] == ["friction", "margin"]
+    for o, column in zip(by, ["episodes/params/friction", "episodes/metrics/margin"]):
+        v = root[column][:E]
+        assert o["episodes"] == E and len(o["bins"]) == 4
+        covered = np.zeros(E, dtype=int)
+        for k, b in enumerate(o["bins"]):
+            inside = (v >= b["low"]) & (v <= b["high"])
+            covered += inside
+            n = int(inside.sum())
+            assert b["episodes"] == n and E // 4 - 1 <= n <= E // 4 + 1, (column, k)
+            assert b["success_rate"] == pytest.approx(success[inside].mean(), rel=1e-12)
+            assert b["near_misses"] == int((near[inside] != 0).sum())
+            present = sorted(c for c in np.unique(labels) if c != 0)
+            assert b["failure_counts"] == {names[c]: int((labels[inside] == c).sum()) for c in present}
+            if k:
+                assert b["low"] > o["bins"][k - 1]["high"]
+        assert (covered == 1).all(), column
