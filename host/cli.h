@@ -13,6 +13,7 @@ namespace s2r {
 void AddRolloutCommand(CLI::App* app);
 void AddBenchCommand(CLI::App* app);
 void AddInspectCommand(CLI::App* app);
+void AddCompareCommand(CLI::App* app);  // cli_compare.cc
 void AddSweepCommand(CLI::App* app);
 void AddReplayCommand(CLI::App* app);
 void AddSysidCommand(CLI::App* app);

@@ -18,6 +18,7 @@
 #include "host/cli.h"
 #include "host/store/dataset.h"
 #include "host/store/metadata.h"
+#include "host/store/outcomes.h"
 #include "host/store/sha256.h"
 #include "host/store/zarr_array.h"
 #include "host/trajectory_io.h"
@@ -173,88 +174,44 @@ nlohmann::json DatasetSummary(const std::string& store) {
   return out;
 }
 
-// The outcomes by one per-episode column, a randomized parameter or a metric (episodes/params/NAME
-// or episodes/metrics/NAME): the episodes in up to `bins` bins of about equal count (edges at the
-// column's quantiles; a column with `bins` values or fewer gets one bin per value), each with its
+// The outcomes by one per-episode column (host/store/outcomes.h): per bin of about equal count its
 // value range, episodes, success rate, near misses (where the store has the metric) and the count
 // of each failure label that occurs in the store.
-nlohmann::json OutcomesBy(const DatasetReader& r, const std::string& column, int bins) {
+nlohmann::json OutcomesBy(const DatasetReader& r, const std::string& name, int bins) {
   using nlohmann::json;
-  const DatasetSpec& spec = r.spec();
-  std::vector<double> value;
-  std::string kind, units;
-  for (const ParamSpec& p : spec.params) {
-    if (p.name == column) {
-      value = r.EpisodeParam(column);
-      kind = "randomized parameter";
-      units = p.units;
-    }
-  }
-  bool has_near_miss = false;
-  for (const MetricSpec& m : spec.metrics) {
-    if (kind.empty() && m.name == column) {
-      value = r.EpisodeMetric(column);
-      kind = "episode metric";
-      units = m.units;
-    }
-    has_near_miss = has_near_miss || m.name == "near_miss";
-  }
-  if (kind.empty()) {
-    std::string names;
-    for (const ParamSpec& p : spec.params) names += (names.empty() ? "" : ", ") + p.name;
-    for (const MetricSpec& m : spec.metrics) names += (names.empty() ? "" : ", ") + m.name;
-    throw InputError(r.path() + ": --by " + column + ": no such randomized parameter or episode metric (the store has: " +
-                     (names.empty() ? std::string("none") : names) + ")");
-  }
+  const EpisodeColumn column = ReadEpisodeColumn(r, name);
+  const std::vector<double>& value = column.values;
   const std::vector<uint8_t> success = r.EpisodeSuccess();
   const std::vector<int32_t> labels = r.EpisodeFailureLabels();
+  const bool has_near_miss = HasEpisodeMetric(r, "near_miss");
   const std::vector<double> near = has_near_miss ? r.EpisodeMetric("near_miss") : std::vector<double>();
-  const size_t n = value.size();
-
-  // edges: the values at the quantiles k/bins (k = 1 .. bins-1), distinct; or every distinct value
-  std::vector<double> sorted = value;
-  std::sort(sorted.begin(), sorted.end());
-  std::vector<double> distinct = sorted;
-  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-  std::vector<double> edges;
-  if (int(distinct.size()) <= bins) {
-    edges.assign(distinct.begin() + (distinct.empty() ? 0 : 1), distinct.end());
-  } else {
-    for (int k = 1; k < bins; ++k) {
-      const double e = sorted[size_t(double(k) * double(n) / double(bins))];
-      if (e > sorted.front() && (edges.empty() || e > edges.back())) edges.push_back(e);
-    }
-  }
-  const size_t nbin = edges.size() + 1;
-  std::map<int32_t, std::string> names;
-  for (const LabelSpec& l : spec.labels) names[l.code] = l.name;
+  const std::vector<double> edges = QuantileEdges(value, bins);
   std::vector<int32_t> occurring;  // failure codes present anywhere in the store, in code order
-  for (int32_t code : labels) {
-    if (code != 0) occurring.push_back(code);
+  for (size_t e = 0; e < labels.size(); ++e) {
+    if (!success[e]) occurring.push_back(labels[e]);
   }
   std::sort(occurring.begin(), occurring.end());
   occurring.erase(std::unique(occurring.begin(), occurring.end()), occurring.end());
 
+  const size_t nbin = edges.size() + 1;
   std::vector<int64_t> count(nbin, 0), successes(nbin, 0), near_misses(nbin, 0);
   std::vector<double> lo(nbin, 0), hi(nbin, 0);
   std::vector<std::map<int32_t, int64_t>> failures(nbin);
-  for (size_t e = 0; e < n; ++e) {
-    const size_t b = size_t(std::upper_bound(edges.begin(), edges.end(), value[e]) - edges.begin());
+  for (size_t e = 0; e < value.size(); ++e) {
+    const size_t b = BinOf(edges, value[e]);
     lo[b] = count[b] == 0 ? value[e] : std::min(lo[b], value[e]);
     hi[b] = count[b] == 0 ? value[e] : std::max(hi[b], value[e]);
     ++count[b];
     successes[b] += success[e] ? 1 : 0;
-    if (labels[e] != 0) ++failures[b][labels[e]];
+    if (!success[e]) ++failures[b][labels[e]];
     if (has_near_miss) near_misses[b] += near[e] != 0 ? 1 : 0;
   }
-  json out = {{"by", column}, {"kind", kind}, {"units", units}, {"episodes", int64_t(n)}, {"bins", json::array()}};
+  json out = {{"by", name}, {"kind", column.kind}, {"units", column.units}, {"episodes", int64_t(value.size())},
+              {"bins", json::array()}};
   for (size_t b = 0; b < nbin; ++b) {
     if (count[b] == 0) continue;
     json f = json::object();
-    for (int32_t code : occurring) {
-      auto it = names.find(code);
-      f[it == names.end() ? "<code " + std::to_string(code) + ">" : it->second] = failures[b][code];
-    }
+    for (int32_t code : occurring) f[OutcomeName(r.spec(), false, code)] = failures[b][code];
     json bin = {{"low", lo[b]}, {"high", hi[b]}, {"episodes", count[b]},
                 {"success_rate", double(successes[b]) / double(count[b])}, {"failure_counts", f}};
     if (has_near_miss) bin["near_misses"] = near_misses[b];

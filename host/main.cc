@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   s2r::AddRolloutCommand(&app);
   s2r::AddBenchCommand(&app);
   s2r::AddInspectCommand(&app);
+  s2r::AddCompareCommand(&app);
   s2r::AddSweepCommand(&app);
   s2r::AddReplayCommand(&app);
   s2r::AddSysidCommand(&app);

@@ -189,7 +189,7 @@ TEST(StoreInspectCli, BreaksOutcomesDownByAParameter) {
       << text.out;
   InspectRun bad = Inspect(dir + " --by viscosity", true);
   EXPECT_EQ(bad.exit_code, 1);
-  EXPECT_NE(bad.out.find(dir + ": --by viscosity: no such randomized parameter or episode metric (the store has: "
+  EXPECT_NE(bad.out.find(dir + ": viscosity: no such randomized parameter or episode metric (the store has: "
                                "friction, mass)"),
             std::string::npos)
       << bad.out;

@@ -112,3 +112,37 @@ def test_inspect_by_agrees_with_numpy(sweep):
             if k:
                 assert b["low"] > o["bins"][k - 1]["high"]
         assert (covered == 1).all(), column
+
+
+def test_compare_agrees_with_numpy(sweep, tmp_path):
+    """`s2r compare`: the same 40 episodes pushed by the expert without braking (`brake_decel: 0`)
+    and with it: every episode matched by seed, the same worlds (no parameter differs), and the
+    fixed / broken counts and the outcome table equal numpy's over the two stores."""
+    store, _ = sweep
+    text = open(os.path.join(REPO, "configs", "sweeps", "push.yaml")).read()
+    text = text.replace("stuck_s: 1.0}", "stuck_s: 1.0, brake_decel: 0}")
+    assert "brake_decel: 0" in text
+    (tmp_path / "nobrake.yaml").write_text(text)
+    before = tmp_path / "nobrake.zarr"
+    subprocess.run([S2R_BIN, "sweep", str(tmp_path / "nobrake.yaml"), "--out", str(before), "--episodes", "40",
+                    "--worlds", "16"], check=True, capture_output=True)
+    out = subprocess.run([S2R_BIN, "compare", str(before), str(store), "--json"], check=True, capture_output=True,
+                         text=True).stdout
+    c = json.loads(out)
+    ra, rb = zarr.open_group(store=str(before), mode="r"), zarr.open_group(store=str(store), mode="r")
+    sa, sb = ra["episodes/success"][:40], rb["episodes/success"][:40]
+    la, lb = ra["episodes/failure_label"][:40], rb["episodes/failure_label"][:40]
+    assert list(ra["episodes/seed"][:40]) == list(rb["episodes/seed"][:40])
+    assert c["matched"] == 40 and c["only_before"] == 0 and c["only_after"] == 0
+    assert c["fixed"] == int((~sa & sb).sum())
+    assert c["broken"] == int((sa & ~sb).sum())
+    assert all(p["differ"] == 0 for p in c["params"]), "the same worlds"
+    names = {l["code"]: l["name"] for l in ra.attrs["s2r"]["labels"]}
+    outcome = lambda s, l: "success" if s else names[int(l)]
+    table = {}
+    for e in range(40):
+        row = table.setdefault(outcome(sa[e], la[e]), {})
+        col = outcome(sb[e], lb[e])
+        row[col] = row.get(col, 0) + 1
+    assert c["transitions"] == table
+    assert c["success_rate"]["before"] == pytest.approx(sa.mean()) and c["success_rate"]["after"] == pytest.approx(sb.mean())

@@ -1,0 +1,256 @@
+// s2r compare BEFORE AFTER [--by NAME [--bins N]] [--max-broken K] [--json]
+// Two datasets' episodes matched by seed (the episode index a sweep draws each episode's worlds
+// from): the outcome of each in both, so that a change (an expert, the engine, a fit centred
+// on) shows which failures it fixed and which successes it broke, episode by episode, not only
+// how the rates moved. Also which randomized parameters differ between the matched episodes (none:
+// the same worlds, so every change of outcome is the change's), and with --by the same per range
+// of a parameter or metric of BEFORE. --max-broken K makes it a gate: exit 1 when more than K
+// episodes went from success to failure.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "host/cli.h"
+#include "host/store/dataset.h"
+#include "host/store/outcomes.h"
+#include "host/trajectory_io.h"
+
+namespace s2r {
+namespace {
+
+struct CompareArgs {
+  std::string before, after;
+  std::vector<std::string> by;
+  int bins = 5;
+  int64_t max_broken = -1;  // < 0: no gate
+  bool json = false;
+};
+
+DatasetReader OpenDataset(const std::string& path) {
+  if (!DatasetReader::IsDataset(path) && !DatasetReader::IsDatasetFolder(path)) {
+    throw InputError(path + ": not an s2r dataset (or a folder of shard datasets)");
+  }
+  return DatasetReader(path);
+}
+
+// One dataset's episode table, the columns compare reads.
+struct Episodes {
+  std::vector<uint64_t> seed;
+  std::vector<uint8_t> success;
+  std::vector<std::string> outcome;
+  explicit Episodes(const DatasetReader& r) : seed(r.EpisodeSeeds()), success(r.EpisodeSuccess()) {
+    const std::vector<int32_t> labels = r.EpisodeFailureLabels();
+    for (size_t e = 0; e < seed.size(); ++e) outcome.push_back(OutcomeName(r.spec(), success[e] != 0, labels[e]));
+  }
+};
+
+nlohmann::json Compare(const CompareArgs& a) {
+  using nlohmann::json;
+  const DatasetReader rb = OpenDataset(a.before), ra = OpenDataset(a.after);
+  const Episodes eb(rb), ea(ra);
+  std::unordered_map<uint64_t, size_t> in_after;
+  for (size_t e = 0; e < ea.seed.size(); ++e) {
+    if (!in_after.emplace(ea.seed[e], e).second) {
+      throw InputError(a.after + ": holds the seed " + std::to_string(ea.seed[e]) + " twice: not one sweep's episodes");
+    }
+  }
+  std::vector<std::pair<size_t, size_t>> matched;  // (before, after), in BEFORE's order
+  std::set<uint64_t> seen;
+  for (size_t e = 0; e < eb.seed.size(); ++e) {
+    if (!seen.insert(eb.seed[e]).second) {
+      throw InputError(a.before + ": holds the seed " + std::to_string(eb.seed[e]) + " twice: not one sweep's episodes");
+    }
+    auto it = in_after.find(eb.seed[e]);
+    if (it != in_after.end()) matched.push_back({e, it->second});
+  }
+  if (matched.empty()) {
+    throw InputError(a.before + " and " + a.after + " share no episode (no seed in both)");
+  }
+  const int64_t n = int64_t(matched.size());
+  json out = {{"before", a.before}, {"after", a.after}, {"matched", n},
+              {"only_before", int64_t(eb.seed.size()) - n}, {"only_after", int64_t(ea.seed.size()) - n}};
+
+  // outcomes: rates, the transition counts, fixed and broken
+  int64_t ok_before = 0, ok_after = 0, fixed = 0, broken = 0, relabelled = 0;
+  std::map<std::string, std::map<std::string, int64_t>> transitions;
+  for (const auto& [b, f] : matched) {
+    ok_before += eb.success[b];
+    ok_after += ea.success[f];
+    fixed += !eb.success[b] && ea.success[f];
+    broken += eb.success[b] && !ea.success[f];
+    relabelled += !eb.success[b] && !ea.success[f] && eb.outcome[b] != ea.outcome[f];
+    ++transitions[eb.outcome[b]][ea.outcome[f]];
+  }
+  out["success_rate"] = {{"before", double(ok_before) / double(n)}, {"after", double(ok_after) / double(n)}};
+  out["fixed"] = fixed;
+  out["broken"] = broken;
+  out["failure_changed"] = relabelled;
+  out["transitions"] = transitions;
+
+  // the randomized parameters: equal in every matched episode, or how many differ
+  json params = json::array();
+  std::set<std::string> after_params;
+  for (const ParamSpec& p : ra.spec().params) after_params.insert(p.name);
+  for (const ParamSpec& p : rb.spec().params) {
+    if (!after_params.count(p.name)) {
+      params.push_back({{"name", p.name}, {"in", "before only"}});
+      continue;
+    }
+    const std::vector<double> vb = rb.EpisodeParam(p.name), va = ra.EpisodeParam(p.name);
+    int64_t differ = 0;
+    for (const auto& [b, f] : matched) differ += vb[b] != va[f];
+    params.push_back({{"name", p.name}, {"differ", differ}});
+    after_params.erase(p.name);
+  }
+  for (const std::string& name : after_params) params.push_back({{"name", name}, {"in", "after only"}});
+  out["params"] = params;
+
+  // per range of BEFORE's columns
+  json by = json::array();
+  for (const std::string& name : a.by) {
+    const EpisodeColumn column = ReadEpisodeColumn(rb, name);
+    std::vector<double> values;
+    for (const auto& [b, f] : matched) values.push_back(column.values[b]);
+    const std::vector<double> edges = QuantileEdges(values, a.bins);
+    struct Bin {
+      double lo = 0, hi = 0;
+      int64_t episodes = 0, ok_before = 0, ok_after = 0, fixed = 0, broken = 0;
+    };
+    std::vector<Bin> bins(edges.size() + 1);
+    for (size_t k = 0; k < matched.size(); ++k) {
+      const auto [b, f] = matched[k];
+      Bin& bin = bins[BinOf(edges, values[k])];
+      bin.lo = bin.episodes == 0 ? values[k] : std::min(bin.lo, values[k]);
+      bin.hi = bin.episodes == 0 ? values[k] : std::max(bin.hi, values[k]);
+      ++bin.episodes;
+      bin.ok_before += eb.success[b];
+      bin.ok_after += ea.success[f];
+      bin.fixed += !eb.success[b] && ea.success[f];
+      bin.broken += eb.success[b] && !ea.success[f];
+    }
+    json rows = json::array();
+    for (const Bin& bin : bins) {
+      if (bin.episodes == 0) continue;
+      rows.push_back({{"low", bin.lo}, {"high", bin.hi}, {"episodes", bin.episodes},
+                      {"success_rate_before", double(bin.ok_before) / double(bin.episodes)},
+                      {"success_rate_after", double(bin.ok_after) / double(bin.episodes)},
+                      {"fixed", bin.fixed}, {"broken", bin.broken}});
+    }
+    by.push_back({{"by", name}, {"kind", column.kind}, {"units", column.units}, {"bins", rows}});
+  }
+  if (!a.by.empty()) out["by"] = by;
+  return out;
+}
+
+void PrintCompare(const nlohmann::json& c) {
+  std::printf("%s -> %s: %lld episodes matched by seed", c["before"].get<std::string>().c_str(),
+              c["after"].get<std::string>().c_str(), (long long)c["matched"].get<int64_t>());
+  if (c["only_before"].get<int64_t>() > 0 || c["only_after"].get<int64_t>() > 0) {
+    std::printf(" (%lld only before, %lld only after: left out)", (long long)c["only_before"].get<int64_t>(),
+                (long long)c["only_after"].get<int64_t>());
+  }
+  std::printf("\n  success rate %.4f -> %.4f\n", c["success_rate"]["before"].get<double>(),
+              c["success_rate"]["after"].get<double>());
+  std::printf("  fixed (failure -> success) %lld, broken (success -> failure) %lld, another failure %lld\n",
+              (long long)c["fixed"].get<int64_t>(), (long long)c["broken"].get<int64_t>(),
+              (long long)c["failure_changed"].get<int64_t>());
+  // the transition table: rows before, columns after, over every outcome either side has
+  std::set<std::string> names;
+  for (auto row = c["transitions"].begin(); row != c["transitions"].end(); ++row) {
+    names.insert(row.key());
+    for (auto col = row.value().begin(); col != row.value().end(); ++col) names.insert(col.key());
+  }
+  std::vector<std::string> order(names.begin(), names.end());
+  std::stable_partition(order.begin(), order.end(), [](const std::string& s) { return s == "success"; });
+  std::printf("  outcomes (rows: before, columns: after):\n    %-14s", "");
+  for (const std::string& col : order) std::printf(" %12s", col.c_str());
+  std::printf("\n");
+  for (const std::string& row : order) {
+    std::printf("    %-14s", row.c_str());
+    for (const std::string& col : order) {
+      const auto& t = c["transitions"];
+      const int64_t v = t.contains(row) && t[row].contains(col) ? t[row][col].get<int64_t>() : 0;
+      std::printf(" %12lld", (long long)v);
+    }
+    std::printf("\n");
+  }
+  std::vector<std::string> differ, one_side;
+  int64_t equal = 0;
+  for (const auto& p : c["params"]) {
+    if (p.contains("in")) {
+      one_side.push_back(p["name"].get<std::string>() + " (" + p["in"].get<std::string>() + ")");
+    } else if (p["differ"].get<int64_t>() > 0) {
+      differ.push_back(p["name"].get<std::string>() + " (" + std::to_string(p["differ"].get<int64_t>()) + ")");
+    } else {
+      ++equal;
+    }
+  }
+  std::printf("  randomized parameters: %lld equal in every matched episode", (long long)equal);
+  if (!differ.empty()) {
+    std::printf("; differ (episodes): ");
+    for (size_t i = 0; i < differ.size(); ++i) std::printf("%s%s", i ? ", " : "", differ[i].c_str());
+  }
+  if (!one_side.empty()) {
+    std::printf("; in one store only: ");
+    for (size_t i = 0; i < one_side.size(); ++i) std::printf("%s%s", i ? ", " : "", one_side[i].c_str());
+  }
+  std::printf("\n");
+  if (!c.contains("by")) return;
+  for (const auto& o : c["by"]) {
+    std::printf("by %s (%s of before, unit %s):\n", o["by"].get<std::string>().c_str(),
+                o["kind"].get<std::string>().c_str(), o["units"].get<std::string>().c_str());
+    std::printf("  %-25s %9s %8s %8s %7s %7s\n", "range", "episodes", "before", "after", "fixed", "broken");
+    for (const auto& b : o["bins"]) {
+      char range[64];
+      std::snprintf(range, sizeof range, "%.6g .. %.6g", b["low"].get<double>(), b["high"].get<double>());
+      std::printf("  %-25s %9lld %8.3f %8.3f %7lld %7lld\n", range, (long long)b["episodes"].get<int64_t>(),
+                  b["success_rate_before"].get<double>(), b["success_rate_after"].get<double>(),
+                  (long long)b["fixed"].get<int64_t>(), (long long)b["broken"].get<int64_t>());
+    }
+  }
+}
+
+void RunCompare(const CompareArgs& a) {
+  const nlohmann::json c = Compare(a);
+  if (a.json) {
+    std::printf("%s\n", c.dump(2).c_str());
+  } else {
+    PrintCompare(c);
+  }
+  std::fflush(stdout);
+  const int64_t broken = c["broken"].get<int64_t>();
+  if (a.max_broken >= 0 && broken > a.max_broken) {
+    throw std::runtime_error(std::to_string(broken) + " episodes went from success to failure, more than --max-broken " +
+                             std::to_string(a.max_broken));
+  }
+}
+
+}  // namespace
+
+void AddCompareCommand(CLI::App* app) {
+  auto args = std::make_shared<CompareArgs>();
+  CLI::App* cmd = app->add_subcommand(
+      "compare",
+      "Compare two datasets episode by episode (matched by seed): success rates, fixed and broken episodes, the "
+      "table of outcomes before and after, which randomized parameters differ");
+  cmd->add_option("before", args->before, "the dataset before the change (store or folder of shard stores)")->required();
+  cmd->add_option("after", args->after, "the dataset after it")->required();
+  auto* by = cmd->add_option("--by", args->by,
+                             "also per range of a randomized parameter or episode metric of BEFORE, in bins of about "
+                             "equal count (repeatable)");
+  cmd->add_option("--bins", args->bins, "bins for --by (default 5)")->check(CLI::Range(1, 100))->needs(by);
+  cmd->add_option("--max-broken", args->max_broken,
+                  "a gate: exit 1 (after the report) when more than this many episodes went from success to failure")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--json", args->json, "print one JSON object");
+  cmd->callback([args] { RunCompare(*args); });
+}
+
+}  // namespace s2r

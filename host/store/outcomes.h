@@ -1,0 +1,39 @@
+// Episode outcomes by a per-episode column of an s2r dataset: the analysis behind `s2r inspect
+// --by` and `s2r compare` (docs/dataset.md). A column is a randomized parameter
+// (episodes/params/NAME) or an episode metric (episodes/metrics/NAME); its values are cut into
+// bins of about equal count at their quantiles.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "host/store/dataset.h"
+
+namespace s2r {
+
+struct EpisodeColumn {
+  std::string name;
+  std::string kind;   // "randomized parameter" or "episode metric"
+  std::string units;
+  std::vector<double> values;  // one per committed episode
+};
+
+// The column NAME of a dataset, a parameter before a metric of the same name. An unknown name is a
+// StoreError naming the store and listing its parameters and metrics.
+EpisodeColumn ReadEpisodeColumn(const DatasetReader& r, const std::string& name);
+
+// Whether the dataset records the metric NAME.
+bool HasEpisodeMetric(const DatasetReader& r, const std::string& name);
+
+// Edges cutting `values` into up to `bins` bins of about equal count: the values at the quantiles
+// k / bins (k = 1 .. bins - 1), ascending and distinct; a column with `bins` distinct values or
+// fewer gets one bin per value. Bin b holds the values v with edges[b-1] <= v < edges[b].
+std::vector<double> QuantileEdges(const std::vector<double>& values, int bins);
+size_t BinOf(const std::vector<double>& edges, double v);
+
+// An episode's outcome by name: "success", or its failure label's name in the dataset's taxonomy
+// ("<code N>" for a code outside it).
+std::string OutcomeName(const DatasetSpec& spec, bool success, int32_t label);
+
+}  // namespace s2r
