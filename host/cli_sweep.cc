@@ -1,8 +1,11 @@
 // s2r sweep CONFIG --out STORE [--episodes E] [--worlds N] [--seed S] [--backend cpu|cuda] [--threads T]
 //                  [--shard K/N] [--resume] [--overwrite] [--summary-json FILE]
+//                  [--episodes-from STORE [--select failed|success|near_miss|LABEL,...]]
 // Runs a sweep (host/sweep/sweep.h) into a dataset store. A progress line on stderr when stderr is
 // a terminal; at the end a table of episodes, success rate, failures by kind, near misses and
-// throughput (and the same numbers as JSON with --summary-json).
+// throughput (and the same numbers as JSON with --summary-json). --episodes-from reruns a hard set:
+// the episodes of an earlier store the selection picks (by default its failures), the same worlds
+// where the config and seed are the same (the seed defaults to that store's).
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -13,6 +16,9 @@
 #include <string>
 
 #include "host/cli.h"
+#include "host/store/dataset.h"
+#include "host/store/outcomes.h"
+#include "host/store/store_error.h"
 #include "host/sweep/sweep.h"
 
 namespace s2r {
@@ -31,6 +37,8 @@ struct SweepArgs {
   bool resume = false;
   bool overwrite = false;
   std::string summary_json;
+  std::string episodes_from;
+  std::string select = "failed";
 };
 
 nlohmann::json SummaryJson(const SweepSummary& s) {
@@ -92,6 +100,23 @@ void RunSweepCommand(const SweepArgs& a) {
   }
   o.shard = k;
   o.shards = n;
+  if (!a.episodes_from.empty()) {
+    if (!DatasetReader::IsDataset(a.episodes_from) && !DatasetReader::IsDatasetFolder(a.episodes_from)) {
+      throw StoreError(a.episodes_from, "--episodes-from: not an s2r dataset (or a folder of shard datasets)");
+    }
+    const DatasetReader from(a.episodes_from);
+    o.episode_indices = SelectEpisodes(from, a.select);
+    if (o.episode_indices.empty()) {
+      throw StoreError(a.episodes_from, "--select " + a.select + ": selects no episode");
+    }
+    o.episodes_from_store = a.episodes_from;
+    o.episodes_from_select = a.select;
+    // the same worlds need the same seed: that store's, unless --seed says otherwise
+    const nlohmann::json& gen = from.root_attributes()["s2r"]["generator"];
+    if (o.seed < 0 && gen.contains("sweep") && gen["sweep"].contains("seed")) {
+      o.seed = gen["sweep"]["seed"].get<int64_t>();
+    }
+  }
   if (::isatty(STDERR_FILENO)) {
     o.progress = [](const SweepSummary& s) {
       double rate = s.episodes > 0 ? double(s.successes) / double(s.episodes) : 0.0;
@@ -127,7 +152,7 @@ void AddSweepCommand(CLI::App* app) {
   CLI::App* cmd = app->add_subcommand("sweep", "Run a task in many randomized worlds into a dataset store");
   cmd->add_option("config", args->config, "sweep config: a YAML file or builtin:push")->required();
   cmd->add_option("--out", args->out, "dataset store directory")->required();
-  cmd->add_option("--episodes", args->episodes, "episodes of the whole sweep (default: the config's)");
+  auto* episodes = cmd->add_option("--episodes", args->episodes, "episodes of the whole sweep (default: the config's)");
   cmd->add_option("--worlds", args->worlds, "parallel worlds (default: the config's)");
   cmd->add_option("--seed", args->seed, "sweep seed (default: the config's)");
   cmd->add_option("--backend", args->backend, "cpu, cuda, or cuda-emulation (the CUDA code on the CPU, for testing)");
@@ -141,6 +166,14 @@ void AddSweepCommand(CLI::App* app) {
   cmd->add_flag("--resume", args->resume, "continue the store after its last committed episode");
   cmd->add_flag("--overwrite", args->overwrite, "replace an existing store (an s2r dataset only)");
   cmd->add_option("--summary-json", args->summary_json, "write the end-of-run numbers as JSON");
+  auto* from = cmd->add_option("--episodes-from", args->episodes_from,
+                               "rerun a hard set: the episodes of this earlier store that --select picks (the same "
+                               "worlds for the same config; the seed defaults to that store's)")
+                   ->excludes(episodes);
+  cmd->add_option("--select", args->select,
+                  "with --episodes-from: failed (default), success, near_miss or failure label names (stuck, "
+                  "timeout, ...), comma-separated")
+      ->needs(from);
   cmd->callback([args] { RunSweepCommand(*args); });
 }
 

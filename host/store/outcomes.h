@@ -36,4 +36,10 @@ size_t BinOf(const std::vector<double>& edges, double v);
 // ("<code N>" for a code outside it).
 std::string OutcomeName(const DatasetSpec& spec, bool success, int32_t label);
 
+// The episode indices (the seed column) of a dataset's episodes whose outcome matches any of the
+// comma-separated terms of `select`: `failed`, `success`, `near_miss` (the metric non-zero), or a
+// failure label's name (`stuck`, `timeout`, ...); ascending and distinct. An unknown term, or
+// near_miss in a store without the metric, is a StoreError naming the store.
+std::vector<int64_t> SelectEpisodes(const DatasetReader& r, const std::string& select);
+
 }  // namespace s2r

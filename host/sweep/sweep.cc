@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "host/store/sha256.h"
 #include "host/store/store_error.h"
 #include "host/backend.h"
 #include "kernels/events.h"
@@ -66,6 +67,26 @@ const std::vector<std::string>& TaskLabelNames() {
   static const std::vector<std::string> names = {"none",      "grasp_miss", "drop",    "slip",
                                                  "collision", "stuck",      "timeout", "sim_unstable"};
   return names;
+}
+
+// the episodes of the whole sweep: the hard set's, or the option's or the config's count
+int64_t SweepEpisodes(const SweepConfig& c, const SweepOptions& o) {
+  if (!o.episode_indices.empty()) return static_cast<int64_t>(o.episode_indices.size());
+  return o.episodes >= 0 ? o.episodes : c.episodes;
+}
+
+// a JSON value at a dotted path ("episodes_from.count"), dumped, or "absent"
+std::string DumpAt(const nlohmann::json& j, const std::string& dotted) {
+  const nlohmann::json* at = &j;
+  for (size_t start = 0; start <= dotted.size();) {
+    size_t dot = dotted.find('.', start);
+    if (dot == std::string::npos) dot = dotted.size();
+    const std::string key = dotted.substr(start, dot - start);
+    if (!at->is_object() || !at->contains(key)) return "absent";
+    at = &(*at)[key];
+    start = dot + 1;
+  }
+  return at->dump();
 }
 
 DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
@@ -194,7 +215,7 @@ DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
                      {"action_space", "absolute"},
                      {"gripper", c.task.info->kind == kTaskPickLift || c.task.info->kind == kTaskPegInsert ? "opening_m" : "none"}};
   const int64_t seed = o.seed >= 0 ? o.seed : static_cast<int64_t>(c.seed);
-  const int64_t episodes = o.episodes >= 0 ? o.episodes : c.episodes;
+  const int64_t episodes = SweepEpisodes(c, o);
   spec.generator = {{"command", "s2r sweep"},
                     {"config_source", c.source},
                     {"config_text", c.text},
@@ -203,6 +224,15 @@ DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
                     {"scene_path", c.scene_source},
                     {"scene_text", m.source_text},
                     {"sweep", {{"seed", seed}, {"episodes", episodes}, {"shard", o.shard}, {"shards", o.shards}}}};
+  if (!o.episode_indices.empty()) {
+    spec.generator["sweep"]["episodes_from"] = {
+        {"store", o.episodes_from_store},
+        {"select", o.episodes_from_select},
+        {"count", episodes},
+        {"first", o.episode_indices.front()},
+        {"last", o.episode_indices.back()},
+        {"sha256", Sha256Hex(o.episode_indices.data(), o.episode_indices.size() * sizeof(int64_t))}};
+  }
   return spec;
 }
 
@@ -408,7 +438,12 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
                              (CudaBackendCompiled() ? "no CUDA device is present" : "s2r was built without CUDA"));
   }
   const uint64_t seed = o.seed >= 0 ? static_cast<uint64_t>(o.seed) : c.seed;
-  const int64_t episodes = o.episodes >= 0 ? o.episodes : c.episodes;
+  for (size_t i = 0; i < o.episode_indices.size(); ++i) {
+    if (o.episode_indices[i] < 0 || (i > 0 && o.episode_indices[i] <= o.episode_indices[i - 1])) {
+      throw std::invalid_argument("the episode indices of a hard set must be ascending, distinct and >= 0");
+    }
+  }
+  const int64_t episodes = SweepEpisodes(c, o);
   const int64_t planned = episodes > o.shard ? (episodes - o.shard + o.shards - 1) / o.shards : 0;
   const DatasetSpec spec = SweepDatasetSpec(c, o);
 
@@ -442,8 +477,9 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
     }
     diff = FirstDifference(gen["sweep"], spec.generator["sweep"]);
     if (!diff.empty()) {
-      throw ConfigError(out + ": sweep." + diff + " differs (" + gen["sweep"][diff].dump() + " in the store, " +
-                        spec.generator["sweep"][diff].dump() + " now); resume with the same seed, episodes and shard");
+      throw ConfigError(out + ": sweep." + diff + " differs (" + DumpAt(gen["sweep"], diff) + " in the store, " +
+                        DumpAt(spec.generator["sweep"], diff) +
+                        " now); resume with the same seed, episodes, shard and --episodes-from selection");
     }
   }
   DatasetWriter writer(out, spec, o.resume ? OpenMode::kResume : OpenMode::kCreate);
@@ -459,7 +495,12 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
   ro.steps_per_pass = o.steps_per_pass;
   ro.progress = o.progress;
   RunEpisodes(
-      c, seed, first, planned, [&o](int64_t slot) { return o.shard + slot * o.shards; }, ro,
+      c, seed, first, planned,
+      [&o](int64_t slot) {
+        const int64_t i = o.shard + slot * o.shards;
+        return o.episode_indices.empty() ? i : o.episode_indices[size_t(i)];
+      },
+      ro,
       [&](EpisodeRecord& f) {
         EpisodeView ev;
         ev.length = f.length;

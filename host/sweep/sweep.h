@@ -7,7 +7,8 @@
 // (host/sweep/randomization.h), and it is reset alone (Engine::ResetWorlds): nothing waits for
 // the slowest world. An episode's rows depend only on (config, seed, episode index), so the store
 // is the same for any world count, thread count or shard split (--shard K/N runs the episodes
-// i with i mod N == K).
+// i with i mod N == K), and a hard set (an explicit list of episode indices, --episodes-from)
+// reruns exactly the worlds those indices drew in a sweep of the same config and seed.
 //
 // Per control step an episode records (docs/sweep.md): steps/state, the true state of the moving
 // bodies; steps/obs, what a policy sees (object pose and effector position); steps/action, the
@@ -33,6 +34,11 @@ struct SweepOptions {
   int64_t episodes = -1;      // -1: the config's
   int64_t seed = -1;          // -1: the config's
   int shard = 0, shards = 1;  // --shard K/N
+  // a hard set (--episodes-from STORE --select ...): run exactly these episode indices (ascending,
+  // distinct) instead of 0 .. episodes - 1; the shard takes every N-th of them. Where they came
+  // from is recorded in the store (generator.sweep.episodes_from) and checked on resume.
+  std::vector<int64_t> episode_indices;
+  std::string episodes_from_store, episodes_from_select;
   bool resume = false;        // continue after the store's last committed episode
   bool overwrite = false;     // replace an existing store
   BackendKind backend = BackendKind::kCpu;

@@ -1,6 +1,7 @@
 // The push task's labels on crafted worlds whose outcome is known, and the sweep: determinism over
 // world counts, threads and shards, the store it writes, resume after a kill, and what it refuses.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +22,7 @@
 #include "host/engine.h"
 #include "host/scene/scene_source.h"
 #include "host/store/dataset.h"
+#include "host/store/outcomes.h"
 #include "host/store/store_error.h"
 #include "host/sweep/sweep.h"
 #include "kernels/tasks.h"
@@ -305,6 +307,66 @@ TEST(Sweep, EpisodesAreTheSameForAnyWorldCountThreadCountAndShardSplit) {
   EXPECT_EQ(sa.successes + sa.failure_counts[kLabelStuck] + sa.failure_counts[kLabelTimeout] +
                 sa.failure_counts[kLabelSimUnstable],
             24);
+}
+
+// A hard set: `--episodes-from A --select ...` reruns the episodes of A the selection picks, and
+// they are A's episodes bit for bit (same config; the seed, 7 here, taken from A); its shards
+// together are the whole hard set; a resume with another selection is refused, naming it;
+// `s2r compare` matches them. A selection that picks nothing, an unknown outcome and --episodes
+// with it are errors.
+TEST(Sweep, AHardSetRerunsTheSelectedEpisodesBitForBit) {
+  const std::string dir = TestDir();
+  const std::string config = SmallSweep(dir, 40);
+  const std::string bin = std::string(S2R_BINARY) + " sweep " + config;
+  ASSERT_EQ(RunCommand(bin + " --out " + dir + "/a --worlds 8 --seed 7").exit_code, 0);
+  const std::vector<int64_t> picked = SelectEpisodes(DatasetReader(dir + "/a"), "timeout,near_miss");
+  ASSERT_GE(picked.size(), 3u) << "the 40 episodes should hold a few timeouts and near misses";
+  ASSERT_LT(picked.size(), 40u);
+  CommandResult r = RunCommand(bin + " --out " + dir + "/h --worlds 3 --episodes-from " + dir +
+                               "/a --select timeout,near_miss");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::map<uint64_t, std::string> fa = EpisodeFingerprints(dir + "/a"), fh = EpisodeFingerprints(dir + "/h");
+  ASSERT_EQ(fh.size(), picked.size());
+  size_t k = 0;
+  for (const auto& [seed, f] : fh) {
+    EXPECT_EQ(int64_t(seed), picked[k++]);
+    ASSERT_TRUE(fa.count(seed)) << seed;
+    EXPECT_TRUE(f == fa.at(seed)) << "episode " << seed << " differs from the one in the first store";
+  }
+  // the hard set in two shards
+  for (int s = 0; s < 2; ++s) {
+    r = RunCommand(bin + " --out " + dir + "/h" + std::to_string(s) + " --shard " + std::to_string(s) +
+                   "/2 --episodes-from " + dir + "/a --select timeout,near_miss");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  std::map<uint64_t, std::string> halves = EpisodeFingerprints(dir + "/h0");
+  for (const auto& kv : EpisodeFingerprints(dir + "/h1")) EXPECT_TRUE(halves.insert(kv).second) << kv.first;
+  EXPECT_TRUE(halves == fh) << "the two shards of the hard set differ from it";
+  // a resume with another selection names it
+  r = RunCommand(bin + " --out " + dir + "/h --resume --episodes-from " + dir + "/a --select timeout");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("h: sweep.episodes"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("resume with the same seed, episodes, shard and --episodes-from selection"), std::string::npos)
+      << r.output;
+  // compare sees the same outcomes
+  r = RunCommand(std::string(S2R_BINARY) + " compare " + dir + "/a " + dir + "/h --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json c = nlohmann::json::parse(r.output);
+  EXPECT_EQ(c["matched"], int64_t(picked.size()));
+  EXPECT_EQ(c["fixed"], 0);
+  EXPECT_EQ(c["broken"], 0);
+  // refusals: nothing selected, an unknown outcome, --episodes beside it; no store made
+  r = RunCommand(bin + " --out " + dir + "/n1 --episodes-from " + dir + "/a --select sim_unstable");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("--select sim_unstable: selects no episode"), std::string::npos) << r.output;
+  r = RunCommand(bin + " --out " + dir + "/n2 --episodes-from " + dir + "/a --select wobbly");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("unknown outcome 'wobbly' (one or more, comma-separated, of: failed, success, near_miss, "),
+            std::string::npos)
+      << r.output;
+  r = RunCommand(bin + " --out " + dir + "/n3 --episodes 5 --episodes-from " + dir + "/a");
+  EXPECT_NE(r.exit_code, 0);
+  for (const char* n : {"/n1", "/n2", "/n3"}) EXPECT_FALSE(std::filesystem::exists(dir + n)) << n;
 }
 
 TEST(Sweep, RefusesAnExistingStoreWithoutAFlagAndResumesOnlyTheSameConfig) {
