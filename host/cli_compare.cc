@@ -33,13 +33,6 @@ struct CompareArgs {
   bool json = false;
 };
 
-DatasetReader OpenDataset(const std::string& path) {
-  if (!DatasetReader::IsDataset(path) && !DatasetReader::IsDatasetFolder(path)) {
-    throw InputError(path + ": not an s2r dataset (or a folder of shard datasets)");
-  }
-  return DatasetReader(path);
-}
-
 // One dataset's episode table, the columns compare reads.
 struct Episodes {
   std::vector<uint64_t> seed;

@@ -21,7 +21,6 @@
 #include "host/store/outcomes.h"
 #include "host/store/sha256.h"
 #include "host/store/zarr_array.h"
-#include "host/trajectory_io.h"
 
 namespace s2r {
 namespace {
@@ -302,10 +301,7 @@ void RunInspect(const InspectArgs& args) {
     return;
   }
   if (!args.by.empty()) {
-    if (!DatasetReader::IsDataset(args.store) && !DatasetReader::IsDatasetFolder(args.store)) {
-      throw InputError(args.store + ": --by needs an s2r dataset (or a folder of shard datasets)");
-    }
-    DatasetReader r(args.store);
+    const DatasetReader r = OpenDataset(args.store);
     nlohmann::json out = {{"store", args.store}, {"outcomes_by", nlohmann::json::array()}};
     for (const std::string& column : args.by) out["outcomes_by"].push_back(OutcomesBy(r, column, args.bins));
     if (args.json) {

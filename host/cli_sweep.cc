@@ -101,10 +101,7 @@ void RunSweepCommand(const SweepArgs& a) {
   o.shard = k;
   o.shards = n;
   if (!a.episodes_from.empty()) {
-    if (!DatasetReader::IsDataset(a.episodes_from) && !DatasetReader::IsDatasetFolder(a.episodes_from)) {
-      throw StoreError(a.episodes_from, "--episodes-from: not an s2r dataset (or a folder of shard datasets)");
-    }
-    const DatasetReader from(a.episodes_from);
+    const DatasetReader from = OpenDataset(a.episodes_from);
     o.episode_indices = SelectEpisodes(from, a.select);
     if (o.episode_indices.empty()) {
       throw StoreError(a.episodes_from, "--select " + a.select + ": selects no episode");

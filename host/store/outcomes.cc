@@ -6,6 +6,13 @@
 
 namespace s2r {
 
+DatasetReader OpenDataset(const std::string& path) {
+  if (!DatasetReader::IsDataset(path) && !DatasetReader::IsDatasetFolder(path)) {
+    throw StoreError(path, "not an s2r dataset (or a folder of shard datasets)");
+  }
+  return DatasetReader(path);
+}
+
 EpisodeColumn ReadEpisodeColumn(const DatasetReader& r, const std::string& name) {
   const DatasetSpec& spec = r.spec();
   EpisodeColumn c;

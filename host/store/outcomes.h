@@ -19,6 +19,10 @@ struct EpisodeColumn {
   std::vector<double> values;  // one per committed episode
 };
 
+// The dataset (or folder of shard datasets) at `path`; anything else is a StoreError naming it
+// ("not an s2r dataset").
+DatasetReader OpenDataset(const std::string& path);
+
 // The column NAME of a dataset, a parameter before a metric of the same name. An unknown name is a
 // StoreError naming the store and listing its parameters and metrics.
 EpisodeColumn ReadEpisodeColumn(const DatasetReader& r, const std::string& name);
