@@ -213,12 +213,21 @@ void MergeShards(const ShardSet& set, const std::string& out, const MergeOptions
   DatasetWriter writer(partial, spec, o.resume ? OpenMode::kResume : OpenMode::kCreate);
   std::vector<double> params, metrics;
   std::vector<std::vector<uint8_t>> copies(spec.features.size());
+  // the merged store's i-th episode is episode i of the sweep, or of a hard set (--episodes-from,
+  // docs/sweep.md) the i-th of its list, whose indices only ascend
+  const bool hard_set = spec.generator["sweep"].contains("episodes_from");
+  auto seed_at = [&](int64_t i) { return shards[i % n].seeds[i / n]; };
   for (int64_t i = writer.episodes_appended(); i < set.episodes; ++i) {
     OpenShard& s = shards[i % n];
     const int64_t j = i / n;
-    if (s.seeds[j] != static_cast<uint64_t>(i)) {
+    if (!hard_set && s.seeds[j] != static_cast<uint64_t>(i)) {
       throw StoreError(set.shards[i % n].path, "episode row " + std::to_string(j) + " holds episode " +
                                                   std::to_string(s.seeds[j]) + ", expected " + std::to_string(i));
+    }
+    if (hard_set && i > 0 && s.seeds[j] <= seed_at(i - 1)) {
+      throw StoreError(set.shards[i % n].path, "episode row " + std::to_string(j) + " holds episode " +
+                                                  std::to_string(s.seeds[j]) + ", expected one after " +
+                                                  std::to_string(seed_at(i - 1)) + " (the hard set's order)");
     }
     const int64_t start = s.starts[j], len = s.lengths[j];
     EpisodeView ev;

@@ -92,6 +92,31 @@ TEST(Cluster, MergedShardsEqualTheUnshardedRun) {
   EXPECT_EQ(ArrayHashes(kBin, dir + "/merged2.zarr"), whole);
 }
 
+// A hard set (--episodes-from, docs/sweep.md) split into shards merges into the store its
+// unsharded run writes: the merged episodes follow the hard set's list, not 0 .. E-1.
+TEST(Cluster, AHardSetsShardsMergeIntoItsUnshardedRun) {
+  const std::string dir = TestDir();
+  const std::string config = WholeAndShards(dir);
+  // the near misses (8 of the 11 episodes in float32), so the merge interleaves a list with gaps
+  const std::string from = " --episodes-from " + dir + "/whole.zarr --select near_miss --threads 1";
+  CommandResult r = RunCommand(kBin + " sweep " + config + " --out " + dir + "/hard.zarr" + from);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  fs::create_directories(dir + "/hrun");
+  for (int k = 0; k < 2; ++k) {
+    r = RunCommand(kBin + " sweep " + config + " --out " + dir + "/hrun/shard-" + std::to_string(k) + ".zarr --shard " +
+                   std::to_string(k) + "/2" + from);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  EXPECT_EQ(RunCommand(kBin + " status " + dir + "/hrun").exit_code, 0);
+  r = RunCommand(kBin + " merge " + dir + "/hrun --out " + dir + "/merged.zarr");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto hard = ArrayHashes(kBin, dir + "/hard.zarr");
+  ASSERT_GT(hard.size(), 10u);
+  EXPECT_EQ(ArrayHashes(kBin, dir + "/merged.zarr"), hard);
+  // not the whole sweep: the hard set holds fewer episodes
+  EXPECT_NE(hard, ArrayHashes(kBin, dir + "/whole.zarr"));
+}
+
 TEST(Cluster, MergeRefusesMissingForeignAndExistingNamingThem) {
   const std::string dir = TestDir();
   fs::create_directories(dir + "/run");
