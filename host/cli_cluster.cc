@@ -1,6 +1,7 @@
 // Sweeps across machines (docs/cluster.md):
 //   s2r launch slurm CONFIG --out DIR --shards N [--partition P] [--gpus-per-shard G] [--time T]
 //                    [--account A] [--sbatch-arg ARG]... [--container IMAGE] [--threads T] [--dry-run]
+//                    [--episodes-from STORE [--select TERMS]]
 //   s2r status DIR [--json]
 //   s2r merge DIR | STORE... --out STORE [--resume]
 // launch writes one sbatch script (a job array of `s2r sweep --shard K/N --resume` tasks), saves it
@@ -27,6 +28,7 @@
 #include "host/cli.h"
 #include "host/cluster/shards.h"
 #include "host/store/dataset.h"
+#include "host/store/outcomes.h"
 #include "host/store/store_error.h"
 #include "host/sweep/sweep_config.h"
 
@@ -93,9 +95,12 @@ struct LaunchArgs {
   int threads = 0;
   std::vector<std::string> sbatch_args;
   bool dry_run = false;
+  std::string episodes_from;  // a hard set (docs/sweep.md): this store's episodes that `select` picks
+  std::string select = "failed";
 };
 
-std::string SbatchScript(const LaunchArgs& a, const std::string& config_path, const fs::path& dir) {
+std::string SbatchScript(const LaunchArgs& a, const std::string& config_path, const std::string& from_path,
+                         const fs::path& dir) {
   std::ostringstream s;
   s << "#!/bin/bash\n"
     << "# written by s2r " << S2R_VERSION << " (" << S2R_GIT_REVISION << ") `s2r launch slurm`: one array task per shard;\n"
@@ -117,6 +122,7 @@ std::string SbatchScript(const LaunchArgs& a, const std::string& config_path, co
   sweep << "sweep " << ShellQuote(config_path) << " --shard \"$K/" << a.shards << "\" --out "
         << ShellQuote((dir / "shard-").string()) << "\"$K.zarr\" --resume";
   if (a.threads > 0) sweep << " --threads " << a.threads;
+  if (!from_path.empty()) sweep << " --episodes-from " << ShellQuote(from_path) << " --select " << ShellQuote(a.select);
   if (a.container.empty()) {
     s << "exec " << ShellQuote(SelfPath()) << " " << sweep.str() << "\n";
   } else {
@@ -124,6 +130,7 @@ std::string SbatchScript(const LaunchArgs& a, const std::string& config_path, co
     const std::string cfg_dir = fs::path(config_path).parent_path().string();
     std::string mounts = dir.string() + ":" + dir.string();
     if (cfg_dir != dir.string()) mounts += "," + cfg_dir + ":" + cfg_dir;  // a builtin config lives in DIR
+    if (!from_path.empty()) mounts += "," + from_path + ":" + from_path;  // the hard set's source store
     s << "exec srun --container-image=" << ShellQuote(a.container) << " --container-mounts=" << ShellQuote(mounts)
       << " s2r " << sweep.str() << "\n";
   }
@@ -150,7 +157,16 @@ void RunLaunch(const LaunchArgs& a) {
                                ": this folder holds another sweep's launch; use another --out");
     }
   }
-  const std::string script = SbatchScript(a, config_path, dir);
+  // a hard set: the source store and its selection checked here, before anything is submitted
+  std::string from_path;
+  int64_t episodes = c.episodes;
+  if (!a.episodes_from.empty()) {
+    from_path = fs::absolute(a.episodes_from).lexically_normal().string();
+    const std::vector<int64_t> picked = SelectEpisodes(OpenDataset(from_path), a.select);
+    if (picked.empty()) throw StoreError(from_path, "--select " + a.select + ": selects no episode");
+    episodes = static_cast<int64_t>(picked.size());
+  }
+  const std::string script = SbatchScript(a, config_path, from_path, dir);
   if (a.dry_run) {
     std::fputs(script.c_str(), stdout);
     return;
@@ -170,16 +186,17 @@ void RunLaunch(const LaunchArgs& a) {
   if (job.empty() || job.find_first_not_of("0123456789") != std::string::npos) {
     throw std::runtime_error("sbatch answered '" + Trim(r.output) + "', not a job id");
   }
-  const json launch = {{"s2r_version", S2R_VERSION},
+  json launch = {{"s2r_version", S2R_VERSION},
                        {"git_revision", S2R_GIT_REVISION},
                        {"scheduler", "slurm"},
                        {"job_id", job},
                        {"config", config_path},
                        {"config_text", c.text},
                        {"shards", a.shards},
-                       {"episodes", c.episodes},
+                       {"episodes", episodes},
                        {"seed", c.seed},
                        {"submitted_unix", static_cast<int64_t>(std::time(nullptr))}};
+  if (!from_path.empty()) launch["episodes_from"] = {{"store", from_path}, {"select", a.select}};
   WriteFileAtomically(dir / "launch.json", launch.dump(2) + "\n");
   std::printf("%s\n", job.c_str());
   std::fprintf(stderr, "submitted job %s: %d shards of %s into %s (s2r status %s)\n", job.c_str(), a.shards,
@@ -323,6 +340,11 @@ void AddClusterCommands(CLI::App* app) {
   cmd->add_option("--time", launch->time, "time limit per task (Slurm format)");
   cmd->add_option("--account", launch->account, "Slurm account");
   cmd->add_option("--sbatch-arg", launch->sbatch_args, "extra #SBATCH line (repeatable), e.g. --sbatch-arg=--qos=low");
+  auto* from = cmd->add_option("--episodes-from", launch->episodes_from,
+                               "run a hard set: the episodes of this store that --select picks (s2r sweep "
+                               "--episodes-from); it must be readable from every node");
+  cmd->add_option("--select", launch->select, "with --episodes-from: failed (default), success, near_miss or label names")
+      ->needs(from);
   cmd->add_option("--container", launch->container, "run each task in this image (Pyxis/Enroot --container-image)");
   cmd->add_option("--threads", launch->threads, "CPU threads per task (--cpus-per-task)")->check(CLI::NonNegativeNumber);
   cmd->add_flag("--dry-run", launch->dry_run, "print the sbatch script; write and submit nothing");

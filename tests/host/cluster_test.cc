@@ -200,6 +200,20 @@ TEST(Cluster, LaunchDryRunWritesAJobArrayThatResumesEachShard) {
                           "/run' s2r sweep"),
             std::string::npos)
       << c.output;
+  // a hard set: each task runs its shard of the selection, the source store mounted in a container;
+  // a selection that picks nothing is refused before anything is written
+  RunShards(SmallConfig(dir), dir + "/src", 1);
+  const std::string src = dir + "/src/shard-0.zarr";
+  const CommandResult h = RunCommand(kBin + " launch slurm builtin:push --out " + dir + "/run --shards 2 --container "
+                                     "img --episodes-from " + src + " --select success --dry-run", false);
+  ASSERT_EQ(h.exit_code, 0) << h.output;
+  EXPECT_NE(h.output.find("--resume --episodes-from '" + src + "' --select 'success'"), std::string::npos) << h.output;
+  EXPECT_NE(h.output.find("," + src + ":" + src + "' s2r sweep"), std::string::npos) << h.output;
+  const CommandResult none = RunCommand(kBin + " launch slurm builtin:push --out " + dir + "/run --shards 2 "
+                                        "--episodes-from " + src + " --select sim_unstable --dry-run");
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.output.find("--select sim_unstable: selects no episode"), std::string::npos) << none.output;
+  EXPECT_FALSE(fs::exists(dir + "/run"));
   // without sbatch on the PATH, a real launch fails clearly (the script is kept for the record)
   const CommandResult no = RunCommand("PATH=/nonexistent " + kBin + " launch slurm builtin:push --out " + dir +
                                       "/run --shards 2");
