@@ -20,22 +20,13 @@ bool Flipped(int64_t e) { return e % 5 == 0; }
 bool FrictionChanged(int64_t e) { return e % 7 == 0; }
 
 void WriteFixture(const std::string& dir, int64_t first, int64_t n, bool changed) {
-  StorageSpec storage;
-  storage.chunk_steps = 16;
-  storage.shard_steps = 64;
-  storage.chunk_episodes = 8;
-  DatasetWriter w(dir, FixtureDatasetSpec(storage), OpenMode::kCreate);
-  FixtureEpisode ep;
-  for (int64_t e = first; e < first + n; ++e) {
-    MakeFixtureEpisode(e, &ep);
+  WriteFixtureDataset(dir, first, n, [changed](int64_t e, FixtureEpisode* ep) {
     if (changed && Flipped(e)) {
-      ep.view.success = !ep.view.success;
-      ep.view.failure_label = ep.view.success ? 0 : 2;
+      ep->view.success = !ep->view.success;
+      ep->view.failure_label = ep->view.success ? 0 : 2;
     }
-    if (changed && FrictionChanged(e)) ep.params[0] *= 2;
-    w.Append(ep.view);
-  }
-  w.Close();
+    if (changed && FrictionChanged(e)) ep->params[0] *= 2;
+  });
 }
 
 CommandResult Compare(const std::string& args) {

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "host/store/dataset.h"
@@ -77,6 +79,24 @@ inline void MakeFixtureEpisode(int64_t e, FixtureEpisode* out) {
   v.params = out->params.data();
   v.features = {out->obs.data(), out->action.data()};
   v.reward = out->reward.data();
+}
+
+// Writes fixture episodes [first, first + n) into a new dataset at `dir` (chunks of 16 steps, shards
+// of 64, 8 episodes per chunk); `edit`, where given, changes each episode before it is appended.
+inline void WriteFixtureDataset(const std::string& dir, int64_t first, int64_t n,
+                                const std::function<void(int64_t, FixtureEpisode*)>& edit = nullptr) {
+  StorageSpec storage;
+  storage.chunk_steps = 16;
+  storage.shard_steps = 64;
+  storage.chunk_episodes = 8;
+  DatasetWriter w(dir, FixtureDatasetSpec(storage), OpenMode::kCreate);
+  FixtureEpisode ep;
+  for (int64_t e = first; e < first + n; ++e) {
+    MakeFixtureEpisode(e, &ep);
+    if (edit) edit(e, &ep);
+    w.Append(ep.view);
+  }
+  w.Close();
 }
 
 }  // namespace s2r

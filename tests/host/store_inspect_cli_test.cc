@@ -83,24 +83,9 @@ TEST(StoreInspectCli, DamagedChunkExitsOneNamingTheFile) {
   EXPECT_NE(missing.out.find(dir + "/nowhere"), std::string::npos) << missing.out;
 }
 
-// Writes fixture episodes [0, n) into a fresh dataset at `dir`.
-void WriteDataset(const std::string& dir, int64_t n) {
-  StorageSpec storage;
-  storage.chunk_steps = 16;
-  storage.shard_steps = 64;
-  storage.chunk_episodes = 8;
-  DatasetWriter w(dir, FixtureDatasetSpec(storage), OpenMode::kCreate);
-  FixtureEpisode ep;
-  for (int64_t e = 0; e < n; ++e) {
-    MakeFixtureEpisode(e, &ep);
-    w.Append(ep.view);
-  }
-  w.Close();
-}
-
 TEST(StoreInspectCli, SummarisesADataset) {
   const std::string dir = FreshDir() + "/ds";
-  WriteDataset(dir, 30);
+  WriteFixtureDataset(dir, 0, 30);
   InspectRun run = Inspect(dir + " --json", false);
   ASSERT_EQ(run.exit_code, 0) << run.out;
   nlohmann::json s = nlohmann::json::parse(run.out);
@@ -134,7 +119,7 @@ TEST(StoreInspectCli, SummarisesADataset) {
 // fixture's formulas (success: e % 3 != 0; failures: dropped for odd e, timeout for even).
 TEST(StoreInspectCli, BreaksOutcomesDownByAParameter) {
   const std::string dir = FreshDir() + "/ds";
-  WriteDataset(dir, 30);
+  WriteFixtureDataset(dir, 0, 30);
   InspectRun run = Inspect(dir + " --by friction --by mass --bins 10 --json", false);
   ASSERT_EQ(run.exit_code, 0) << run.out;
   nlohmann::json by = nlohmann::json::parse(run.out)["outcomes_by"];
@@ -198,7 +183,7 @@ TEST(StoreInspectCli, BreaksOutcomesDownByAParameter) {
 
 TEST(StoreInspectCli, DamagedDatasetExitsOneNamingTheFile) {
   const std::string dir = FreshDir() + "/ds";
-  WriteDataset(dir, 12);
+  WriteFixtureDataset(dir, 0, 12);
   const std::string chunk = dir + "/episodes/success/c/0";
   std::vector<uint8_t> bytes = ReadAll(chunk);
   ASSERT_FALSE(bytes.empty());
@@ -209,7 +194,7 @@ TEST(StoreInspectCli, DamagedDatasetExitsOneNamingTheFile) {
   EXPECT_NE(run.out.find("episodes/success/c/0"), std::string::npos) << run.out;
   // A missing commit record is named too.
   const std::string dir2 = FreshDir("_nocommit") + "/ds";
-  WriteDataset(dir2, 3);
+  WriteFixtureDataset(dir2, 0, 3);
   nlohmann::json doc = nlohmann::json::parse(ReadAll(dir2 + "/zarr.json"));
   doc["attributes"]["s2r"].erase("commit");
   WriteText(dir2 + "/zarr.json", doc.dump());
