@@ -116,9 +116,9 @@ SweepConfig ParseSweepConfig(const std::string& text, const std::string& source,
   try {
     c.model = scene_text != nullptr ? LoadMjcfString(*scene_text, c.scene_source) : LoadScene(c.scene_source);
     if (scene_text != nullptr) c.model.source_path = c.scene_source;
-  } catch (const LoadError& e) {
-    throw ConfigError(e.what());
   } catch (const std::exception& e) {
+    // the config's line and key first, then the scene's own error (its file, and line where the
+    // fault is inside it)
     scene.Fail(e.what());
   }
 
