@@ -8,6 +8,7 @@
 // episodes went from success to failure.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -98,7 +99,7 @@ nlohmann::json Compare(const CompareArgs& a) {
     }
     const std::vector<double> vb = rb.EpisodeParam(p.name), va = ra.EpisodeParam(p.name);
     int64_t differ = 0;
-    for (const auto& [b, f] : matched) differ += vb[b] != va[f];
+    for (const auto& [b, f] : matched) differ += vb[b] != va[f] && !(std::isnan(vb[b]) && std::isnan(va[f]));
     params.push_back({{"name", p.name}, {"differ", differ}});
     after_params.erase(p.name);
   }
@@ -117,8 +118,13 @@ nlohmann::json Compare(const CompareArgs& a) {
       int64_t episodes = 0, ok_before = 0, ok_after = 0, fixed = 0, broken = 0;
     };
     std::vector<Bin> bins(edges.size() + 1);
+    int64_t not_a_number = 0;
     for (size_t k = 0; k < matched.size(); ++k) {
       const auto [b, f] = matched[k];
+      if (std::isnan(values[k])) {
+        ++not_a_number;
+        continue;
+      }
       Bin& bin = bins[BinOf(edges, values[k])];
       bin.lo = bin.episodes == 0 ? values[k] : std::min(bin.lo, values[k]);
       bin.hi = bin.episodes == 0 ? values[k] : std::max(bin.hi, values[k]);
@@ -137,6 +143,7 @@ nlohmann::json Compare(const CompareArgs& a) {
                       {"fixed", bin.fixed}, {"broken", bin.broken}});
     }
     by.push_back({{"by", name}, {"kind", column.kind}, {"units", column.units}, {"bins", rows}});
+    if (not_a_number > 0) by.back()["nan_episodes"] = not_a_number;  // in no bin
   }
   if (!a.by.empty()) out["by"] = by;
   return out;
@@ -199,6 +206,9 @@ void PrintCompare(const nlohmann::json& c) {
   for (const auto& o : c["by"]) {
     std::printf("by %s (%s of before, unit %s):\n", o["by"].get<std::string>().c_str(),
                 o["kind"].get<std::string>().c_str(), o["units"].get<std::string>().c_str());
+    if (o.contains("nan_episodes")) {
+      std::printf("  (%lld episodes whose value is NaN are in no bin)\n", (long long)o["nan_episodes"].get<int64_t>());
+    }
     std::printf("  %-25s %9s %8s %8s %7s %7s\n", "range", "episodes", "before", "after", "fixed", "broken");
     for (const auto& b : o["bins"]) {
       char range[64];

@@ -8,6 +8,7 @@
 // parameter or an episode metric: where in the randomization the failures are.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -196,7 +197,12 @@ nlohmann::json OutcomesBy(const DatasetReader& r, const std::string& name, int b
   std::vector<int64_t> count(nbin, 0), successes(nbin, 0), near_misses(nbin, 0);
   std::vector<double> lo(nbin, 0), hi(nbin, 0);
   std::vector<std::map<int32_t, int64_t>> failures(nbin);
+  int64_t not_a_number = 0;
   for (size_t e = 0; e < value.size(); ++e) {
+    if (std::isnan(value[e])) {
+      ++not_a_number;
+      continue;
+    }
     const size_t b = BinOf(edges, value[e]);
     lo[b] = count[b] == 0 ? value[e] : std::min(lo[b], value[e]);
     hi[b] = count[b] == 0 ? value[e] : std::max(hi[b], value[e]);
@@ -207,6 +213,7 @@ nlohmann::json OutcomesBy(const DatasetReader& r, const std::string& name, int b
   }
   json out = {{"by", name}, {"kind", column.kind}, {"units", column.units}, {"episodes", int64_t(value.size())},
               {"bins", json::array()}};
+  if (not_a_number > 0) out["nan_episodes"] = not_a_number;  // in no bin
   for (size_t b = 0; b < nbin; ++b) {
     if (count[b] == 0) continue;
     json f = json::object();
@@ -224,6 +231,9 @@ void PrintOutcomesBy(const nlohmann::json& o) {
   std::printf("outcomes by %s (%s, unit %s; %lld episodes in %zu bins of about equal count)\n",
               o["by"].get<std::string>().c_str(), o["kind"].get<std::string>().c_str(),
               o["units"].get<std::string>().c_str(), (long long)o["episodes"].get<int64_t>(), bins.size());
+  if (o.contains("nan_episodes")) {
+    std::printf("  (%lld episodes whose value is NaN are in no bin)\n", (long long)o["nan_episodes"].get<int64_t>());
+  }
   if (bins.empty()) return;
   std::printf("  %-25s %9s %8s", "range", "episodes", "success");
   for (auto it = bins[0]["failure_counts"].begin(); it != bins[0]["failure_counts"].end(); ++it) {

@@ -1,6 +1,7 @@
 #include "host/store/outcomes.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "host/store/store_error.h"
 
@@ -46,7 +47,10 @@ bool HasEpisodeMetric(const DatasetReader& r, const std::string& name) {
 }
 
 std::vector<double> QuantileEdges(const std::vector<double>& values, int bins) {
-  std::vector<double> sorted = values;
+  std::vector<double> sorted;
+  for (double v : values) {
+    if (!std::isnan(v)) sorted.push_back(v);
+  }
   std::sort(sorted.begin(), sorted.end());
   std::vector<double> distinct = sorted;
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());

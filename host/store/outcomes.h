@@ -32,7 +32,9 @@ bool HasEpisodeMetric(const DatasetReader& r, const std::string& name);
 
 // Edges cutting `values` into up to `bins` bins of about equal count: the values at the quantiles
 // k / bins (k = 1 .. bins - 1), ascending and distinct; a column with `bins` distinct values or
-// fewer gets one bin per value. Bin b holds the values v with edges[b-1] <= v < edges[b].
+// fewer gets one bin per value. Bin b holds the values v with edges[b-1] <= v < edges[b]. NaN
+// values (another writer's store may hold them) take no part in the edges and belong to no bin:
+// callers count them apart.
 std::vector<double> QuantileEdges(const std::vector<double>& values, int bins);
 size_t BinOf(const std::vector<double>& edges, double v);
 

@@ -3,6 +3,7 @@
 // file.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -179,6 +180,24 @@ TEST(StoreInspectCli, BreaksOutcomesDownByAParameter) {
             std::string::npos)
       << bad.out;
   EXPECT_NE(Inspect(dir + " --by friction --arrays", true).exit_code, 0);
+}
+
+// A column holding NaN (a store another writer made): those episodes are counted apart, in no bin,
+// and the others are binned as usual.
+TEST(StoreInspectCli, NaNValuesAreCountedApartNotBinned) {
+  const std::string dir = FreshDir() + "/ds";
+  WriteFixtureDataset(dir, 0, 30, [](int64_t e, FixtureEpisode* ep) {
+    if (e % 4 == 0) ep->params[1] = std::nan("");
+  });
+  InspectRun run = Inspect(dir + " --by mass --bins 3 --json", false);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const nlohmann::json o = nlohmann::json::parse(run.out)["outcomes_by"][0];
+  EXPECT_EQ(o["nan_episodes"], 8);  // e = 0, 4, ..., 28
+  int64_t binned = 0;
+  for (const auto& b : o["bins"]) binned += b["episodes"].get<int64_t>();
+  EXPECT_EQ(binned, 22);
+  InspectRun text = Inspect(dir + " --by mass", false);
+  EXPECT_NE(text.out.find("(8 episodes whose value is NaN are in no bin)"), std::string::npos) << text.out;
 }
 
 TEST(StoreInspectCli, DamagedDatasetExitsOneNamingTheFile) {
