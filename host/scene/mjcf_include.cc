@@ -172,18 +172,19 @@ class Expander {
     for (pugi::xml_node c : root.children()) {
       if (c.type() != pugi::node_element) continue;
       pugi::xml_node copy = inc.parent().insert_copy_before(c, inc);
-      Mark(copy, c, included, name);
+      Mark(copy, c, included, name, inc);
       if (!first) first = copy;
     }
     return first ? first : inc.next_sibling();
   }
 
-  // Records the origin of every element of `copy` (a copy of `orig`, of file `name`).
-  void Mark(pugi::xml_node copy, pugi::xml_node orig, const SourceFile& src,
-            const std::string& name) {
-    file_.MarkIncluded(copy, name, src.LineOf(orig));
+  // Records the origin of every element of `copy` (a copy of `orig`, of file `name`, brought in by
+  // the <include> `inc`).
+  void Mark(pugi::xml_node copy, pugi::xml_node orig, const SourceFile& src, const std::string& name,
+            pugi::xml_node inc) {
+    file_.MarkIncluded(copy, name, src.LineOf(orig), inc);
     pugi::xml_node a = copy.first_child(), b = orig.first_child();
-    for (; a && b; a = a.next_sibling(), b = b.next_sibling()) Mark(a, b, src, name);
+    for (; a && b; a = a.next_sibling(), b = b.next_sibling()) Mark(a, b, src, name, inc);
   }
 
   SourceFile& file_;

@@ -35,16 +35,24 @@ std::string SourceFile::Where(pugi::xml_node n) const {
   return FileOf(n) + ":" + std::to_string(LineOf(n));
 }
 
-void SourceFile::MarkIncluded(pugi::xml_node copy, const std::string& file, int line) {
-  int index = -1;
-  for (size_t i = 0; i < included_files_.size(); ++i) {
-    if (included_files_[i] == file) index = static_cast<int>(i);
+// the index of `s` in `list`, appended if absent
+static int IndexOf(std::vector<std::string>* list, const std::string& s) {
+  for (size_t i = 0; i < list->size(); ++i) {
+    if ((*list)[i] == s) return static_cast<int>(i);
   }
-  if (index < 0) {
-    index = static_cast<int>(included_files_.size());
-    included_files_.push_back(file);
-  }
-  included_[copy.internal_object()] = {index, line};
+  list->push_back(s);
+  return static_cast<int>(list->size() - 1);
+}
+
+void SourceFile::MarkIncluded(pugi::xml_node copy, const std::string& file, int line, pugi::xml_node inc) {
+  const std::string outer = IncludedFrom(inc);
+  const int via = IndexOf(&vias_, Where(inc) + (outer.empty() ? "" : ", included from " + outer));
+  included_[copy.internal_object()] = {IndexOf(&included_files_, file), line, via};
+}
+
+std::string SourceFile::IncludedFrom(pugi::xml_node n) const {
+  auto it = included_.find(n.internal_object());
+  return it != included_.end() ? vias_[it->second.via] : std::string();
 }
 
 std::string SourceFile::Describe(pugi::xml_node n) {
@@ -58,7 +66,9 @@ std::string SourceFile::Describe(pugi::xml_node n) {
 }
 
 void SourceFile::Fail(pugi::xml_node n, const std::string& what) const {
-  throw LoadError(Where(n) + ": " + Describe(n) + ": " + what);
+  const std::string via = IncludedFrom(n);
+  throw LoadError(Where(n) + ": " + Describe(n) + ": " + what +
+                  (via.empty() ? "" : " (in a file included from " + via + ")"));
 }
 
 std::string SourceFile::Origin(pugi::xml_node src) const {

@@ -29,12 +29,16 @@ class SourceFile {
   std::string Where(pugi::xml_node n) const;
   // The file `n` was written in: this one, or the included file it was copied from.
   const std::string& FileOf(pugi::xml_node n) const;
-  // Records that `copy` (an element of this document) was copied from `file`, line `line`
-  // (<include> expansion, mjcf_include.cc).
-  void MarkIncluded(pugi::xml_node copy, const std::string& file, int line);
+  // Records that `copy` (an element of this document) was copied from `file`, line `line`, by the
+  // <include> element `inc` (<include> expansion, mjcf_include.cc).
+  void MarkIncluded(pugi::xml_node copy, const std::string& file, int line, pugi::xml_node inc);
+  // "a.xml:3" for an element copied in by the <include> at a.xml:3, "b.xml:2, included from a.xml:3"
+  // where that <include> was itself copied in; "" for an element of this file.
+  std::string IncludedFrom(pugi::xml_node n) const;
   // "<tag name='x'>", "<default class='x'>" or "<tag>".
   static std::string Describe(pugi::xml_node n);
-  // Throws LoadError "<file>:<line>: <element>: <what>".
+  // Throws LoadError "<file>:<line>: <element>: <what>", and " (in a file included from ...)" for
+  // an element an <include> copied in.
   [[noreturn]] void Fail(pugi::xml_node n, const std::string& what) const;
   // " (from default class 'x', line N)" when `src` is a default element, else "".
   std::string Origin(pugi::xml_node src) const;
@@ -46,7 +50,9 @@ class SourceFile {
   struct IncludedAt {
     int file;  // index into included_files_
     int line;
+    int via;   // index into vias_: IncludedFrom
   };
+  std::vector<std::string> vias_;
   std::vector<std::string> included_files_;
   std::unordered_map<const void*, IncludedAt> included_;  // element copied from an included file
 };

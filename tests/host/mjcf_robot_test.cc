@@ -121,6 +121,22 @@ TEST(MjcfInclude, ErrorsInsideAnIncludedFileNameThatFileAndLine) {
   Write(dir + "/bad.xml", "<mujoco>\n  <body>\n    <freejoint/>\n    <geom size='-1'/>\n  </body>\n</mujoco>\n");
   std::string msg = ErrorOf([&] { LoadMjcfFile(dir + "/main.xml"); });
   EXPECT_EQ(msg.rfind(dir + "/bad.xml:4: <geom>: attribute 'size' must be > 0", 0), 0u) << msg;
+  EXPECT_NE(msg.find("(in a file included from " + dir + "/main.xml:3)"), std::string::npos) << msg;
+  // ... through two includes: the chain, innermost first
+  Write(dir + "/mid.xml", "<mujoco>\n<worldbody>\n<include file='bad.xml'/>\n</worldbody>\n</mujoco>\n");
+  Write(dir + "/main4.xml", "<mujoco>\n<include file='mid.xml'/>\n</mujoco>\n");
+  msg = ErrorOf([&] { LoadMjcfFile(dir + "/main4.xml"); });
+  EXPECT_EQ(msg.rfind(dir + "/bad.xml:4: <geom>: attribute 'size' must be > 0", 0), 0u) << msg;
+  EXPECT_NE(msg.find("(in a file included from " + dir + "/mid.xml:3, included from " + dir + "/main4.xml:2)"),
+            std::string::npos)
+      << msg;
+  // a file included twice: the error is in the file, the cause the second <include>
+  Write(dir + "/cls.xml", "<mujoco>\n<default>\n<default class='arm'><geom size='1'/></default>\n</default>\n</mujoco>\n");
+  Write(dir + "/main5.xml", "<mujoco>\n<include file='cls.xml'/>\n<include file='cls.xml'/>\n</mujoco>\n");
+  msg = ErrorOf([&] { LoadMjcfFile(dir + "/main5.xml"); });
+  EXPECT_NE(msg.find("duplicate default class 'arm' (in a file included from " + dir + "/main5.xml:3)"),
+            std::string::npos)
+      << msg;
 
   // an error inherited from a default class written in an included file names it too
   Write(dir + "/defaults.xml", "<mujoco>\n<default>\n  <geom mass='-2'/>\n</default>\n</mujoco>\n");
