@@ -129,11 +129,19 @@ void RunSweepCommand(const SweepArgs& a) {
   SweepSummary s = RunSweep(config, a.out, o);
   if (o.progress) std::fprintf(stderr, "\n");
   PrintTable(s);
+  nlohmann::json summary = SummaryJson(s);
+  if (!o.episode_indices.empty()) {
+    std::printf("hard set        %zu episodes of %s (--select %s), seed %lld\n", o.episode_indices.size(),
+                o.episodes_from_store.c_str(), o.episodes_from_select.c_str(),
+                (long long)(o.seed >= 0 ? uint64_t(o.seed) : config.seed));
+    summary["episodes_from"] = {{"store", o.episodes_from_store}, {"select", o.episodes_from_select},
+                                {"count", o.episode_indices.size()}};
+  }
   if (!a.summary_json.empty()) {
     const std::string tmp = a.summary_json + ".tmp";
     {
       std::ofstream f(tmp);
-      f << SummaryJson(s).dump(2) << "\n";
+      f << summary.dump(2) << "\n";
       if (!f) throw std::runtime_error(a.summary_json + ": cannot write the summary");
     }
     if (std::rename(tmp.c_str(), a.summary_json.c_str()) != 0) {

@@ -325,6 +325,10 @@ TEST(Sweep, AHardSetRerunsTheSelectedEpisodesBitForBit) {
   CommandResult r = RunCommand(bin + " --out " + dir + "/h --worlds 3 --episodes-from " + dir +
                                "/a --select timeout,near_miss");
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("hard set        " + std::to_string(picked.size()) + " episodes of " + dir +
+                          "/a (--select timeout,near_miss), seed 7"),
+            std::string::npos)
+      << r.output;
   const std::map<uint64_t, std::string> fa = EpisodeFingerprints(dir + "/a"), fh = EpisodeFingerprints(dir + "/h");
   ASSERT_EQ(fh.size(), picked.size());
   size_t k = 0;
