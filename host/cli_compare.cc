@@ -74,17 +74,20 @@ nlohmann::json Compare(const CompareArgs& a) {
   // outcomes: rates, the transition counts, fixed and broken
   int64_t ok_before = 0, ok_after = 0, fixed = 0, broken = 0, relabelled = 0;
   std::map<std::string, std::map<std::string, int64_t>> transitions;
+  json broken_episodes = json::array();  // their seeds (episode indices), for s2r replay
   for (const auto& [b, f] : matched) {
     ok_before += eb.success[b];
     ok_after += ea.success[f];
     fixed += !eb.success[b] && ea.success[f];
     broken += eb.success[b] && !ea.success[f];
+    if (eb.success[b] && !ea.success[f]) broken_episodes.push_back(eb.seed[b]);
     relabelled += !eb.success[b] && !ea.success[f] && eb.outcome[b] != ea.outcome[f];
     ++transitions[eb.outcome[b]][ea.outcome[f]];
   }
   out["success_rate"] = {{"before", double(ok_before) / double(n)}, {"after", double(ok_after) / double(n)}};
   out["fixed"] = fixed;
   out["broken"] = broken;
+  out["broken_episodes"] = broken_episodes;
   out["failure_changed"] = relabelled;
   out["transitions"] = transitions;
 
@@ -161,6 +164,14 @@ void PrintCompare(const nlohmann::json& c) {
   std::printf("  fixed (failure -> success) %lld, broken (success -> failure) %lld, another failure %lld\n",
               (long long)c["fixed"].get<int64_t>(), (long long)c["broken"].get<int64_t>(),
               (long long)c["failure_changed"].get<int64_t>());
+  const nlohmann::json& broke = c["broken_episodes"];
+  if (!broke.empty()) {
+    std::printf("  broken episodes:");
+    for (size_t i = 0; i < broke.size() && i < 10; ++i) std::printf(" %llu", (unsigned long long)broke[i].get<uint64_t>());
+    if (broke.size() > 10) std::printf(" ... (%zu in all; --json lists them)", broke.size());
+    std::printf("  (s2r replay %s --episode %llu re-simulates one)\n", c["after"].get<std::string>().c_str(),
+                (unsigned long long)broke[0].get<uint64_t>());
+  }
   // the transition table: rows before, columns after, over every outcome either side has
   std::set<std::string> names;
   for (auto row = c["transitions"].begin(); row != c["transitions"].end(); ++row) {

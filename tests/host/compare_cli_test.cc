@@ -44,6 +44,7 @@ TEST(CompareCli, MatchesEpisodesBySeedAndCountsWhatChanged) {
   EXPECT_EQ(c["only_before"], 5);
   EXPECT_EQ(c["only_after"], 5);
   int64_t ok_a = 0, ok_b = 0, fixed = 0, broken = 0, relabelled = 0, friction_differs = 0;
+  nlohmann::json broken_seeds = nlohmann::json::array();
   nlohmann::json transitions = nlohmann::json::object();
   auto name = [](bool ok, int32_t label) { return ok ? "success" : label == 1 ? "dropped" : "timeout"; };
   for (int64_t e = 5; e < 30; ++e) {
@@ -57,6 +58,7 @@ TEST(CompareCli, MatchesEpisodesBySeedAndCountsWhatChanged) {
     ok_b += b;
     fixed += !a && b;
     broken += a && !b;
+    if (a && !b) broken_seeds.push_back(1000 + e);
     relabelled += !a && !b && la != lb;
     friction_differs += FrictionChanged(e);
     const std::string from = name(a, la), to = name(b, lb);
@@ -70,6 +72,7 @@ TEST(CompareCli, MatchesEpisodesBySeedAndCountsWhatChanged) {
   EXPECT_GT(fixed, 0);
   EXPECT_GT(broken, 0);
   EXPECT_EQ(c["failure_changed"], relabelled);
+  EXPECT_EQ(c["broken_episodes"], broken_seeds) << "their seeds, in order";
   EXPECT_EQ(c["transitions"], transitions);
   ASSERT_EQ(c["params"].size(), 2u);
   EXPECT_EQ(c["params"][0], nlohmann::json({{"name", "friction"}, {"differ", friction_differs}}));
@@ -94,6 +97,8 @@ TEST(CompareCli, MatchesEpisodesBySeedAndCountsWhatChanged) {
   EXPECT_NE(text.output.find("25 episodes matched by seed (5 only before, 5 only after: left out)"), std::string::npos)
       << text.output;
   EXPECT_NE(text.output.find("broken (success -> failure) " + std::to_string(broken)), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("broken episodes: " + std::to_string(broken_seeds[0].get<int64_t>())), std::string::npos)
+      << text.output;
   EXPECT_NE(text.output.find("differ (episodes): friction (" + std::to_string(friction_differs) + ")"), std::string::npos)
       << text.output;
   EXPECT_EQ(Compare(dir + "/a " + dir + "/b --max-broken " + std::to_string(broken)).exit_code, 0);
