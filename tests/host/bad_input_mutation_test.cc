@@ -39,6 +39,13 @@ std::vector<std::string> Lines(const std::string& text) {
   return out;
 }
 
+// The lines joined again, each ended by a newline.
+std::string Join(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& l : lines) out += l + "\n";
+  return out;
+}
+
 // One random edit of a config's text.
 std::string Mutate(const std::string& text, std::mt19937& rng) {
   static const std::vector<std::string> values = {
@@ -84,9 +91,7 @@ std::string Mutate(const std::string& text, std::mt19937& rng) {
       lines.resize(i + 1);
       lines[i] = lines[i].substr(0, pick(lines[i].size() + 1));
   }
-  std::string out;
-  for (const std::string& l : lines) out += l + "\n";
-  return out;
+  return Join(lines);
 }
 
 TEST(BadInputMutation, EveryMutatedBuiltinConfigLoadsOrFailsNamingTheFile) {
@@ -153,9 +158,7 @@ std::string MutateXml(const std::string& text, std::mt19937& rng) {
       lines.resize(i + 1);
       lines[i] = lines[i].substr(0, pick(lines[i].size() + 1));
   }
-  std::string out;
-  for (const std::string& line : lines) out += line + "\n";
-  return out;
+  return Join(lines);
 }
 
 TEST(BadInputMutation, EveryMutatedBuiltinSceneLoadsOrFailsNamingTheFile) {
@@ -227,8 +230,7 @@ TEST(BadInputMutation, EveryMutatedCsvReadsOrFailsNamingTheFile) {
       }
       if (lines.empty()) lines.push_back("");
     }
-    std::string text;
-    for (const std::string& line : lines) text += line + "\n";
+    const std::string text = Join(lines);
     std::ofstream(path, std::ios::binary) << text;
     try {
       ReadCsvTable(path, "recording");
