@@ -31,6 +31,7 @@
 #include "host/store/outcomes.h"
 #include "host/store/store_error.h"
 #include "host/sweep/sweep_config.h"
+#include "host/version.h"
 
 namespace s2r {
 namespace fs = std::filesystem;
@@ -103,7 +104,7 @@ std::string SbatchScript(const LaunchArgs& a, const std::string& config_path, co
                          const fs::path& dir) {
   std::ostringstream s;
   s << "#!/bin/bash\n"
-    << "# written by s2r " << S2R_VERSION << " (" << S2R_GIT_REVISION << ") `s2r launch slurm`: one array task per shard;\n"
+    << "# written by s2r " << S2rVersion() << " (" << S2rGitRevision() << ") `s2r launch slurm`: one array task per shard;\n"
     << "# a requeued task resumes its shard after the last committed episode.\n"
     << "#SBATCH --job-name=s2r-sweep\n"
     << "#SBATCH --array=0-" << a.shards - 1 << "\n"
@@ -186,8 +187,8 @@ void RunLaunch(const LaunchArgs& a) {
   if (job.empty() || job.find_first_not_of("0123456789") != std::string::npos) {
     throw std::runtime_error("sbatch answered '" + Trim(r.output) + "', not a job id");
   }
-  json launch = {{"s2r_version", S2R_VERSION},
-                       {"git_revision", S2R_GIT_REVISION},
+  json launch = {{"s2r_version", S2rVersion()},
+                       {"git_revision", S2rGitRevision()},
                        {"scheduler", "slurm"},
                        {"job_id", job},
                        {"config", config_path},

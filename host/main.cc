@@ -1,15 +1,18 @@
 // s2r: batched simulation for Sim2Real data. One binary, one subcommand per job.
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "host/cli.h"
+#include "host/version.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"s2r " S2R_VERSION " (" S2R_GIT_REVISION "): batched rigid-body simulation for Sim2Real"};
+  CLI::App app{std::string("s2r ") + s2r::S2rVersion() + " (" + s2r::S2rGitRevision() +
+               "): batched rigid-body simulation for Sim2Real"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "s2r " S2R_VERSION " " S2R_GIT_REVISION);
+  app.set_version_flag("--version", std::string("s2r ") + s2r::S2rVersion() + " " + s2r::S2rGitRevision());
   s2r::AddRolloutCommand(&app);
   s2r::AddBenchCommand(&app);
   s2r::AddInspectCommand(&app);

@@ -41,13 +41,8 @@
 #include "host/store/file_io.h"
 #include "host/store/store_error.h"
 #include "host/store/zarr_array.h"
+#include "host/version.h"
 
-#ifndef S2R_VERSION
-#define S2R_VERSION "unknown"
-#endif
-#ifndef S2R_GIT_REVISION
-#define S2R_GIT_REVISION "unknown"
-#endif
 
 namespace s2r {
 namespace {
@@ -295,8 +290,8 @@ struct DatasetWriter::Impl {
 
   json SchemaAttributes() const {
     json s = spec.ToJson();
-    s["generator"]["s2r_version"] = S2R_VERSION;
-    s["generator"]["git_revision"] = S2R_GIT_REVISION;
+    s["generator"]["s2r_version"] = S2rVersion();
+    s["generator"]["git_revision"] = S2rGitRevision();
     return s;
   }
 
