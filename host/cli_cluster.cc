@@ -344,7 +344,8 @@ void AddClusterCommands(CLI::App* app) {
   auto* from = cmd->add_option("--episodes-from", launch->episodes_from,
                                "run a hard set: the episodes of this store that --select picks (s2r sweep "
                                "--episodes-from); it must be readable from every node");
-  cmd->add_option("--select", launch->select, "with --episodes-from: failed (default), success, near_miss or label names")
+  cmd->add_option("--select", launch->select, "with --episodes-from: the selection, as s2r sweep --select (outcomes and conditions, "
+                  "e.g. stuck,timeout,box_mass>1.5)")
       ->needs(from);
   cmd->add_option("--container", launch->container, "run each task in this image (Pyxis/Enroot --container-image)");
   cmd->add_option("--threads", launch->threads, "CPU threads per task (--cpus-per-task)")->check(CLI::NonNegativeNumber);

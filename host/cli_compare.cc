@@ -1,11 +1,13 @@
-// s2r compare BEFORE AFTER [--by NAME [--bins N]] [--max-broken K] [--json]
+// s2r compare BEFORE AFTER [--by NAME [--bins N]] [--select TERMS] [--max-broken K] [--json]
 // Two datasets' episodes matched by seed (the episode index a sweep draws each episode's worlds
 // from): the outcome of each in both, so that a change (an expert, the engine, a fit centred
 // on) shows which failures it fixed and which successes it broke, episode by episode, not only
 // how the rates moved. Also which randomized parameters differ between the matched episodes (none:
 // the same worlds, so every change of outcome is the change's), and with --by the same per range
-// of a parameter or metric of BEFORE. --max-broken K makes it a gate: exit 1 when more than K
-// episodes went from success to failure.
+// of a parameter or metric of BEFORE. --select keeps the episodes BEFORE's selection picks (as `sweep
+// --episodes-from`). The report starts with what differs between the two runs: the code revision,
+// the sweep's seed, the scene and every key of the config. --max-broken K makes it a gate: exit 1
+// when more than K episodes went from success to failure. Datasets of different tasks are refused.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -32,7 +34,66 @@ struct CompareArgs {
   int bins = 5;
   int64_t max_broken = -1;  // < 0: no gate
   bool json = false;
+  std::string select;  // BEFORE's episodes to compare (SelectionMask); empty: all
 };
+
+// A JSON document's leaves by path ("task.params.goal_x", "events[1].kind") as their dumped text.
+void Flatten(const nlohmann::json& j, const std::string& path, std::map<std::string, std::string>* out) {
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) Flatten(it.value(), path.empty() ? it.key() : path + "." + it.key(), out);
+  } else if (j.is_array() && !j.empty()) {
+    for (size_t i = 0; i < j.size(); ++i) Flatten(j[i], path + "[" + std::to_string(i) + "]", out);
+  } else {
+    (*out)[path] = j.is_string() ? j.get<std::string>() : j.dump();
+  }
+}
+
+// What differs between the runs that wrote two datasets, from their generator records: the code
+// revision, the sweep's seed, the scene (its text), and each key of the config as loaded (or its
+// text, for a store without the parsed config). Keys absent on one side show as "(not set)".
+nlohmann::json RunChanges(const DatasetReader& rb, const DatasetReader& ra) {
+  const nlohmann::json& gb = rb.root_attributes()["s2r"]["generator"];
+  const nlohmann::json& ga = ra.root_attributes()["s2r"]["generator"];
+  std::map<std::string, std::string> b, a;
+  const auto take = [](const nlohmann::json& g, std::map<std::string, std::string>* m) {
+    for (const char* key : {"s2r_version", "git_revision", "scene_path"}) {
+      if (g.contains(key)) Flatten(g[key], key, m);
+    }
+    if (g.contains("sweep") && g["sweep"].contains("seed")) Flatten(g["sweep"]["seed"], "seed", m);
+    if (g.contains("scene_text")) (*m)["scene (its text)"] = g["scene_text"].dump();
+    if (g.contains("config") && g["config"].is_object()) {
+      Flatten(g["config"], "config", m);
+    } else if (g.contains("config_text")) {
+      (*m)["config (its text)"] = g["config_text"].dump();
+    }
+  };
+  take(gb, &b);
+  take(ga, &a);
+  std::set<std::string> keys;
+  for (const auto& [k, v] : b) keys.insert(k);
+  for (const auto& [k, v] : a) keys.insert(k);
+  nlohmann::json out = nlohmann::json::array();
+  for (const std::string& k : keys) {
+    const auto ib = b.find(k), ia = a.find(k);
+    const std::string vb = ib == b.end() ? "(not set)" : ib->second, va = ia == a.end() ? "(not set)" : ia->second;
+    if (vb == va) continue;
+    nlohmann::json change = {{"key", k}};
+    if (k.find("(its text)") == std::string::npos) {
+      change["before"] = vb;
+      change["after"] = va;
+    }
+    out.push_back(change);
+  }
+  return out;
+}
+
+// The names of a dataset's tasks, sorted.
+std::vector<std::string> TaskNames(const DatasetReader& r) {
+  std::vector<std::string> names;
+  for (const TaskSpec& t : r.spec().tasks) names.push_back(t.name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
 
 // One dataset's episode table, the columns compare reads.
 struct Episodes {
@@ -48,7 +109,17 @@ struct Episodes {
 nlohmann::json Compare(const CompareArgs& a) {
   using nlohmann::json;
   const DatasetReader rb = OpenDataset(a.before), ra = OpenDataset(a.after);
+  if (TaskNames(rb) != TaskNames(ra)) {
+    const auto list = [](const std::vector<std::string>& v) {
+      std::string s;
+      for (const std::string& n : v) s += (s.empty() ? "" : ", ") + n;
+      return s.empty() ? std::string("none") : s;
+    };
+    throw InputError(a.before + " holds episodes of the task(s) " + list(TaskNames(rb)) + ", " + a.after + " of " +
+                     list(TaskNames(ra)) + ": episodes of different tasks do not compare");
+  }
   const Episodes eb(rb), ea(ra);
+  const std::vector<uint8_t> chosen = a.select.empty() ? std::vector<uint8_t>() : SelectionMask(rb, a.select);
   std::unordered_map<uint64_t, size_t> in_after;
   for (size_t e = 0; e < ea.seed.size(); ++e) {
     if (!in_after.emplace(ea.seed[e], e).second) {
@@ -57,19 +128,29 @@ nlohmann::json Compare(const CompareArgs& a) {
   }
   std::vector<std::pair<size_t, size_t>> matched;  // (before, after), in BEFORE's order
   std::set<uint64_t> seen;
+  int64_t not_selected = 0;  // BEFORE's episodes --select leaves out
   for (size_t e = 0; e < eb.seed.size(); ++e) {
     if (!seen.insert(eb.seed[e]).second) {
       throw InputError(a.before + ": holds the seed " + std::to_string(eb.seed[e]) + " twice: not one sweep's episodes");
+    }
+    if (!chosen.empty() && !chosen[e]) {
+      ++not_selected;
+      continue;
     }
     auto it = in_after.find(eb.seed[e]);
     if (it != in_after.end()) matched.push_back({e, it->second});
   }
   if (matched.empty()) {
+    if (!chosen.empty()) throw InputError(a.before + ": --select " + a.select + " picks no episode that " + a.after + " holds");
     throw InputError(a.before + " and " + a.after + " share no episode (no seed in both)");
   }
   const int64_t n = int64_t(matched.size());
-  json out = {{"before", a.before}, {"after", a.after}, {"matched", n},
-              {"only_before", int64_t(eb.seed.size()) - n}, {"only_after", int64_t(ea.seed.size()) - n}};
+  json out = {{"before", a.before}, {"after", a.after}, {"changes", RunChanges(rb, ra)}, {"matched", n},
+              {"only_before", int64_t(eb.seed.size()) - not_selected - n}, {"only_after", 0}};
+  int64_t only_after = 0;  // AFTER's episodes whose seed BEFORE lacks (not those --select left out)
+  for (uint64_t s : ea.seed) only_after += seen.count(s) == 0;
+  out["only_after"] = only_after;
+  if (!chosen.empty()) out["select"] = {{"terms", a.select}, {"left_out", not_selected}};
 
   // outcomes: rates, the transition counts, fixed and broken
   int64_t ok_before = 0, ok_after = 0, fixed = 0, broken = 0, relabelled = 0;
@@ -155,9 +236,28 @@ nlohmann::json Compare(const CompareArgs& a) {
 void PrintCompare(const nlohmann::json& c) {
   std::printf("%s -> %s: %lld episodes matched by seed", c["before"].get<std::string>().c_str(),
               c["after"].get<std::string>().c_str(), (long long)c["matched"].get<int64_t>());
+  if (c.contains("select")) {
+    std::printf(" (--select %s: %lld of before's left out)", c["select"]["terms"].get<std::string>().c_str(),
+                (long long)c["select"]["left_out"].get<int64_t>());
+  }
   if (c["only_before"].get<int64_t>() > 0 || c["only_after"].get<int64_t>() > 0) {
     std::printf(" (%lld only before, %lld only after: left out)", (long long)c["only_before"].get<int64_t>(),
                 (long long)c["only_after"].get<int64_t>());
+  }
+  const nlohmann::json& changes = c["changes"];
+  if (changes.empty()) {
+    std::printf("\n  runs: the same code, seed, scene and config");
+  } else {
+    std::printf("\n  runs differ in:");
+    constexpr size_t kShown = 8;
+    for (size_t i = 0; i < changes.size() && i < kShown; ++i) {
+      const nlohmann::json& d = changes[i];
+      std::printf("%s %s", i ? "," : "", d["key"].get<std::string>().c_str());
+      if (d.contains("before")) {
+        std::printf(" %s -> %s", d["before"].get<std::string>().c_str(), d["after"].get<std::string>().c_str());
+      }
+    }
+    if (changes.size() > kShown) std::printf(" ... (%zu in all; --json lists them)", changes.size());
   }
   std::printf("\n  success rate %.4f -> %.4f\n", c["success_rate"]["before"].get<double>(),
               c["success_rate"]["after"].get<double>());
@@ -260,6 +360,9 @@ void AddCompareCommand(CLI::App* app) {
                              "also per range of a randomized parameter or episode metric of BEFORE, in bins of about "
                              "equal count (repeatable)");
   cmd->add_option("--bins", args->bins, "bins for --by (default 5)")->check(CLI::Range(1, 100))->needs(by);
+  cmd->add_option("--select", args->select,
+                  "compare only the episodes of BEFORE this selection picks (as sweep --episodes-from: failed, "
+                  "success, near_miss, all, label names, NAME<VALUE conditions; comma-separated)");
   cmd->add_option("--max-broken", args->max_broken,
                   "a gate: exit 1 (after the report) when more than this many episodes went from success to failure")
       ->check(CLI::NonNegativeNumber);

@@ -1,11 +1,14 @@
-// s2r inspect STORE [--arrays] [--json] [--by NAME [--bins N]]   (s2r inspect --fields SCENE: cli_fields.cc)
+// s2r inspect STORE [--arrays] [--json] [--by NAME [--bins N]] [--select TERMS]
+//   (s2r inspect --fields SCENE: cli_fields.cc)
 // Looks inside a Zarr v3 directory store. With --arrays, every array under STORE is decoded and
 // fingerprinted (SHA-256 of its contents as C-order little-endian bytes), so that a store written
 // by s2r can be checked against numpy, zarr-python or tensorstore without moving the data.
 // Without --arrays, an s2r dataset is summarised (episodes, steps, success rate, failure counts,
 // features with units, parameter ranges: docs/dataset.md); any other store is listed. With --by,
 // the episodes' outcomes (success rate, failure labels, near misses) per range of a randomized
-// parameter or an episode metric: where in the randomization the failures are.
+// parameter or an episode metric: where in the randomization the failures are. With --select, the
+// episodes a selection picks (host/store/outcomes.h; what `s2r sweep --episodes-from` would rerun):
+// their count, outcomes and indices, or with --by their outcomes alone by the column.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -33,6 +36,7 @@ struct InspectArgs {
   bool json = false;
   std::vector<std::string> by;  // per-episode columns to break the outcomes down by
   int bins = 5;
+  std::string select;  // a selection of episodes (SelectionMask); empty: all
 };
 
 // "bytes", "zstd", "sharding_indexed(bytes,blosc)".
@@ -177,10 +181,17 @@ nlohmann::json DatasetSummary(const std::string& store) {
 // The outcomes by one per-episode column (host/store/outcomes.h): per bin of about equal count its
 // value range, episodes, success rate, near misses (where the store has the metric) and the count
 // of each failure label that occurs in the store.
-nlohmann::json OutcomesBy(const DatasetReader& r, const std::string& name, int bins) {
+// Only the episodes `chosen` marks count (all where it is empty); the bins' edges are their values'.
+nlohmann::json OutcomesBy(const DatasetReader& r, const std::string& name, int bins, const std::vector<uint8_t>& chosen) {
   using nlohmann::json;
   const EpisodeColumn column = ReadEpisodeColumn(r, name);
-  const std::vector<double>& value = column.values;
+  std::vector<double> value;  // the chosen episodes' values; `at` maps them to the store's rows
+  std::vector<size_t> at;
+  for (size_t e = 0; e < column.values.size(); ++e) {
+    if (!chosen.empty() && !chosen[e]) continue;
+    value.push_back(column.values[e]);
+    at.push_back(e);
+  }
   const std::vector<uint8_t> success = r.EpisodeSuccess();
   const std::vector<int32_t> labels = r.EpisodeFailureLabels();
   const bool has_near_miss = HasEpisodeMetric(r, "near_miss");
@@ -198,14 +209,15 @@ nlohmann::json OutcomesBy(const DatasetReader& r, const std::string& name, int b
   std::vector<double> lo(nbin, 0), hi(nbin, 0);
   std::vector<std::map<int32_t, int64_t>> failures(nbin);
   int64_t not_a_number = 0;
-  for (size_t e = 0; e < value.size(); ++e) {
-    if (std::isnan(value[e])) {
+  for (size_t i = 0; i < value.size(); ++i) {
+    const size_t e = at[i];
+    if (std::isnan(value[i])) {
       ++not_a_number;
       continue;
     }
-    const size_t b = BinOf(edges, value[e]);
-    lo[b] = count[b] == 0 ? value[e] : std::min(lo[b], value[e]);
-    hi[b] = count[b] == 0 ? value[e] : std::max(hi[b], value[e]);
+    const size_t b = BinOf(edges, value[i]);
+    lo[b] = count[b] == 0 ? value[i] : std::min(lo[b], value[i]);
+    hi[b] = count[b] == 0 ? value[i] : std::max(hi[b], value[i]);
     ++count[b];
     successes[b] += success[e] ? 1 : 0;
     if (!success[e]) ++failures[b][labels[e]];
@@ -224,6 +236,58 @@ nlohmann::json OutcomesBy(const DatasetReader& r, const std::string& name, int b
     out["bins"].push_back(bin);
   }
   return out;
+}
+
+// The episodes a selection picks: how many of the store's, their outcomes and their indices.
+nlohmann::json SelectionSummary(const DatasetReader& r, const std::string& select, const std::vector<uint8_t>& chosen) {
+  using nlohmann::json;
+  const std::vector<uint8_t> success = r.EpisodeSuccess();
+  const std::vector<int32_t> labels = r.EpisodeFailureLabels();
+  const std::vector<uint64_t> seeds = r.EpisodeSeeds();
+  const bool has_near_miss = HasEpisodeMetric(r, "near_miss");
+  const std::vector<double> near = has_near_miss ? r.EpisodeMetric("near_miss") : std::vector<double>();
+  int64_t picked = 0, successes = 0, near_misses = 0;
+  std::map<int32_t, int64_t> failures;
+  std::vector<int64_t> indices;
+  for (size_t e = 0; e < chosen.size(); ++e) {
+    if (!chosen[e]) continue;
+    ++picked;
+    successes += success[e] ? 1 : 0;
+    if (!success[e]) ++failures[labels[e]];
+    if (has_near_miss) near_misses += near[e] != 0 ? 1 : 0;
+    indices.push_back(int64_t(seeds[e]));
+  }
+  std::sort(indices.begin(), indices.end());
+  json f = json::object();
+  for (const auto& [code, count] : failures) f[OutcomeName(r.spec(), false, code)] = count;
+  json out = {{"store", r.path()},
+              {"select", select},
+              {"episodes_in_store", int64_t(chosen.size())},
+              {"episodes", picked},
+              {"success_rate", picked > 0 ? json(double(successes) / double(picked)) : json(nullptr)},
+              {"failure_counts", f},
+              {"episode_indices", indices}};
+  if (has_near_miss) out["near_misses"] = near_misses;
+  return out;
+}
+
+void PrintSelectionSummary(const nlohmann::json& s) {
+  const int64_t picked = s["episodes"].get<int64_t>();
+  std::printf("--select %s: %lld of %lld episodes\n", s["select"].get<std::string>().c_str(), (long long)picked,
+              (long long)s["episodes_in_store"].get<int64_t>());
+  if (picked == 0) return;
+  std::printf("  success rate %.3f", s["success_rate"].get<double>());
+  for (auto it = s["failure_counts"].begin(); it != s["failure_counts"].end(); ++it) {
+    std::printf(", %s %lld", it.key().c_str(), (long long)it.value().get<int64_t>());
+  }
+  if (s.contains("near_misses")) std::printf(", near misses %lld", (long long)s["near_misses"].get<int64_t>());
+  std::printf("\n  episodes");
+  const nlohmann::json& idx = s["episode_indices"];
+  constexpr size_t kShown = 20;
+  for (size_t i = 0; i < idx.size() && i < kShown; ++i) std::printf(" %lld", (long long)idx[i].get<int64_t>());
+  if (idx.size() > kShown) std::printf(" ... (all %zu with --json)", idx.size());
+  std::printf("\n  rerun them: s2r sweep CONFIG --out HARD --episodes-from %s --select '%s'\n",
+              s["store"].get<std::string>().c_str(), s["select"].get<std::string>().c_str());
 }
 
 void PrintOutcomesBy(const nlohmann::json& o) {
@@ -310,14 +374,22 @@ void RunInspect(const InspectArgs& args) {
     RunInspectFields(args.store, args.json);
     return;
   }
-  if (!args.by.empty()) {
+  if (!args.by.empty() || !args.select.empty()) {
     const DatasetReader r = OpenDataset(args.store);
-    nlohmann::json out = {{"store", args.store}, {"outcomes_by", nlohmann::json::array()}};
-    for (const std::string& column : args.by) out["outcomes_by"].push_back(OutcomesBy(r, column, args.bins));
+    const std::vector<uint8_t> chosen = args.select.empty() ? std::vector<uint8_t>() : SelectionMask(r, args.select);
+    nlohmann::json out = {{"store", args.store}};
+    if (!args.select.empty()) out["selection"] = SelectionSummary(r, args.select, chosen);
+    if (!args.by.empty()) {
+      out["outcomes_by"] = nlohmann::json::array();
+      for (const std::string& column : args.by) out["outcomes_by"].push_back(OutcomesBy(r, column, args.bins, chosen));
+    }
     if (args.json) {
       std::printf("%s\n", out.dump(2).c_str());
     } else {
-      for (const auto& o : out["outcomes_by"]) PrintOutcomesBy(o);
+      if (out.contains("selection")) PrintSelectionSummary(out["selection"]);
+      if (out.contains("outcomes_by")) {
+        for (const auto& o : out["outcomes_by"]) PrintOutcomesBy(o);
+      }
     }
     std::fflush(stdout);
     return;
@@ -409,6 +481,12 @@ void AddInspectCommand(CLI::App* app) {
   cmd->add_option("--bins", args->bins, "bins for --by (default 5; a column with this many values or fewer: one per value)")
       ->check(CLI::Range(1, 100))
       ->needs(by);
+  cmd->add_option("--select", args->select,
+                  "the episodes a selection picks (as sweep --episodes-from would rerun them): outcomes (all, failed, "
+                  "success, near_miss, label names) and conditions (NAME<VALUE on a parameter or metric; < <= > >= == "
+                  "!=), comma-separated; with --by, the breakdown of those episodes")
+      ->excludes(arrays)
+      ->excludes(fields);
   cmd->add_flag("--json", args->json, "print one JSON object");
   cmd->callback([args] { RunInspect(*args); });
 }

@@ -1,6 +1,6 @@
 // s2r sweep CONFIG --out STORE [--episodes E] [--worlds N] [--seed S] [--backend cpu|cuda] [--threads T]
 //                  [--shard K/N] [--resume] [--overwrite] [--summary-json FILE]
-//                  [--episodes-from STORE [--select failed|success|near_miss|LABEL,...]]
+//                  [--episodes-from STORE [--select failed|success|near_miss|all|LABEL|NAME<VALUE,...]]
 // Runs a sweep (host/sweep/sweep.h) into a dataset store. A progress line on stderr when stderr is
 // a terminal; at the end a table of episodes, success rate, failures by kind, near misses and
 // throughput (and the same numbers as JSON with --summary-json). --episodes-from reruns a hard set:
@@ -176,8 +176,9 @@ void AddSweepCommand(CLI::App* app) {
                                "worlds for the same config; the seed defaults to that store's)")
                    ->excludes(episodes);
   cmd->add_option("--select", args->select,
-                  "with --episodes-from: failed (default), success, near_miss or failure label names (stuck, "
-                  "timeout, ...), comma-separated")
+                  "with --episodes-from: outcomes, any of failed (default), success, near_miss, all or failure "
+                  "label names (stuck, timeout, ...), and conditions that must all hold, NAME<VALUE on a parameter "
+                  "or metric (< <= > >= == !=); comma-separated, e.g. stuck,timeout,box_mass>1.5")
       ->needs(from);
   cmd->callback([args] { RunSweepCommand(*args); });
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -42,10 +43,19 @@ size_t BinOf(const std::vector<double>& edges, double v);
 // ("<code N>" for a code outside it).
 std::string OutcomeName(const DatasetSpec& spec, bool success, int32_t label);
 
-// The episode indices (the seed column) of a dataset's episodes whose outcome matches any of the
-// comma-separated terms of `select`: `failed`, `success`, `near_miss` (the metric non-zero), or a
-// failure label's name (`stuck`, `timeout`, ...); ascending and distinct. An unknown term, or
-// near_miss in a store without the metric, is a StoreError naming the store.
+// A selection of a dataset's episodes (`--select TERMS`, docs/sweep.md *Hard sets*): comma-separated
+// terms of two kinds. Outcome terms, `failed`, `success`, `near_miss` (the metric non-zero), `all`
+// or a failure label's name (`stuck`, `timeout`, ...), are alternatives: an episode matching any of
+// them is a candidate (every episode is one where no outcome term is given). Conditions, `NAME OP
+// VALUE` on a randomized parameter or an episode metric with OP one of < <= > >= == !=, must all
+// hold (so `friction>=0.3,friction<0.5` is a range); a NaN value meets none. For example
+// `stuck,timeout,box_mass>1.5`: the stuck or timed-out episodes whose box is heavier than 1.5.
+// The mask has one entry per committed episode, in the store's episode order. An unknown term or
+// name, a condition whose value is not a number, near_miss in a store without the metric or an
+// empty term is a StoreError naming the store (and the term).
+std::vector<uint8_t> SelectionMask(const DatasetReader& r, const std::string& select);
+
+// The episode indices (the seed column) of the episodes SelectionMask picks, ascending and distinct.
 std::vector<int64_t> SelectEpisodes(const DatasetReader& r, const std::string& select);
 
 }  // namespace s2r

@@ -3,8 +3,10 @@
 // from the fixture's formulas (tests/host/dataset_fixture.h). And the gate and the refusals.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "host/store/dataset.h"
 #include "tests/host/dataset_fixture.h"
@@ -114,6 +116,76 @@ TEST(CompareCli, MatchesEpisodesBySeedAndCountsWhatChanged) {
   EXPECT_EQ(same["broken"], 0);
 }
 
+// Edits a dataset's root attributes (the s2r record) in place, as another run would have written them.
+void EditRecord(const std::string& store, const std::function<void(nlohmann::json*)>& edit) {
+  const std::vector<uint8_t> bytes = ReadAll(store + "/zarr.json");
+  nlohmann::json doc = nlohmann::json::parse(std::string(bytes.begin(), bytes.end()));
+  edit(&doc["attributes"]["s2r"]);
+  WriteText(store + "/zarr.json", doc.dump());
+}
+
+// What differs between the runs (the code revision and every key of the config), and --select: only
+// BEFORE's episodes the selection picks are compared.
+TEST(CompareCli, SaysWhatDiffersBetweenTheRunsAndComparesASelection) {
+  const std::string dir = FreshDir();
+  WriteFixture(dir + "/a", 0, 30, false);
+  WriteFixture(dir + "/b", 0, 30, true);
+  std::string revision;
+  EditRecord(dir + "/a", [&](nlohmann::json* s2r) {
+    revision = (*s2r)["generator"]["git_revision"].get<std::string>();
+    (*s2r)["generator"]["config"] = {{"seed", "1"}, {"task", {{"name", "push"}, {"params", {{"goal_x", "0.25"}, {"hold_s", "0.2"}}}}}};
+  });
+  EditRecord(dir + "/b", [](nlohmann::json* s2r) {
+    (*s2r)["generator"]["git_revision"] = "feedfacecafe";
+    (*s2r)["generator"]["config"] = {{"seed", "1"}, {"task", {{"name", "push"}, {"params", {{"goal_x", "0.3"}}}}}};
+  });
+  ASSERT_NE(revision, "feedfacecafe");
+  CommandResult r = Compare(dir + "/a " + dir + "/b --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  nlohmann::json c = nlohmann::json::parse(r.output);
+  EXPECT_EQ(c["changes"], nlohmann::json::array({
+                              {{"key", "config.task.params.goal_x"}, {"before", "0.25"}, {"after", "0.3"}},
+                              {{"key", "config.task.params.hold_s"}, {"before", "0.2"}, {"after", "(not set)"}},
+                              {{"key", "git_revision"}, {"before", revision}, {"after", "feedfacecafe"}},
+                          }));
+  CommandResult text = Compare(dir + "/a " + dir + "/b");
+  EXPECT_NE(text.output.find("runs differ in: config.task.params.goal_x 0.25 -> 0.3, config.task.params.hold_s 0.2 -> "
+                             "(not set), git_revision " + revision + " -> feedfacecafe\n"),
+            std::string::npos)
+      << text.output;
+  EXPECT_NE(Compare(dir + "/a " + dir + "/a").output.find("runs: the same code, seed, scene and config"), std::string::npos);
+
+  // --select on BEFORE: its failures (e % 3 == 0), then a condition on its friction
+  for (const std::string select : {"failed", "friction<0.7", "success,mass>=0.2"}) {
+    r = Compare(dir + "/a " + dir + "/b --json --select '" + select + "'");
+    ASSERT_EQ(r.exit_code, 0) << select << "\n" << r.output;
+    c = nlohmann::json::parse(r.output);
+    int64_t n = 0, fixed = 0, broken = 0;
+    for (int64_t e = 0; e < 30; ++e) {
+      const bool ok = e % 3 != 0;
+      const double friction = 0.5 + 0.05 * double(e % 10), mass = 0.1 + 0.04 * double(e % 7);
+      const bool picked = select == "failed" ? !ok : select == "friction<0.7" ? friction < 0.7 : ok && mass >= 0.2;
+      if (!picked) continue;
+      ++n;
+      fixed += !ok && Flipped(e);
+      broken += ok && Flipped(e);
+    }
+    EXPECT_EQ(c["matched"], n) << select;
+    EXPECT_EQ(c["select"], nlohmann::json({{"terms", select}, {"left_out", 30 - n}})) << select;
+    EXPECT_EQ(c["only_before"], 0) << select;
+    EXPECT_EQ(c["only_after"], 0) << select << ": episodes --select left out are not AFTER's alone";
+    EXPECT_EQ(c["fixed"], fixed) << select;
+    EXPECT_EQ(c["broken"], broken) << select;
+  }
+  r = Compare(dir + "/a " + dir + "/b --select 'friction<0'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find(dir + "/a: --select friction<0 picks no episode that " + dir + "/b holds"), std::string::npos)
+      << r.output;
+  r = Compare(dir + "/a " + dir + "/b --select 'wobbly'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find(dir + "/a: --select: unknown outcome 'wobbly'"), std::string::npos) << r.output;
+}
+
 TEST(CompareCli, RefusesWhatItCannotCompare) {
   const std::string dir = FreshDir();
   WriteFixture(dir + "/a", 0, 10, false);
@@ -124,6 +196,15 @@ TEST(CompareCli, RefusesWhatItCannotCompare) {
   CommandResult missing = Compare(dir + "/a " + dir + "/nowhere");
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.output.find(dir + "/nowhere: not an s2r dataset"), std::string::npos) << missing.output;
+  // datasets of different tasks
+  WriteFixture(dir + "/lift", 0, 10, false);
+  EditRecord(dir + "/lift", [](nlohmann::json* s2r) { (*s2r)["tasks"] = {{{"name", "lift"}, {"instruction", "lift it"}}}; });
+  CommandResult tasks = Compare(dir + "/a " + dir + "/lift");
+  EXPECT_EQ(tasks.exit_code, 1);
+  EXPECT_NE(tasks.output.find(dir + "/a holds episodes of the task(s) lift, push, " + dir +
+                              "/lift of lift: episodes of different tasks do not compare"),
+            std::string::npos)
+      << tasks.output;
   CommandResult column = Compare(dir + "/a " + dir + "/a --by viscosity");
   EXPECT_EQ(column.exit_code, 1);
   EXPECT_NE(column.output.find("viscosity: no such randomized parameter or episode metric"), std::string::npos)

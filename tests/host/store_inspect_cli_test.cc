@@ -5,8 +5,10 @@
 
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "host/store/dataset.h"
@@ -198,6 +200,90 @@ TEST(StoreInspectCli, NaNValuesAreCountedApartNotBinned) {
   EXPECT_EQ(binned, 22);
   InspectRun text = Inspect(dir + " --by mass", false);
   EXPECT_NE(text.out.find("(8 episodes whose value is NaN are in no bin)"), std::string::npos) << text.out;
+}
+
+// --select: outcome terms are alternatives, conditions on parameters and metrics must all hold.
+// Every selection is recomputed from the fixture's formulas (seed 1000 + e; success e % 3 != 0;
+// dropped for odd e, timeout for even; friction 0.5 + 0.05 (e % 10); mass 0.1 + 0.04 (e % 7)).
+TEST(StoreInspectCli, SelectsEpisodesByOutcomeAndCondition) {
+  const std::string dir = FreshDir() + "/ds";
+  WriteFixtureDataset(dir, 0, 30);
+  struct Case {
+    std::string select;
+    std::function<bool(int64_t)> picks;
+  };
+  const auto friction = [](int64_t e) { return 0.5 + 0.05 * double(e % 10); };
+  const auto mass = [](int64_t e) { return 0.1 + 0.04 * double(e % 7); };
+  const std::vector<Case> cases = {
+      {"failed", [](int64_t e) { return e % 3 == 0; }},
+      {"success", [](int64_t e) { return e % 3 != 0; }},
+      {"all", [](int64_t) { return true; }},
+      {"dropped", [](int64_t e) { return e % 3 == 0 && e % 2 == 1; }},
+      {"dropped,timeout", [](int64_t e) { return e % 3 == 0; }},
+      // conditions alone: every episode is a candidate; the values are the float64 column's
+      {"friction>=0.7", [&](int64_t e) { return friction(e) >= 0.7; }},
+      {"friction>0.6, friction <= 0.8", [&](int64_t e) { return friction(e) > 0.6 && friction(e) <= 0.8; }},
+      {"timeout,mass<0.2", [&](int64_t e) { return e % 3 == 0 && e % 2 == 0 && mass(e) < 0.2; }},
+      {"success,friction!=0.5,mass==0.1", [&](int64_t e) { return e % 3 != 0 && e % 10 != 0 && e % 7 == 0; }},
+      {"dropped,friction<0", [](int64_t) { return false; }},
+  };
+  for (const Case& c : cases) {
+    InspectRun run = Inspect(dir + " --select '" + c.select + "' --json", false);
+    ASSERT_EQ(run.exit_code, 0) << c.select << "\n" << run.out;
+    const nlohmann::json s = nlohmann::json::parse(run.out)["selection"];
+    std::vector<int64_t> want;
+    int64_t ok = 0, dropped = 0, timeout = 0;
+    for (int64_t e = 0; e < 30; ++e) {
+      if (!c.picks(e)) continue;
+      want.push_back(1000 + e);
+      ok += e % 3 != 0;
+      dropped += e % 3 == 0 && e % 2 == 1;
+      timeout += e % 3 == 0 && e % 2 == 0;
+    }
+    EXPECT_EQ(s["episode_indices"].get<std::vector<int64_t>>(), want) << c.select;
+    EXPECT_EQ(s["episodes"], int64_t(want.size())) << c.select;
+    EXPECT_EQ(s["episodes_in_store"], 30) << c.select;
+    nlohmann::json failures = nlohmann::json::object();
+    if (dropped > 0) failures["dropped"] = dropped;
+    if (timeout > 0) failures["timeout"] = timeout;
+    EXPECT_EQ(s["failure_counts"], failures) << c.select;
+    if (!want.empty()) EXPECT_DOUBLE_EQ(s["success_rate"].get<double>(), double(ok) / double(want.size())) << c.select;
+  }
+  // with --by: the breakdown of the selected episodes only, the bins cut at their values
+  InspectRun run = Inspect(dir + " --select failed --by friction --bins 10 --json", false);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const nlohmann::json by = nlohmann::json::parse(run.out)["outcomes_by"][0];
+  EXPECT_EQ(by["episodes"], 10);  // e = 0, 3, ..., 27: frictions of e % 10 = 0, 3, 6, 9, 2, 5, 8, 1, 4, 7
+  int64_t binned = 0;
+  for (const auto& b : by["bins"]) {
+    binned += b["episodes"].get<int64_t>();
+    EXPECT_EQ(b["success_rate"].get<double>(), 0.0);
+  }
+  EXPECT_EQ(binned, 10);
+  // the text form lists the episodes and the command that reruns them
+  InspectRun text = Inspect(dir + " --select dropped", false);
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.out.find("--select dropped: 5 of 30 episodes"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("episodes 1003 1009 1015 1021 1027\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("--episodes-from " + dir + " --select 'dropped'"), std::string::npos) << text.out;
+  // bad selections name the store and the term, exit 1
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"wobbly", "--select: unknown outcome 'wobbly' (outcomes, any of: all, failed, success, near_miss, dropped, "
+                 "timeout; or a condition"},
+      {"viscosity<2", "--select 'viscosity<2': viscosity: no such randomized parameter or episode metric"},
+      {"friction=0.5", "--select 'friction=0.5': the comparison must be one of < <= > >= == !="},
+      {"friction<abc", "--select 'friction<abc': 'abc' is not a number"},
+      {"friction<", "--select 'friction<': '' is not a number"},
+      {">0.5", "--select '>0.5': no parameter or metric name before >"},
+      {"failed,", "--select 'failed,': an empty term"},
+      {"near_miss", "--select near_miss: the store records no near_miss metric"},
+  };
+  for (const auto& [select, message] : bad) {
+    InspectRun r = Inspect(dir + " --select '" + select + "'", true);
+    EXPECT_EQ(r.exit_code, 1) << select << "\n" << r.out;
+    EXPECT_NE(r.out.find(dir + ": " + message), std::string::npos) << select << "\n" << r.out;
+  }
+  EXPECT_NE(Inspect(dir + " --select failed --arrays", true).exit_code, 0);
 }
 
 TEST(StoreInspectCli, DamagedDatasetExitsOneNamingTheFile) {

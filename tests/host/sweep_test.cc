@@ -365,7 +365,7 @@ TEST(Sweep, AHardSetRerunsTheSelectedEpisodesBitForBit) {
   EXPECT_NE(r.output.find("--select sim_unstable: selects no episode"), std::string::npos) << r.output;
   r = RunCommand(bin + " --out " + dir + "/n2 --episodes-from " + dir + "/a --select wobbly");
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.output.find("unknown outcome 'wobbly' (one or more, comma-separated, of: failed, success, near_miss, "),
+  EXPECT_NE(r.output.find("unknown outcome 'wobbly' (outcomes, any of: all, failed, success, near_miss, "),
             std::string::npos)
       << r.output;
   r = RunCommand(bin + " --out " + dir + "/n3 --episodes 5 --episodes-from " + dir + "/a");

@@ -114,6 +114,39 @@ def test_inspect_by_agrees_with_numpy(sweep):
         assert (covered == 1).all(), column
 
 
+def test_inspect_select_agrees_with_numpy(sweep):
+    """`s2r inspect --select`: outcome terms are alternatives and conditions on parameters and
+    metrics all hold; the episode indices each selection lists equal numpy's mask over the store."""
+    store, _ = sweep
+    root = zarr.open_group(store=str(store), mode="r")
+    E = root.attrs["s2r"]["commit"]["episodes"]
+    names = {l["name"]: l["code"] for l in root.attrs["s2r"]["labels"]}
+    success = root["episodes/success"][:E].astype(bool)
+    labels = root["episodes/failure_label"][:E]
+    near = root["episodes/metrics/near_miss"][:E] != 0
+    friction = root["episodes/params/friction"][:E]
+    mass = root["episodes/params/box_mass"][:E]
+    margin = root["episodes/metrics/margin"][:E]
+    seeds = root["episodes/seed"][:E]
+    mid = float(np.median(friction))
+    cases = {
+        "failed": ~success,
+        "success,near_miss": success | near,
+        f"friction<{mid!r}": friction < mid,
+        f"all,friction>={mid!r},box_mass<=1.3": (friction >= mid) & (mass <= 1.3),
+        f"success,margin>0.01,friction!={float(friction[0])!r}": success & (margin > 0.01) & (friction != friction[0]),
+        "stuck,timeout": (labels == names["stuck"]) | (labels == names["timeout"]),
+    }
+    for select, mask in cases.items():
+        out = subprocess.run([S2R_BIN, "inspect", str(store), "--select", select, "--json"], check=True,
+                             capture_output=True, text=True).stdout
+        s = json.loads(out)["selection"]
+        assert s["episode_indices"] == sorted(int(x) for x in seeds[mask]), select
+        assert s["episodes"] == int(mask.sum()) and s["episodes_in_store"] == E, select
+        if mask.any():
+            assert s["success_rate"] == pytest.approx(success[mask].mean(), rel=1e-12), select
+
+
 def test_compare_agrees_with_numpy(sweep, tmp_path):
     """`s2r compare`: the same 40 episodes pushed by the expert without braking (`brake_decel: 0`)
     and with it: every episode matched by seed, the same worlds (no parameter differs), and the
