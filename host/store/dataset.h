@@ -232,4 +232,13 @@ struct BuiltinColumn {
 const std::vector<BuiltinColumn>& BuiltinStepColumns();
 const std::vector<BuiltinColumn>& BuiltinEpisodeColumns();
 
+// Checks the committed episode table of the dataset at `path` (one store, not a folder) against its
+// commit record (`episodes`, `steps`) and schema: every length positive, the episodes' steps one
+// after another from step 0 (start[i] = start[i - 1] + length[i - 1]) ending at `steps`, success
+// 0 or 1, every failure label in the taxonomy and every task index a task. A store edited outside
+// s2r fails here with a StoreError naming the column's array, the row and what it holds, rather
+// than feeding wrong episode boundaries to a reader or a resumed writer. DatasetReader runs it on
+// every store it opens, and a resumed DatasetWriter before it changes anything.
+void CheckEpisodeTable(const std::string& path, const DatasetSpec& spec, int64_t episodes, int64_t steps);
+
 }  // namespace s2r

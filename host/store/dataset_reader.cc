@@ -33,7 +33,49 @@ std::vector<T> ReadColumn(const std::string& root, const std::string& name, int6
   return out;
 }
 
+std::string RowText(int64_t row, const std::string& value) {
+  return "row " + std::to_string(row) + " holds " + value;
+}
+
 }  // namespace
+
+void CheckEpisodeTable(const std::string& path, const DatasetSpec& spec, int64_t episodes, int64_t steps) {
+  const std::vector<int64_t> start = ReadColumn<int64_t>(path, "episodes/start", episodes);
+  const std::vector<int64_t> length = ReadColumn<int64_t>(path, "episodes/length", episodes);
+  const std::vector<int32_t> label = ReadColumn<int32_t>(path, "episodes/failure_label", episodes);
+  const std::vector<int32_t> task = ReadColumn<int32_t>(path, "episodes/task_index", episodes);
+  int64_t end = 0;  // where the episodes before row e end
+  for (int64_t e = 0; e < episodes; ++e) {
+    const size_t i = static_cast<size_t>(e);
+    if (start[i] != end) {
+      throw StoreError(JoinPath(path, "episodes/start"),
+                       RowText(e, std::to_string(start[i])) + ", but the episodes before it end at step " +
+                           std::to_string(end) + " (episodes are stored one after another): the store was modified "
+                           "outside s2r");
+    }
+    if (length[i] <= 0 || length[i] > steps - end) {
+      throw StoreError(JoinPath(path, "episodes/length"),
+                       RowText(e, std::to_string(length[i])) + ", not a length from step " + std::to_string(end) +
+                           " within the commit record's " + std::to_string(steps) + " steps: the store was modified "
+                           "outside s2r");
+    }
+    end += length[i];
+    if (label[i] != 0 && std::none_of(spec.labels.begin(), spec.labels.end(),
+                                      [&](const LabelSpec& l) { return l.code == label[i]; })) {
+      throw StoreError(JoinPath(path, "episodes/failure_label"),
+                       RowText(e, std::to_string(label[i])) + ", a code not in the dataset's label taxonomy");
+    }
+    if (task[i] < 0 || static_cast<size_t>(task[i]) >= spec.tasks.size()) {
+      throw StoreError(JoinPath(path, "episodes/task_index"),
+                       RowText(e, std::to_string(task[i])) + ", but the dataset has " +
+                           std::to_string(spec.tasks.size()) + " task(s)");
+    }
+  }
+  if (end != steps) {
+    throw StoreError(JoinPath(path, "zarr.json"), "the commit record says " + std::to_string(steps) +
+                                                      " steps but its episodes end at step " + std::to_string(end));
+  }
+}
 
 bool DatasetReader::IsDataset(const std::string& path) {
   try {
@@ -148,6 +190,15 @@ DatasetReader::DatasetReader(const std::string& path) : path_(path) {
     ZarrArray a = ZarrArray::Open(JoinPath(path, "steps/" + f.name));
     if (a.metadata().shape.empty() || a.metadata().shape[0] < steps_) {
       throw StoreError(a.path(), "holds fewer rows than the commit record's " + std::to_string(steps_) + " steps");
+    }
+  }
+  CheckEpisodeTable(path, spec_, episodes_, steps_);
+  // success is a bool column; a byte other than 0 or 1 is not one s2r wrote
+  const std::vector<uint8_t> success = EpisodeSuccess();
+  for (size_t e = 0; e < success.size(); ++e) {
+    if (success[e] > 1) {
+      throw StoreError(JoinPath(path, "episodes/success"),
+                       RowText(int64_t(e), std::to_string(int(success[e]))) + ", not a bool");
     }
   }
 }

@@ -446,6 +446,11 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
   const int64_t episodes = SweepEpisodes(c, o);
   const int64_t planned = episodes > o.shard ? (episodes - o.shard + o.shards - 1) / o.shards : 0;
   const DatasetSpec spec = SweepDatasetSpec(c, o);
+  // the episode index (seed column) of the shard's slot-th episode
+  const auto index_of = [&o](int64_t slot) {
+    const int64_t i = o.shard + slot * o.shards;
+    return o.episode_indices.empty() ? i : o.episode_indices[size_t(i)];
+  };
 
   // the store: new, resumed or replaced; an existing one is never touched without a flag
   std::error_code ec;
@@ -481,6 +486,20 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
                         DumpAt(spec.generator["sweep"], diff) +
                         " now); resume with the same seed, episodes, shard and --episodes-from selection");
     }
+    // the committed episodes must be this sweep's first ones, in its order
+    const std::vector<uint64_t> seeds = r.EpisodeSeeds();
+    if (int64_t(seeds.size()) > planned) {
+      throw StoreError(out, "holds " + std::to_string(seeds.size()) + " episodes, more than the " +
+                                std::to_string(planned) + " this sweep (shard) plans: the store was modified outside s2r");
+    }
+    for (size_t k = 0; k < seeds.size(); ++k) {
+      if (seeds[k] != uint64_t(index_of(int64_t(k)))) {
+        throw StoreError(out + "/episodes/seed", "row " + std::to_string(k) + " holds " + std::to_string(seeds[k]) +
+                                                     ", but this sweep's episode " + std::to_string(k) + " is " +
+                                                     std::to_string(index_of(int64_t(k))) +
+                                                     ": the store was modified outside s2r");
+      }
+    }
   }
   DatasetWriter writer(out, spec, o.resume ? OpenMode::kResume : OpenMode::kCreate);
   const auto run_start = Clock::now();  // the sweep's own time: not preparing or replacing the store
@@ -494,13 +513,7 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
   ro.backend = o.backend;
   ro.steps_per_pass = o.steps_per_pass;
   ro.progress = o.progress;
-  RunEpisodes(
-      c, seed, first, planned,
-      [&o](int64_t slot) {
-        const int64_t i = o.shard + slot * o.shards;
-        return o.episode_indices.empty() ? i : o.episode_indices[size_t(i)];
-      },
-      ro,
+  RunEpisodes(c, seed, first, planned, index_of, ro,
       [&](EpisodeRecord& f) {
         EpisodeView ev;
         ev.length = f.length;

@@ -198,11 +198,13 @@ TEST(CompareCli, RefusesWhatItCannotCompare) {
   EXPECT_NE(missing.output.find(dir + "/nowhere: not an s2r dataset"), std::string::npos) << missing.output;
   // datasets of different tasks
   WriteFixture(dir + "/lift", 0, 10, false);
-  EditRecord(dir + "/lift", [](nlohmann::json* s2r) { (*s2r)["tasks"] = {{{"name", "lift"}, {"instruction", "lift it"}}}; });
+  EditRecord(dir + "/lift", [](nlohmann::json* s2r) {
+    (*s2r)["tasks"] = {{{"name", "lift"}, {"instruction", "lift it"}}, {{"name", "place"}, {"instruction", "place it"}}};
+  });
   CommandResult tasks = Compare(dir + "/a " + dir + "/lift");
   EXPECT_EQ(tasks.exit_code, 1);
   EXPECT_NE(tasks.output.find(dir + "/a holds episodes of the task(s) lift, push, " + dir +
-                              "/lift of lift: episodes of different tasks do not compare"),
+                              "/lift of lift, place: episodes of different tasks do not compare"),
             std::string::npos)
       << tasks.output;
   CommandResult column = Compare(dir + "/a " + dir + "/a --by viscosity");

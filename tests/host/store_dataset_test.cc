@@ -428,6 +428,89 @@ TEST(StoreDataset, ReaderRejectsBrokenCommitRecord) {
   }
 }
 
+// Sets row `row` of the episode column `column` (an int64 or int32 array) to `value`, as an edit
+// outside s2r would.
+void EditEpisodeColumn(const std::string& dir, const std::string& column, int64_t row, int64_t value) {
+  ZarrArray a = ZarrArray::Open(dir + "/episodes/" + column);
+  const int64_t n = a.metadata().shape[0];
+  if (a.metadata().data_type == DataType::kInt64) {
+    std::vector<int64_t> v(static_cast<size_t>(n));
+    a.ReadRegion({0}, {n}, v.data(), v.size());
+    v[static_cast<size_t>(row)] = value;
+    a.WriteAll(v);
+  } else {
+    std::vector<int32_t> v(static_cast<size_t>(n));
+    a.ReadRegion({0}, {n}, v.data(), v.size());
+    v[static_cast<size_t>(row)] = static_cast<int32_t>(value);
+    a.WriteAll(v);
+  }
+}
+
+// An episode table edited outside s2r (lengths, starts, labels, task indices that do not fit the
+// commit record or the schema) is refused by the reader and by a resume, naming the array and the
+// row, and the refused resume changes nothing.
+TEST(StoreDataset, ReaderAndResumeRefuseAnEditedEpisodeTable) {
+  struct Edit {
+    std::string column;
+    int64_t row, value;
+    std::string message;
+  };
+  // the fixture's first lengths: 1 + (e * 7919) % 37 = 1, 1, 2, 3, ...; 10 episodes
+  const int64_t start3 = FixtureLength(0) + FixtureLength(1) + FixtureLength(2);
+  const std::vector<Edit> edits = {
+      {"length", 4, 0, "/episodes/length: row 4 holds 0, not a length from step"},
+      {"length", 9, 1 << 30, "/episodes/length: row 9 holds 1073741824, not a length from step"},
+      {"length", 2, FixtureLength(2) + 1, "/episodes/start: row 3 holds " + std::to_string(start3) +
+                                               ", but the episodes before it end at step " + std::to_string(start3 + 1)},
+      {"start", 0, 1, "/episodes/start: row 0 holds 1, but the episodes before it end at step 0"},
+      {"start", 6, -1, "/episodes/start: row 6 holds -1"},
+      {"failure_label", 3, 9, "/episodes/failure_label: row 3 holds 9, a code not in the dataset's label taxonomy"},
+      {"task_index", 7, 2, "/episodes/task_index: row 7 holds 2, but the dataset has 2 task(s)"},
+      {"task_index", 1, -1, "/episodes/task_index: row 1 holds -1"},
+  };
+  for (const Edit& edit : edits) {
+    const std::string dir = FreshDir("_" + edit.column + std::to_string(edit.row)) + "/ds";
+    {
+      DatasetWriter w(dir, FixtureDatasetSpec(SmallStorage()), OpenMode::kCreate);
+      WriteFixtureEpisodes(&w, 0, 10);
+    }
+    ASSERT_NO_THROW(DatasetReader r(dir));
+    EditEpisodeColumn(dir, edit.column, edit.row, edit.value);
+    const std::map<std::string, std::string> before = ArrayHashes(dir);
+    try {
+      DatasetReader r(dir);
+      ADD_FAILURE() << edit.column << ": the reader accepted the edit";
+    } catch (const StoreError& e) {
+      EXPECT_NE(std::string(e.what()).find(dir + edit.message), std::string::npos) << e.what();
+    }
+    try {
+      DatasetWriter w(dir, FixtureDatasetSpec(SmallStorage()), OpenMode::kResume);
+      ADD_FAILURE() << edit.column << ": the resume accepted the edit";
+    } catch (const StoreError& e) {
+      EXPECT_NE(std::string(e.what()).find(dir + edit.message), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(ArrayHashes(dir), before) << edit.column << ": the refused resume changed the store";
+  }
+  // the commit record's step count against the episodes' end
+  const std::string dir = FreshDir("_steps") + "/ds";
+  {
+    DatasetWriter w(dir, FixtureDatasetSpec(SmallStorage()), OpenMode::kCreate);
+    WriteFixtureEpisodes(&w, 0, 10);
+  }
+  nlohmann::json doc = nlohmann::json::parse(std::ifstream(dir + "/zarr.json"));
+  const int64_t steps = doc["attributes"]["s2r"]["commit"]["steps"].get<int64_t>();
+  doc["attributes"]["s2r"]["commit"]["steps"] = steps - 1;
+  WriteText(dir + "/zarr.json", doc.dump());
+  try {
+    DatasetReader r(dir);
+    ADD_FAILURE() << "a commit record one step short was accepted";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find("/episodes/length: row 9 holds " + std::to_string(FixtureLength(9))),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // --- crash safety with real kills -----------------------------------------------------------------
 
 struct FixtureRun {

@@ -24,6 +24,7 @@
 #include "host/store/dataset.h"
 #include "host/store/outcomes.h"
 #include "host/store/store_error.h"
+#include "host/store/zarr_array.h"
 #include "host/sweep/sweep.h"
 #include "kernels/tasks.h"
 #include "tests/host/run_command.h"
@@ -413,6 +414,23 @@ TEST(Sweep, RefusesAnExistingStoreWithoutAFlagAndResumesOnlyTheSameConfig) {
   EXPECT_TRUE(std::filesystem::exists(dir + "/mine/notes.txt"));
   // a resume of a complete store adds nothing
   EXPECT_EQ(RunSweep(c, dir + "/ds", resume).episodes, 0);
+  // a store whose seed column was edited is not this sweep's: refused, naming the row
+  {
+    ZarrArray seeds = ZarrArray::Open(dir + "/ds/episodes/seed");
+    std::vector<uint64_t> v(6);
+    seeds.ReadRegion({0}, {6}, v.data(), v.size());
+    EXPECT_EQ(v, (std::vector<uint64_t>{0, 1, 2, 3, 4, 5}));
+    v[4] = 7;
+    seeds.WriteAll(v);
+  }
+  try {
+    RunSweep(c, dir + "/ds", resume);
+    ADD_FAILURE() << "resumed a store with an edited seed column";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find(dir + "/ds/episodes/seed: row 4 holds 7, but this sweep's episode 4 is 4"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // A sweep killed with SIGKILL part way, then resumed, ends with the same store as one that ran
