@@ -1,5 +1,7 @@
 #include "host/sweep/sweep.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -428,6 +430,34 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
   summary.physics_seconds = buffers->PhysicsSeconds();
 }
 
+// A sweep keeps each world's rows for a whole horizon (kernels/sweep_step.h SweepRows: every
+// feature of `spec` per control step), and an ended episode's rows wait to be written while a fresh
+// set takes its place: about twice worlds x horizon x row bytes. Checked against the machine's memory
+// before the store is made, so a horizon or world count that cannot fit is an error naming both,
+// not an allocation failure (or the kernel's OOM killer) part way through.
+void CheckEpisodeBuffers(const SweepConfig& c, const DatasetSpec& spec, int64_t worlds) {
+  int64_t row = 0;  // values per control step
+  for (const FeatureSpec& f : spec.features) {
+    int64_t n = 1;
+    for (int64_t d : f.shape) n *= d;
+    row += n;
+  }
+  const double need = 2.0 * double(worlds) * double(c.horizon_steps) * double(row) * double(sizeof(Real));
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return;  // unknown: let the allocation say
+  const double have = double(pages) * double(page);
+  constexpr double kGiB = double(1 << 30);
+  if (need > 0.8 * have) {
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  ": horizon_s %g s (%d control steps) in %lld worlds needs about %.1f GiB of episode buffers "
+                  "(2 x worlds x steps x %lld values of %zu B), more than 80%% of this machine's %.1f GiB; lower "
+                  "horizon_s or --worlds",
+                  c.horizon_s, c.horizon_steps, (long long)worlds, need / kGiB, (long long)row, sizeof(Real), have / kGiB);
+    throw ConfigError(c.source + text);
+  }
+}
+
 SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepOptions& o) {
   if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards) {
     throw std::invalid_argument("--shard K/N needs 0 <= K < N, got " + std::to_string(o.shard) + "/" +
@@ -446,6 +476,7 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
   const int64_t episodes = SweepEpisodes(c, o);
   const int64_t planned = episodes > o.shard ? (episodes - o.shard + o.shards - 1) / o.shards : 0;
   const DatasetSpec spec = SweepDatasetSpec(c, o);
+  CheckEpisodeBuffers(c, spec, std::min<int64_t>(o.worlds > 0 ? o.worlds : c.worlds, std::max<int64_t>(planned, 1)));
   // the episode index (seed column) of the shard's slot-th episode
   const auto index_of = [&o](int64_t slot) {
     const int64_t i = o.shard + slot * o.shards;

@@ -1,6 +1,7 @@
 #include "host/sweep/sweep_config.h"
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -9,6 +10,13 @@
 
 namespace s2r {
 namespace {
+
+// a number as a config would write it: 50, 12.5
+std::string NumberText(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
 
 std::string Quote(const std::string& s) { return "'" + s + "'"; }
 
@@ -125,8 +133,14 @@ SweepConfig ParseSweepConfig(const std::string& text, const std::string& source,
   c.task = ParseTask(root.Required("task"), c.model);
   if (root.Has("episodes")) c.episodes = root["episodes"].Integer(1, int64_t(1) << 40);
   c.horizon_s = root["horizon_s"].defined() ? root["horizon_s"].Number(1e-6, 1e6) : c.horizon_s;
-  c.horizon_steps = static_cast<int>(std::lround(c.horizon_s * c.model.control_hz));
-  if (c.horizon_steps < 1) root["horizon_s"].Fail("is shorter than one control step");
+  const double horizon_steps = std::round(c.horizon_s * c.model.control_hz);
+  if (horizon_steps < 1) root["horizon_s"].Fail("is shorter than one control step");
+  if (horizon_steps > double(kMaxHorizonSteps)) {
+    root["horizon_s"].Fail("is " + std::to_string(int64_t(horizon_steps)) + " control steps at the scene's " +
+                           NumberText(c.model.control_hz) + " Hz; an episode has at most " +
+                           std::to_string(kMaxHorizonSteps));
+  }
+  c.horizon_steps = static_cast<int>(horizon_steps);
   if (root.Has("seed")) c.seed = static_cast<uint64_t>(root["seed"].Integer(0, (int64_t(1) << 53)));
   if (root.Has("worlds")) c.worlds = static_cast<int>(root["worlds"].Integer(1, 1 << 20));
   c.randomization = ParseRandomization(root["randomization"], c.model, base_dir, &c.task, &c.fit_files);

@@ -24,6 +24,10 @@ struct EmbeddedSweep {
 };
 const std::vector<EmbeddedSweep>& EmbeddedSweeps();
 
+// The longest episode a sweep runs, in control steps (11.6 days at 50 Hz): a sweep keeps every
+// world's rows for a whole horizon, and row indices are 32-bit.
+constexpr int64_t kMaxHorizonSteps = 50'000'000;
+
 struct SweepConfig {
   std::string source;        // as given: a path or builtin:<name>
   std::string text;          // the config file's text
@@ -35,7 +39,7 @@ struct SweepConfig {
   std::vector<EventSpec> events;  // at most kMaxEvents
   int64_t episodes = 256;    // episodes of the whole sweep (all shards)
   double horizon_s = 4.0;    // longest episode, s
-  int horizon_steps = 200;   // the same in control steps
+  int horizon_steps = 200;   // the same in control steps (at most kMaxHorizonSteps)
   uint64_t seed = 0;
   int worlds = 256;          // parallel worlds (the CLI may override)
   StorageSpec storage;

@@ -681,6 +681,36 @@ TEST(Sweep, RejectsBadConfigsNamingFileLineAndKey) {
                                     << "    targets: [task.brake_decel]\n    distribution: uniform\n"
                                     << "    low: 0\n    high: 3\n";
   EXPECT_NO_THROW(LoadSweepConfig(dir + "/good.yaml"));
+  // a horizon of more control steps than an episode may have: box_push at 100 Hz for 1e6 s
+  {
+    std::ifstream in(std::string(S2R_SOURCE_DIR) + "/configs/scenes/box_push.xml");
+    std::string scene((std::istreambuf_iterator<char>(in)), {});
+    const std::string rate = "name=\"s2r_control_hz\" data=\"50\"";
+    ASSERT_NE(scene.find(rate), std::string::npos);
+    scene.replace(scene.find(rate), rate.size(), "name=\"s2r_control_hz\" data=\"100\"");
+    std::ofstream(dir + "/fast.xml") << scene;
+    std::ofstream(dir + "/long.yaml") << "scene: fast.xml\ntask:\n  name: push\nhorizon_s: 1000000\n";
+    std::string error = "(accepted)";
+    try {
+      LoadSweepConfig(dir + "/long.yaml");
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    EXPECT_NE(error.find("long.yaml:4:12: horizon_s: is 100000000 control steps at the scene's 100 Hz; an episode has at "
+                         "most 50000000"),
+              std::string::npos)
+        << error;
+  }
+  // a horizon whose episode buffers cannot fit in memory (256 worlds x 50,000,000 steps x 51 values:
+  // 5 TB in float32): refused before the store is made, naming horizon_s and the worlds
+  std::ofstream(dir + "/huge.yaml") << base << "horizon_s: 1000000\n";
+  CommandResult huge = RunCommand(std::string(S2R_BINARY) + " sweep " + dir + "/huge.yaml --out " + dir + "/never");
+  EXPECT_EQ(huge.exit_code, 1);
+  EXPECT_NE(huge.output.find("huge.yaml: horizon_s 1e+06 s (50000000 control steps) in 256 worlds needs about"),
+            std::string::npos)
+      << huge.output;
+  EXPECT_NE(huge.output.find("GiB of episode buffers"), std::string::npos) << huge.output;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/never"));
   // the CLI: a bad config fails with the message and no store
   std::ofstream(dir + "/bad.yaml") << base << "episodes: -3\n";
   CommandResult r = RunCommand(std::string(S2R_BINARY) + " sweep " + dir + "/bad.yaml --out " + dir + "/never");
