@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -17,6 +18,13 @@ namespace s2r {
 namespace {
 
 std::string Quote(const std::string& s) { return "'" + s + "'"; }
+
+// a time in seconds as the messages print it: 0.02, 2e-09, 200000
+std::string Seconds(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", v);
+  return text;
+}
 
 
 struct MeasureName {
@@ -154,8 +162,8 @@ Recording ReadRecording(const std::string& path, const SysidConfig& c, const std
   for (size_t i = 1; i < r.time.size(); ++i) {
     const double dt = r.time[i] - r.time[i - 1];
     if (std::abs(dt - period) > 0.01 * period) {
-      fail(r.line[i], "column " + Quote(c.time_column) + ": irregular sampling, an interval of " + std::to_string(dt) +
-                          " s where the recording's mean is " + std::to_string(period) +
+      fail(r.line[i], "column " + Quote(c.time_column) + ": irregular sampling, an interval of " + Seconds(dt) +
+                          " s where the recording's mean is " + Seconds(period) +
                           " s; resample the recording to a fixed rate");
     }
   }
@@ -506,14 +514,21 @@ SysidConfig ParseSysidConfig(const std::string& text, const std::string& file) {
   for (const Recording& r : c.recordings) {
     const double p = (r.time.back() - r.time.front()) / double(r.time.size() - 1);
     if (std::abs(p - c.period) > 1e-3 * c.period) {
-      throw ConfigError(r.file + ":" + std::to_string(r.line[0]) + ": sampled every " + std::to_string(p) + " s, but " +
-                        first.file + " every " + std::to_string(c.period) + " s; all recordings must share one rate");
+      throw ConfigError(r.file + ":" + std::to_string(r.line[0]) + ": sampled every " + Seconds(p) + " s, but " +
+                        first.file + " every " + Seconds(c.period) + " s; all recordings must share one rate");
     }
   }
   const double ratio = c.period / c.model.timestep;
   if (std::abs(ratio - std::round(ratio)) > 1e-3 * ratio || std::round(ratio) < 1) {
-    throw ConfigError(first.file + ":" + std::to_string(first.line[0]) + ": the sample period " + std::to_string(c.period) +
-                      " s is not a whole number of the scene's timesteps (" + std::to_string(c.model.timestep) + " s)");
+    throw ConfigError(first.file + ":" + std::to_string(first.line[0]) + ": the sample period " + Seconds(c.period) +
+                      " s is not a whole number of the scene's timesteps (" + Seconds(c.model.timestep) + " s)");
+  }
+  // each sample is one control step of the rollouts: a period of 1e8 timesteps (a time column in
+  // the wrong unit) would have the first evaluation step for hours with nothing to show
+  if (std::round(ratio) > double(kMaxTimestepsPerSample)) {
+    throw ConfigError(first.file + ":" + std::to_string(first.line[0]) + ": the sample period " + Seconds(c.period) +
+                      " s is " + Seconds(std::round(ratio)) + " of the scene's timesteps (" + Seconds(c.model.timestep) +
+                      " s); at most " + std::to_string(kMaxTimestepsPerSample) + " (is the time column in seconds?)");
   }
   c.model.control_hz = static_cast<Real>(1.0 / (std::round(ratio) * c.model.timestep));
   // room in the action ring buffer for the largest delay the latency parameter may take

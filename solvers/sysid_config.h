@@ -6,6 +6,7 @@
 // column; nothing is fitted then.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,9 @@ struct Recording {
   std::vector<std::vector<double>> rate;
   std::vector<int> line;                    // file line of each sample
 };
+
+// The most physics timesteps one recording sample (a control step of the rollouts) may span.
+constexpr int64_t kMaxTimestepsPerSample = 100000;
 
 struct SysidConfig {
   std::string file;         // the config file ("" for text parsed from memory)

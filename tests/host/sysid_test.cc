@@ -542,8 +542,8 @@ TEST(SysidBadInput, EachIsAnErrorNamingFileAndLineOrKey) {
       {GoodConfig(), "time,cmd,x\n0,0,0\n0.04,0,0\n0.02,0,0\n", a + ":4: column 'time': time must increase"},
       {GoodConfig(), "time,cmd,x\n0,0,0\n0.02,0,0\n0.05,0,0\n0.06,0,0\n", a + ":4: column 'time': irregular sampling"},
       {GoodConfig(), "time,cmd,x\n0,0,0\n0.02,0,0\n", a + ":1: a recording needs at least 3 samples"},
-      {GoodConfig(), "time,cmd,x\n0,0,0\n0.003,0,0\n0.006,0,0\n", "b.csv:2: sampled every 0.020000 s, but " + a +
-       " every 0.003000 s; all recordings must share one rate"},
+      {GoodConfig(), "time,cmd,x\n0,0,0\n0.003,0,0\n0.006,0,0\n", "b.csv:2: sampled every 0.02 s, but " + a +
+       " every 0.003 s; all recordings must share one rate"},
       {GoodConfig("", "[]"), kGoodCsv, "bad.yaml:4:34: data.held_out: needs at least one recording"},
       {GoodConfig("  - {name: m, targets: [\"body_mass[cart]\"], initial: 1, bounds: [0.1, 10]}\n"), kGoodCsv,
        "bad.yaml:4:24: parameters[1].targets: parameter 'body_mass[cart]': unknown body 'cart'"},
@@ -564,9 +564,16 @@ TEST(SysidBadInput, EachIsAnErrorNamingFileAndLineOrKey) {
   }
   // a sample period that is not a whole number of timesteps (0.002 s)
   const std::string odd = "time,cmd,x\n0,0,0\n0.003,0,0\n0.006,0,0\n";
-  EXPECT_NE(LoadError(GoodConfig(), odd, odd).find("a.csv:2: the sample period 0.003000 s is not a whole number of the "
-                                                   "scene's timesteps (0.002000 s)"),
+  EXPECT_NE(LoadError(GoodConfig(), odd, odd).find("a.csv:2: the sample period 0.003 s is not a whole number of the "
+                                                   "scene's timesteps (0.002 s)"),
             std::string::npos);
+  // a time column in the wrong unit: 2e5 s between samples is 1e8 timesteps a control step, which
+  // the first evaluation would step for hours (refused at load, at most kMaxTimestepsPerSample)
+  const std::string slow = "time,cmd,x\n0,0,0\n200000,0,0\n400000,0,0\n";
+  EXPECT_NE(LoadError(GoodConfig(), slow, slow).find("a.csv:2: the sample period 200000 s is 1e+08 of the scene's "
+                                                     "timesteps (0.002 s); at most 100000 (is the time column in seconds?)"),
+            std::string::npos)
+      << LoadError(GoodConfig(), slow, slow);
   // an observed quantity naming an unknown joint
   std::string cfg = GoodConfig();
   cfg.replace(cfg.find("joint_qpos[slide]"), 17, "joint_qpos[slider]");
