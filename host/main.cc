@@ -1,6 +1,7 @@
 // s2r: batched simulation for Sim2Real data. One binary, one subcommand per job.
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -25,6 +26,10 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "s2r: error: out of memory (an allocation failed): ask for fewer worlds, a shorter horizon or "
+                         "fewer threads\n");
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "s2r: error: %s\n", e.what());
     return 1;
