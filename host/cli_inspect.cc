@@ -268,6 +268,11 @@ nlohmann::json SelectionSummary(const DatasetReader& r, const std::string& selec
               {"failure_counts", f},
               {"episode_indices", indices}};
   if (has_near_miss) out["near_misses"] = near_misses;
+  // the config the store's sweep ran (a path or builtin:NAME), for the rerun command
+  const nlohmann::json& gen = r.root_attributes()["s2r"]["generator"];
+  if (gen.is_object() && gen.contains("config_source") && gen["config_source"].is_string()) {
+    out["config"] = gen["config_source"];
+  }
   return out;
 }
 
@@ -286,8 +291,9 @@ void PrintSelectionSummary(const nlohmann::json& s) {
   constexpr size_t kShown = 20;
   for (size_t i = 0; i < idx.size() && i < kShown; ++i) std::printf(" %lld", (long long)idx[i].get<int64_t>());
   if (idx.size() > kShown) std::printf(" ... (all %zu with --json)", idx.size());
-  std::printf("\n  rerun them: s2r sweep CONFIG --out HARD --episodes-from %s --select '%s'\n",
-              s["store"].get<std::string>().c_str(), s["select"].get<std::string>().c_str());
+  std::printf("\n  rerun them: s2r sweep %s --out HARD --episodes-from %s --select '%s'\n",
+              s.value("config", std::string("CONFIG")).c_str(), s["store"].get<std::string>().c_str(),
+              s["select"].get<std::string>().c_str());
 }
 
 void PrintOutcomesBy(const nlohmann::json& o) {

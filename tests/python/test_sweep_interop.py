@@ -143,6 +143,7 @@ def test_inspect_select_agrees_with_numpy(sweep):
         s = json.loads(out)["selection"]
         assert s["episode_indices"] == sorted(int(x) for x in seeds[mask]), select
         assert s["episodes"] == int(mask.sum()) and s["episodes_in_store"] == E, select
+        assert s["config"] == "builtin:push", "the rerun command names the store's config"
         if mask.any():
             assert s["success_rate"] == pytest.approx(success[mask].mean(), rel=1e-12), select
 
