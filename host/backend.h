@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -60,6 +61,15 @@ class SweepBuffers {
   // CPU the calling thread does it before joining the parallel pass, on CUDA while the kernel
   // runs -- instead of between steps, when the other cores (or the device) would wait.
   virtual void Step(const std::function<void()>& overlap = {}) = 0;
+  // A control step with actions from outside (s2r sweep --policy; kernels/sweep_step.h
+  // SweepWorldObserve, SweepWorldActPass), in two calls: Observe starts episodes, fires events and
+  // records each world's rows before the step (its observation at RowsAt(w, steps)); the host
+  // then writes every active world's actions into host().actions; Act records them and steps.
+  // `overlap` as in Step. Backends without it (CUDA) throw.
+  virtual void Observe() { throw std::runtime_error("this backend cannot take actions from a policy process"); }
+  virtual void Act(const std::function<void()>& /*overlap*/ = {}) {
+    throw std::runtime_error("this backend cannot take actions from a policy process");
+  }
   // The listed worlds' finished episodes, valid until the next Fetch. A backend may return before
   // the data has arrived (CUDA: the copy to the host overlaps the next step): read them only
   // after WaitFetched. The worlds' next Begin and Step may follow at once.

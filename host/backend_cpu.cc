@@ -174,11 +174,12 @@ class CpuBackend : public Backend {
   std::unique_ptr<SweepBuffers> MakeSweepBuffers(const SweepStepArgs& shape) override;
 
   // one pass of a sweep: every world's SweepWorldPass (up to args.steps control steps) in one
-  // parallel pass. The time in ControlStep (the pass's `physics`, wrapped) is summed per thread:
-  // two reads of the time-stamp counter per world and step, a few nanoseconds (a clock_gettime
-  // pair cost about 1 % of a box-push step), so the sweep can say what it adds to the physics of
-  // its own trajectories
-  void SweepStep(const SweepStepArgs& args, const std::function<void()>& overlap) {
+  // parallel pass; with `policy_actions`, every world's SweepWorldActPass instead (the second half
+  // of a control step whose actions a policy gave: SweepBuffers::Act). The time in ControlStep (the
+  // pass's `physics`, wrapped) is summed per thread: two reads of the time-stamp counter per world
+  // and step, a few nanoseconds (a clock_gettime pair cost about 1 % of a box-push step), so the
+  // sweep can say what it adds to the physics of its own trajectories
+  void SweepStep(const SweepStepArgs& args, const std::function<void()>& overlap, bool policy_actions = false) {
     if (sweep_steps_++ == 0) tick_start_ = {Ticks(), std::chrono::steady_clock::now()};
     WithStepVariant(variant_, [&](auto features) {
       pool_.ParallelFor(nworld_, [&](int begin, int end, int t) {
@@ -195,10 +196,24 @@ class CpuBackend : public Backend {
             PrefetchSweepWorld(args, w + 1);
           }
           BindWorldBlock(ws, w);
-          SweepWorldPass<features.value>(args, model_, state_, w, ws, timed);
+          if (policy_actions) {
+            SweepWorldActPass<features.value>(args, model_, state_, w, ws, timed);
+          } else {
+            SweepWorldPass<features.value>(args, model_, state_, w, ws, timed);
+          }
         }
         scratch_[t].physics += physics;
       }, overlap);
+    });
+  }
+  // the first half of a control step with a policy's actions (SweepBuffers::Observe)
+  void SweepObserve(const SweepStepArgs& args) {
+    pool_.ParallelFor(nworld_, [&](int begin, int end, int t) {
+      Workspace* ws = &scratch_[t].ws;
+      for (int w = begin; w < end; ++w) {
+        BindWorldBlock(ws, w);
+        SweepWorldObserve(args, model_, state_, w, ws);
+      }
     });
   }
   // thread-seconds in ControlStep during sweep steps, over the threads (the ticks converted at
@@ -323,6 +338,8 @@ class CpuSweepBuffers : public SweepBuffers {
   }
   void Begin(const int32_t*, int) override {}
   void Step(const std::function<void()>& overlap) override { backend_->SweepStep(host_, overlap); }
+  void Observe() override { backend_->SweepObserve(host_); }
+  void Act(const std::function<void()>& overlap) override { backend_->SweepStep(host_, overlap, true); }
   double PhysicsSeconds() const override { return backend_->SweepPhysicsSeconds(); }
   void Fetch(const int32_t* worlds, int count, std::vector<FetchedEpisode>* out) override {
     out->clear();

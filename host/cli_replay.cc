@@ -12,11 +12,13 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "host/cli.h"
 #include "host/store/dataset.h"
 #include "host/store/store_error.h"
+#include "host/sweep/policy.h"
 #include "host/sweep/sweep.h"
 
 namespace s2r {
@@ -75,6 +77,26 @@ void WriteCsv(const std::string& path, const SweepConfig& c, const EpisodeRecord
   if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error(path + ": cannot write");
 }
 
+// A policy's episode's actions as its store recorded them, step by step (host/sweep/policy.h); past
+// the recorded steps the last row is held (the replay ends where the store's episode did, or says so).
+class RecordedActions : public ActionSource {
+ public:
+  RecordedActions(std::vector<Real> rows, int nactuator) : rows_(std::move(rows)), na_(nactuator) {}
+  void Act(const std::vector<int64_t>&, const std::vector<uint8_t>& first, const std::vector<float>&,
+           const std::vector<float>&, std::vector<float>* actions) override {
+    step_ = first[0] ? 0 : step_ + 1;
+    const size_t steps = na_ > 0 ? rows_.size() / size_t(na_) : 0;
+    const size_t k = std::min(step_, steps > 0 ? steps - 1 : 0);
+    actions->assign(size_t(na_), 0.f);
+    for (int i = 0; i < na_ && steps > 0; ++i) (*actions)[size_t(i)] = static_cast<float>(rows_[k * size_t(na_) + size_t(i)]);
+  }
+
+ private:
+  std::vector<Real> rows_;
+  int na_;
+  size_t step_ = 0;
+};
+
 void RunReplay(const ReplayArgs& a) {
   DatasetReader r(a.store);
   const std::vector<uint64_t> seeds = r.EpisodeSeeds();
@@ -85,9 +107,18 @@ void RunReplay(const ReplayArgs& a) {
   }
   const int64_t row = it - seeds.begin();
   SweepConfig c = LoadSweepConfigFromStore(r);
-  const uint64_t seed = r.root_attributes()["s2r"]["generator"]["sweep"]["seed"].get<uint64_t>();
-  EpisodeRecord e = ReplayEpisode(c, seed, a.episode);
+  const nlohmann::json& sweep = r.root_attributes()["s2r"]["generator"]["sweep"];
+  const uint64_t seed = sweep["seed"].get<uint64_t>();
   const int64_t start = r.EpisodeStarts()[row], length = r.EpisodeLengths()[row];
+  // a policy's episode is replayed with the actions it recorded (the policy is not run again); an
+  // expert's by its expert
+  std::unique_ptr<RecordedActions> recorded;
+  if (sweep.contains("policy")) {
+    std::printf("episode %lld was acted by the policy '%s': replayed with its recorded actions\n", (long long)a.episode,
+                sweep["policy"].get<std::string>().c_str());
+    recorded = std::make_unique<RecordedActions>(StoredRows(r, "action", start, length), c.model.nactuator());
+  }
+  EpisodeRecord e = ReplayEpisode(c, seed, a.episode, recorded.get());
 
   // compare with the stored steps and parameters
   bool all = length == e.length;

@@ -1,6 +1,7 @@
 // s2r sweep CONFIG --out STORE [--episodes E] [--worlds N] [--seed S] [--backend cpu|cuda] [--threads T]
 //                  [--shard K/N] [--resume] [--overwrite] [--summary-json FILE]
 //                  [--episodes-from STORE [--select failed|success|near_miss|all|LABEL|NAME<VALUE,...]]
+//                  [--policy COMMAND [--policy-timeout S]]
 // Runs a sweep (host/sweep/sweep.h) into a dataset store. A progress line on stderr when stderr is
 // a terminal; at the end a table of episodes, success rate, failures by kind, near misses and
 // throughput (and the same numbers as JSON with --summary-json). --episodes-from reruns a hard set:
@@ -39,6 +40,8 @@ struct SweepArgs {
   std::string summary_json;
   std::string episodes_from;
   std::string select = "failed";
+  std::string policy;
+  double policy_timeout_s = 60;
 };
 
 nlohmann::json SummaryJson(const SweepSummary& s) {
@@ -87,6 +90,8 @@ void RunSweepCommand(const SweepArgs& a) {
   o.worlds = a.worlds;
   o.threads = a.threads;
   o.steps_per_pass = a.steps_per_pass;
+  o.policy = a.policy;
+  o.policy_timeout_s = a.policy_timeout_s;
   o.episodes = a.episodes;
   o.seed = a.seed;
   o.resume = a.resume;
@@ -180,6 +185,13 @@ void AddSweepCommand(CLI::App* app) {
                   "label names (stuck, timeout, ...), and conditions that must all hold, NAME<VALUE on a parameter "
                   "or metric (< <= > >= == !=); comma-separated, e.g. stuck,timeout,box_mass>1.5")
       ->needs(from);
+  auto* policy = cmd->add_option("--policy", args->policy,
+                                 "act with this command's answers instead of the task's expert: /bin/sh -c COMMAND, "
+                                 "fed each control step's observations (docs/sweep.md, python/s2r_policy.py); CPU "
+                                 "backend, push task");
+  cmd->add_option("--policy-timeout", args->policy_timeout_s, "seconds the policy may take to answer a step (default 60)")
+      ->check(CLI::PositiveNumber)
+      ->needs(policy);
   cmd->callback([args] { RunSweepCommand(*args); });
 }
 

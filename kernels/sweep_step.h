@@ -101,16 +101,13 @@ S2R_HD void SweepBeginEpisode(const SweepStepArgs& a, const ModelView& m, const 
   r.active = 1;
 }
 
-// One control step of world w, in three parts so that a backend may time the physics alone:
-// SweepWorldBefore (the episode's start, events, the expert, the rows before the step) returns
-// the world's actions, ControlStep steps it, SweepWorldAfter evaluates the task. `ws` has the
-// world's block bound (BindWorkspace).
-S2R_HD Real* SweepWorldBefore(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, Workspace* ws,
+// The start of world w's control step: the episode's start where the host began one, then the
+// events whose time has come. false: the world has no episode.
+S2R_HD bool SweepWorldPrepare(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, Workspace* ws,
                               SweepWorld& r) {
   a.ended[w] = 0;
   if (r.begin) SweepBeginEpisode(a, m, s, w, r);
-  Real* act = a.actions + static_cast<int64_t>(w) * a.action_stride;
-  if (!r.active) return act;  // no episode (SweepWorldPass does not step such a world)
+  if (!r.active) return false;
   Real* params = a.task_params + static_cast<int64_t>(w) * kTaskMaxParams;
   bool state_edited = false;
   for (int k = 0; k < a.nevents; ++k) {
@@ -119,9 +116,13 @@ S2R_HD Real* SweepWorldBefore(const SweepStepArgs& a, const ModelView& m, const 
     }
   }
   if (state_edited) *ws->reduced_valid = kReducedEdited;  // a tree's fixed parent may have moved: rebuild
-  TaskAct(a.task, m, s, w, params, &r.task, act);
-  // the rows before the step: row index = control steps evaluated so far (< horizon while active)
-  const SweepRows rows = a.RowsAt(w, r.task.steps);
+  return true;
+}
+
+// The rows before the step, `rows` = a.RowsAt(w, r.task.steps) (the row index is the control steps
+// evaluated so far, < horizon while active): the moving bodies' true state and the observation.
+S2R_HD void SweepWorldRecordState(const SweepStepArgs& a, const StateView& s, int w, SweepWorld& r,
+                                   const SweepRows& rows) {
   Real* state = rows.state;
   for (int i = 0; i < a.nbody; ++i) {
     const int b = a.body[i];
@@ -136,8 +137,27 @@ S2R_HD Real* SweepWorldBefore(const SweepStepArgs& a, const ModelView& m, const 
   StoreQuat(truth + 3, LoadQuat(s.body_quat(w, a.task.object_body)));
   StoreVec3(truth + 7, LoadVec3(s.body_pos(w, a.task.effector_body)));
   Observe(a.observation, a.seed, static_cast<uint64_t>(r.episode), truth, &r.observation, rows.obs);
+}
+
+// ... and the step's action row
+S2R_HD void SweepWorldRecordAction(const SweepStepArgs& a, const SweepRows& rows, const Real* act) {
   Real* action_row = rows.action;
   for (int i = 0; i < a.nactuator; ++i) action_row[i] = act[i];
+}
+
+// One control step of world w, in three parts so that a backend may time the physics alone:
+// SweepWorldBefore (the episode's start, events, the expert, the rows before the step) returns
+// the world's actions, ControlStep steps it, SweepWorldAfter evaluates the task. `ws` has the
+// world's block bound (BindWorkspace).
+S2R_HD Real* SweepWorldBefore(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, Workspace* ws,
+                              SweepWorld& r) {
+  const bool active = SweepWorldPrepare(a, m, s, w, ws, r);
+  Real* act = a.actions + static_cast<int64_t>(w) * a.action_stride;
+  if (!active) return act;  // no episode (SweepWorldPass does not step such a world)
+  TaskAct(a.task, m, s, w, a.task_params + static_cast<int64_t>(w) * kTaskMaxParams, &r.task, act);
+  const SweepRows rows = a.RowsAt(w, r.task.steps);
+  SweepWorldRecordState(a, s, w, r, rows);
+  SweepWorldRecordAction(a, rows, act);
   return act;
 }
 
@@ -185,6 +205,36 @@ S2R_HD void SweepWorldPass(const SweepStepArgs& a, const ModelView& m, const Sta
     ++k;
   } while (k < a.steps && !a.ended[w]);
   a.stepped[w] = k;
+}
+
+// A control step whose actions come from outside (`s2r sweep --policy`, host/sweep/policy.h), in
+// two passes with the host between them: SweepWorldObserve (the episode's start, events, the rows
+// before the step: the policy's observation) for every world; the host hands the observations to the
+// policy and writes its answers into a.actions; SweepWorldActPass (the action row, the physics, the
+// task's evaluation) for every world. The task's checkers run as with the expert; its TaskAct does
+// not. One control step per pass.
+S2R_HD void SweepWorldObserve(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, Workspace* ws) {
+  SweepWorld& r = a.worlds[w];
+  if (!r.active && !r.begin) {
+    a.ended[w] = 0;
+    return;
+  }
+  if (SweepWorldPrepare(a, m, s, w, ws, r)) SweepWorldRecordState(a, s, w, r, a.RowsAt(w, r.task.steps));
+}
+
+template <unsigned kFeatures, typename Physics = SweepControlStep<kFeatures>>
+S2R_HD void SweepWorldActPass(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, Workspace* ws,
+                              const Physics& physics = Physics()) {
+  SweepWorld& r = a.worlds[w];
+  if (!r.active) {
+    a.stepped[w] = 0;
+    return;
+  }
+  const Real* act = a.actions + static_cast<int64_t>(w) * a.action_stride;
+  SweepWorldRecordAction(a, a.RowsAt(w, r.task.steps), act);
+  physics(m, s, w, ws, act);
+  SweepWorldAfter(a, m, s, w, a.worlds[w]);
+  a.stepped[w] = 1;
 }
 
 }  // namespace s2r

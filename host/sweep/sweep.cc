@@ -13,6 +13,7 @@
 #include "host/store/sha256.h"
 #include "host/store/store_error.h"
 #include "host/backend.h"
+#include "host/sweep/policy.h"
 #include "kernels/events.h"
 #include "kernels/observation.h"
 #include "kernels/tasks.h"
@@ -226,6 +227,7 @@ DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
                     {"scene_path", c.scene_source},
                     {"scene_text", m.source_text},
                     {"sweep", {{"seed", seed}, {"episodes", episodes}, {"shard", o.shard}, {"shards", o.shards}}}};
+  if (!o.policy.empty()) spec.generator["sweep"]["policy"] = o.policy;
   if (!o.episode_indices.empty()) {
     spec.generator["sweep"]["episodes_from"] = {
         {"store", o.episodes_from_store},
@@ -236,6 +238,71 @@ DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
         {"sha256", Sha256Hex(o.episode_indices.data(), o.episode_indices.size() * sizeof(int64_t))}};
   }
   return spec;
+}
+
+// What a policy needs of a sweep: the CPU backend and a task whose labels do not follow the expert.
+void CheckPolicySweep(const SweepConfig& c, BackendKind backend) {
+  if (backend != BackendKind::kCpu) {
+    throw std::runtime_error("--policy runs on the CPU backend (--backend cpu): the CUDA sweep keeps its worlds' "
+                             "steps on the device, a policy process needs each step's observations on the host");
+  }
+  if (c.task.info->kind != kTaskPush) {
+    throw std::runtime_error(std::string("--policy: task '") + c.task.info->name +
+                             "' labels its episodes by its expert's phases, which advance on the expert's timers, so a "
+                             "policy's episodes would be mislabelled; --policy runs the push task");
+  }
+}
+
+// The policy process of a sweep (RunnerOptions::policy), told the layout of what it receives and
+// answers (host/sweep/policy.h).
+std::unique_ptr<PolicyProcess> StartPolicy(const SweepConfig& c, const RunnerOptions& o, int nworld) {
+  CheckPolicySweep(c, o.backend);
+  std::vector<std::string> task_params;
+  for (const TaskParamInfo& p : c.task.info->params) task_params.push_back(p.name);
+  const nlohmann::json hello = {
+      {"protocol", "s2r.policy/1"},
+      {"task", c.task.info->name},
+      {"instruction", c.task.instruction},
+      {"control_hz", c.model.control_hz},
+      {"worlds", nworld},
+      {"obs_size", kObsSize},
+      {"obs_names", {"object_x", "object_y", "object_z", "object_qw", "object_qx", "object_qy", "object_qz",
+                     "effector_x", "effector_y", "effector_z"}},
+      {"action_size", c.model.nactuator()},
+      {"action_names", c.model.actuator_name},
+      {"task_param_size", static_cast<int>(task_params.size())},
+      {"task_param_names", task_params}};
+  return std::make_unique<PolicyProcess>(o.policy, hello, o.policy_timeout_s);
+}
+
+// One control step of every world with the policy's actions: observe, ask, act.
+void PolicyStep(const SweepConfig& c, int nworld, SweepBuffers& buffers, ActionSource* policy,
+                const std::function<void()>& overlap) {
+  buffers.Observe();
+  const SweepStepArgs& h = buffers.host();
+  std::vector<int64_t> episode;
+  std::vector<uint8_t> first;
+  std::vector<float> obs, task_params, actions;
+  std::vector<int> world;
+  const int ntask = static_cast<int>(c.task.params.size());
+  for (int w = 0; w < nworld; ++w) {
+    const SweepWorld& r = h.worlds[w];
+    if (!r.active) continue;
+    world.push_back(w);
+    episode.push_back(r.episode);
+    first.push_back(r.task.steps == 0 ? 1 : 0);
+    const Real* o = h.RowsAt(w, r.task.steps).obs;
+    obs.insert(obs.end(), o, o + kObsSize);
+    const Real* p = h.task_params + static_cast<size_t>(w) * kTaskMaxParams;
+    task_params.insert(task_params.end(), p, p + ntask);
+  }
+  if (!world.empty()) policy->Act(episode, first, obs, task_params, &actions);
+  const int na = h.nactuator;
+  for (size_t i = 0; i < world.size(); ++i) {
+    Real* act = h.actions + static_cast<size_t>(world[i]) * h.action_stride;
+    for (int k = 0; k < na; ++k) act[k] = static_cast<Real>(actions[i * na + k]);
+  }
+  buffers.Act(overlap);
 }
 
 void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_t planned,
@@ -282,6 +349,13 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
                                                  : kSweepStepsPerPassCuda;
   std::unique_ptr<SweepBuffers> buffers = engine.MakeSweepBuffers(shape);
   const SweepStepArgs& h = buffers->host();
+  std::unique_ptr<PolicyProcess> process;  // --policy's
+  ActionSource* policy = o.actions;
+  if (policy) CheckPolicySweep(c, o.backend);
+  if (!policy && !o.policy.empty()) {
+    process = StartPolicy(c, o, nworld);
+    policy = process.get();
+  }
 
   SweepSummary& summary = *summary_out;
   int64_t next_slot = first_slot;
@@ -389,7 +463,11 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
   summary.setup_seconds = std::chrono::duration<double>(Clock::now() - start_time).count();
   while (collected < planned) {
     const auto step_start = Clock::now();
-    buffers->Step(complete_and_write);
+    if (policy) {
+      PolicyStep(c, nworld, *buffers, policy, complete_and_write);
+    } else {
+      buffers->Step(complete_and_write);
+    }
     summary.step_seconds += std::chrono::duration<double>(Clock::now() - step_start).count();
     for (int w = 0; w < nworld; ++w) world_steps += h.stepped[w];
     // finished episodes leave their world
@@ -424,6 +502,7 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
     }
   }
   complete_and_write();  // the last step's episodes
+  if (policy) policy->Finish();
   summary.seconds = std::chrono::duration<double>(Clock::now() - start_time).count();
   summary.world_steps = world_steps;
   summary.env_steps_per_s = world_steps / std::max(summary.seconds, 1e-9);
@@ -475,6 +554,7 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
   }
   const int64_t episodes = SweepEpisodes(c, o);
   const int64_t planned = episodes > o.shard ? (episodes - o.shard + o.shards - 1) / o.shards : 0;
+  if (!o.policy.empty()) CheckPolicySweep(c, o.backend);  // before the store is made
   const DatasetSpec spec = SweepDatasetSpec(c, o);
   CheckEpisodeBuffers(c, spec, std::min<int64_t>(o.worlds > 0 ? o.worlds : c.worlds, std::max<int64_t>(planned, 1)));
   // the episode index (seed column) of the shard's slot-th episode
@@ -543,6 +623,8 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
   ro.threads = o.threads;
   ro.backend = o.backend;
   ro.steps_per_pass = o.steps_per_pass;
+  ro.policy = o.policy;
+  ro.policy_timeout_s = o.policy_timeout_s;
   ro.progress = o.progress;
   RunEpisodes(c, seed, first, planned, index_of, ro,
       [&](EpisodeRecord& f) {
@@ -574,13 +656,14 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
   return summary;
 }
 
-EpisodeRecord ReplayEpisode(const SweepConfig& c, uint64_t seed, int64_t episode) {
+EpisodeRecord ReplayEpisode(const SweepConfig& c, uint64_t seed, int64_t episode, ActionSource* actions) {
   EpisodeRecord out;
   SweepSummary summary;
   summary.failure_counts.assign(kNumTaskLabels, 0);
   RunnerOptions ro;
   ro.worlds = 1;
   ro.threads = 1;
+  ro.actions = actions;
   RunEpisodes(
       c, seed, 0, 1, [episode](int64_t) { return episode; }, ro, [&out](EpisodeRecord& r) { out = std::move(r); },
       &summary);

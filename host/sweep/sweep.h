@@ -43,6 +43,10 @@ struct SweepOptions {
   bool overwrite = false;     // replace an existing store
   BackendKind backend = BackendKind::kCpu;
   int steps_per_pass = 0;     // control steps a world takes per pass (RunnerOptions); 0: the default
+  // a policy process instead of the task's expert (RunnerOptions::policy); recorded in the store
+  // (generator.sweep.policy) and checked on resume
+  std::string policy;
+  double policy_timeout_s = 60;
   // called about once a second and at the end with the running summary
   std::function<void(const struct SweepSummary&)> progress;
 };
@@ -88,6 +92,12 @@ struct RunnerOptions {
   // do not depend on it; throughput does (fewer passes, worlds hot in cache; a world that ends
   // early in a pass waits for the pass to end before its next episode starts).
   int steps_per_pass = 0;
+  // `/bin/sh -c policy` acts instead of the task's expert (host/sweep/policy.h), one control step
+  // per pass, on the CPU backend; empty: the expert. An answer must come within policy_timeout_s.
+  std::string policy;
+  double policy_timeout_s = 60;
+  // or this in-process source of actions (s2r replay of a policy's episode); not owned
+  class ActionSource* actions = nullptr;
   std::function<void(const struct SweepSummary&)> progress;
 };
 // The defaults: on the CPU a waiting world costs nothing (the threads step the others), so long
@@ -103,7 +113,9 @@ void RunEpisodes(const SweepConfig& config, uint64_t seed, int64_t first_slot, i
                  const std::function<void(EpisodeRecord&)>& emit, struct SweepSummary* summary);
 
 // Simulates episode `episode` of a sweep alone (one world): what `s2r replay` compares with a store.
-EpisodeRecord ReplayEpisode(const SweepConfig& config, uint64_t seed, int64_t episode);
+// With `actions`, they act instead of the task's expert (a policy's episode, its recorded actions).
+EpisodeRecord ReplayEpisode(const SweepConfig& config, uint64_t seed, int64_t episode,
+                            class ActionSource* actions = nullptr);
 
 // The dataset layout a sweep writes (features, params, tasks, labels, embodiment, generator).
 DatasetSpec SweepDatasetSpec(const SweepConfig& config, const SweepOptions& options);

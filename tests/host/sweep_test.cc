@@ -960,5 +960,49 @@ TEST(Sweep, CudaEmulationRunsTheSameEpisodesAsTheCpu) {
   ExpectSameEpisodes(cpu, RunSweepEpisodes(BackendKind::kCudaEmulation, "builtin:push", 3));  // 3 steps a launch
 }
 
+// --policy: a policy process that fails in any way (exits, hangs, answers the wrong count, a bad
+// header, a non-finite action) ends the sweep with an error naming the command and the step, and
+// a hung one within --policy-timeout. The policies are shell one-liners (printf writes the binary
+// answers); the full protocol against a Python policy is tests/python/test_policy.py's.
+TEST(SweepPolicy, AFailingPolicyIsAnErrorNamingTheCommandAndTheStep) {
+  const std::string dir = TestDir();
+  struct Case {
+    std::string policy, args, expect;
+  };
+  // a NaN float32 is 00 00 c0 7f little-endian
+  const std::vector<Case> cases = {
+      {"read l; exit 3", "--worlds 2", "exited with status 3 before "},
+      {"read l; sleep 30", "--worlds 2 --policy-timeout 0.5", "did not answer step 0 within 0.5 s (--policy-timeout)"},
+      {"read l; printf 'S2RA\\001\\000\\000\\000'; sleep 30", "--worlds 2",
+       "answered step 0 with 1 action rows for 2 worlds"},
+      {"read l; printf 'NOPE'; sleep 30", "--worlds 2", "answered step 0 with a header that does not start with S2RA"},
+      {"read l; printf 'S2RA\\001\\000\\000\\000\\000\\000\\300\\177\\000\\000\\300\\177'; sleep 30",
+       "--worlds 1", "answered step 0 with a non-finite action (episode 0, component 0)"},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    const auto start = std::chrono::steady_clock::now();
+    CommandResult r = RunCommand(std::string(S2R_BINARY) + " sweep builtin:push --episodes 2 --threads 1 --out " + dir +
+                                 "/s" + std::to_string(i) + " " + c.args + " --policy \"" + c.policy + "\"");
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(r.exit_code, 1) << c.policy << "\n" << r.output;
+    EXPECT_NE(r.output.find("s2r: error: --policy '" + c.policy + "': " + c.expect), std::string::npos)
+        << c.policy << "\n" << r.output;
+    EXPECT_LT(seconds, 15) << c.policy << ": the policy's sleep must not hold the sweep";
+  }
+  // what a policy cannot drive: the CUDA sweep, tasks labelled by their expert's phases; refused
+  // before a store is made
+  CommandResult r = RunCommand(std::string(S2R_BINARY) + " sweep builtin:push --episodes 2 --backend cuda-emulation --out " +
+                               dir + "/cuda --policy 'cat'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("--policy runs on the CPU backend"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/cuda"));
+  r = RunCommand(std::string(S2R_BINARY) + " sweep builtin:pick_lift --episodes 2 --out " + dir + "/pick --policy 'cat'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("--policy: task 'pick_lift' labels its episodes by its expert's phases"), std::string::npos)
+      << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/pick"));
+}
+
 }  // namespace
 }  // namespace s2r

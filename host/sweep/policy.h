@@ -1,0 +1,75 @@
+// A policy in another process, for `s2r sweep --policy COMMAND` (docs/sweep.md *Evaluating a
+// policy*): s2r starts `/bin/sh -c COMMAND` with pipes on its standard input and output, tells it
+// the observation and action layout in one JSON line, then at every control step sends the active
+// worlds' episode indices, first-step flags, observations and task parameters and reads one action
+// row per world back. Little-endian binary, float32 values (python/s2r_policy.py speaks it):
+//
+//   s2r -> policy, once:  a JSON object and '\n' ("protocol": "s2r.policy/1", obs_size, action_size,
+//                         task_param_size and their names, control_hz, task, worlds)
+//   s2r -> policy, per step:  "S2RS" u32 n  u64 step  |  n x i64 episode  |  n x u8 first  |
+//                             n x obs_size f32  |  n x task_param_size f32
+//   policy -> s2r, per step:  "S2RA" u32 n  |  n x action_size f32
+//   s2r -> policy, at the end:  "S2RE" u32 0  u64 step; then its input closes and s2r waits for it
+//                               to exit (status 0)
+//
+// Every failure (the process exits or closes its output, does not answer within the timeout,
+// answers another count, a bad header or a non-finite action) is a std::runtime_error naming the
+// command, the step and, for an action, the episode and component; the process is killed when the
+// PolicyProcess goes out of scope unfinished.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace s2r {
+
+// Where a sweep's actions come from when not from the task's expert: a policy process, or (s2r
+// replay of a policy's episode) the actions a store recorded.
+class ActionSource {
+ public:
+  virtual ~ActionSource() = default;
+  // One control step of n worlds: episode[i], first[i] (the episode's first step), obs (n x
+  // obs_size), task_params (n x task_param_size) -> actions (n x action_size).
+  virtual void Act(const std::vector<int64_t>& episode, const std::vector<uint8_t>& first,
+                   const std::vector<float>& obs, const std::vector<float>& task_params,
+                   std::vector<float>* actions) = 0;
+  // After the last step.
+  virtual void Finish() {}
+};
+
+class PolicyProcess : public ActionSource {
+ public:
+  PolicyProcess(const std::string& command, const nlohmann::json& hello, double timeout_s);
+  ~PolicyProcess() override;
+  PolicyProcess(const PolicyProcess&) = delete;
+  PolicyProcess& operator=(const PolicyProcess&) = delete;
+
+  void Act(const std::vector<int64_t>& episode, const std::vector<uint8_t>& first, const std::vector<float>& obs,
+           const std::vector<float>& task_params, std::vector<float>* actions) override;
+  // The end: the closing message, then the process must exit with status 0 within the timeout.
+  void Finish() override;
+
+ private:
+  void Write(const void* data, size_t bytes);
+  void Read(void* data, size_t bytes);
+  [[noreturn]] void Fail(const std::string& what);
+  std::string ExitText();  // how the process ended, after it closed its output
+  std::string TimeoutText() const;
+  std::chrono::steady_clock::time_point Deadline() const;  // timeout_s_ from now
+
+  std::string command_;
+  double timeout_s_;
+  int obs_size_ = 0, action_size_ = 0, task_param_size_ = 0;
+  pid_t pid_ = -1;
+  int to_ = -1, from_ = -1;  // its standard input and output
+  uint64_t step_ = 0;        // steps answered so far
+  bool finished_ = false;
+};
+
+}  // namespace s2r

@@ -1,0 +1,152 @@
+"""`s2r sweep --policy`: a policy process (python/s2r_policy.py) acts instead of the expert.
+
+The strongest check: a policy that replays the expert's recorded actions, episode by episode,
+writes the expert's store array for array (the same worlds, observations, actions, states and
+labels), so what the policy receives and what s2r does with its answers are exactly the expert's
+step. Then what a policy sees (the layout, first-step flags, the goal among the task parameters),
+and that a resume needs the same policy."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+np = pytest.importorskip("numpy")
+zarr = pytest.importorskip("zarr", exc_type=ImportError)
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+S2R_BIN = os.environ.get("S2R_BIN", os.path.join(REPO, "build", "s2r"))
+PYTHON = sys.executable
+
+# replays STORE's action rows: the k-th step of episode e gets row start[e] + k
+REPLAY = """
+import sys
+sys.path.insert(0, {python_dir!r})
+import numpy as np, zarr, s2r_policy
+root = zarr.open_group(store={store!r}, mode="r")
+E = root.attrs["s2r"]["commit"]["episodes"]
+start = dict(zip(root["episodes/seed"][:E].tolist(), root["episodes/start"][:E].tolist()))
+action = root["steps/action"][:]
+step = {{}}
+def act(obs, task_params, episodes, first, info):
+    out = np.empty((len(obs), info["action_size"]), np.float32)
+    for i, e in enumerate(episodes.tolist()):
+        step[e] = 0 if first[i] else step[e] + 1
+        out[i] = action[start[e] + step[e]]
+    return out
+s2r_policy.serve(act)
+"""
+
+# holds still, and logs what it was sent (layout, episodes, first flags, goals) to LOG as JSON lines
+RECORDER = """
+import json, sys
+sys.path.insert(0, {python_dir!r})
+import numpy as np, s2r_policy
+log = open({log!r}, "w")
+def act(obs, task_params, episodes, first, info):
+    if not getattr(act, "told", False):
+        log.write(json.dumps(info) + "\\n")
+        act.told = True
+    goal = [info["task_param_names"].index("goal_x"), info["task_param_names"].index("goal_y")]
+    for i, e in enumerate(episodes.tolist()):
+        log.write(json.dumps({{"episode": e, "first": bool(first[i]), "goal": task_params[i, goal].tolist(),
+                              "obs": obs[i].tolist()}}) + "\\n")
+    return np.zeros((len(obs), info["action_size"]), np.float32)
+s2r_policy.serve(act)
+"""
+
+
+def python_dir():
+    return os.path.join(REPO, "python")
+
+
+def run(*args, check=True):
+    return subprocess.run([S2R_BIN, *map(str, args)], check=check, capture_output=True, text=True)
+
+
+def hashes(store):
+    listing = json.loads(run("inspect", store, "--arrays", "--json").stdout)
+    return {a["path"]: a["sha256"] for a in listing["arrays"]}
+
+
+@pytest.fixture(scope="module")
+def expert(tmp_path_factory):
+    if not (os.path.isfile(S2R_BIN) and os.access(S2R_BIN, os.X_OK)):
+        pytest.skip(f"{S2R_BIN} not built")
+    store = tmp_path_factory.mktemp("expert") / "push.zarr"
+    run("sweep", "builtin:push", "--out", store, "--episodes", 48, "--worlds", 16)
+    return store
+
+
+def test_a_policy_replaying_the_expert_writes_the_experts_store(expert, tmp_path):
+    script = tmp_path / "replay.py"
+    script.write_text(REPLAY.format(python_dir=python_dir(), store=str(expert)))
+    out = tmp_path / "policy.zarr"
+    r = run("sweep", "builtin:push", "--out", out, "--episodes", 48, "--worlds", 16, "--policy",
+            f"{PYTHON} {script}")
+    assert "episodes        48 written" in r.stdout
+    # float32 actions reach the engine as they were stored (a float64 build would round them)
+    assert hashes(out) == hashes(expert)
+    policy = zarr.open_group(store=str(out), mode="r").attrs["s2r"]["generator"]["sweep"]["policy"]
+    assert policy == f"{PYTHON} {script}"
+    # s2r replay re-simulates a policy's episode from the actions it recorded
+    r = run("replay", out, "--episode", 7)
+    assert "replayed with its recorded actions" in r.stdout and r.stdout.rstrip().endswith("bit-identical"), r.stdout
+
+
+def test_a_policy_sees_the_layout_first_steps_and_goals(tmp_path):
+    if not (os.path.isfile(S2R_BIN) and os.access(S2R_BIN, os.X_OK)):
+        pytest.skip(f"{S2R_BIN} not built")
+    log = tmp_path / "log.jsonl"
+    script = tmp_path / "recorder.py"
+    script.write_text(RECORDER.format(python_dir=python_dir(), log=str(log)))
+    out = tmp_path / "still.zarr"
+    run("sweep", "builtin:push", "--out", out, "--episodes", 6, "--worlds", 4, "--policy", f"{PYTHON} {script}")
+    lines = [json.loads(l) for l in log.read_text().splitlines()]
+    info, steps = lines[0], lines[1:]
+    assert info["protocol"] == "s2r.policy/1" and info["task"] == "push"
+    assert info["obs_size"] == 10 and info["action_size"] == 2 and info["worlds"] == 4
+    assert info["action_names"] == ["act_x", "act_y"]
+    root = zarr.open_group(store=str(out), mode="r")
+    E = root.attrs["s2r"]["commit"]["episodes"]
+    seeds = root["episodes/seed"][:E].tolist()
+    length = dict(zip(seeds, root["episodes/length"][:E].tolist()))
+    start = dict(zip(seeds, root["episodes/start"][:E].tolist()))
+    goal_y = dict(zip(seeds, root["episodes/params/goal_y"][:E].tolist()))
+    metric = lambda name: dict(zip(seeds, root[f"episodes/metrics/{name}"][:E].tolist()))
+    # builtin:push's second event moves the goal (in a tenth of the episodes)
+    moved, when, by = metric("event1_fired"), metric("event1_time"), metric("event1_magnitude")
+    obs = root["steps/obs"][:]
+    # every step of every episode was asked once, the first flagged, with the episode's goal (goal_x
+    # is 0.25 in builtin:push; moved by the event's magnitude from the step at its time on) and the
+    # observation the store records for that step
+    asked, seen_moved = {}, 0
+    for s in steps:
+        e = s["episode"]
+        k = asked.get(e, 0)
+        assert s["first"] == (k == 0), (e, k)
+        off = np.hypot(s["goal"][0] - 0.25, s["goal"][1] - goal_y[e])
+        if moved[e] and k / info["control_hz"] >= when[e] - 1e-9:
+            assert off == pytest.approx(by[e], rel=1e-5), (e, k)
+            seen_moved += 1
+        else:
+            assert off < 1e-6, (e, k)
+        assert s["obs"] == pytest.approx(obs[start[e] + k].tolist(), abs=0), (e, k)
+        asked[e] = k + 1
+    assert asked == length
+    assert seen_moved > 0, "seed 1's sixth episode moves its goal"
+    # the label comes from the task's checker: a pusher that never moves reaches no goal
+    assert not root["episodes/success"][:E].any()
+
+
+def test_a_resume_needs_the_same_policy(expert, tmp_path):
+    script = tmp_path / "replay.py"
+    script.write_text(REPLAY.format(python_dir=python_dir(), store=str(expert)))
+    out = tmp_path / "policy.zarr"
+    run("sweep", "builtin:push", "--out", out, "--episodes", 8, "--worlds", 4, "--policy", f"{PYTHON} {script}")
+    r = run("sweep", "builtin:push", "--out", out, "--episodes", 8, "--worlds", 4, "--resume", check=False)
+    assert r.returncode == 1 and "sweep.policy differs" in r.stderr, r.stderr
+    r = run("sweep", "builtin:push", "--out", out, "--episodes", 8, "--worlds", 4, "--resume", "--policy",
+            f"{PYTHON} {script}")
+    assert "episodes        0 written (8 of 8 in the store)" in r.stdout
