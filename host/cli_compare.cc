@@ -49,8 +49,9 @@ void Flatten(const nlohmann::json& j, const std::string& path, std::map<std::str
 }
 
 // What differs between the runs that wrote two datasets, from their generator records: the code
-// revision, the sweep's seed, the scene (its text), and each key of the config as loaded (or its
-// text, for a store without the parsed config). Keys absent on one side show as "(not set)".
+// revision, the sweep's seed, the policy that acted (sweep --policy; not set: the expert), the
+// scene (its text), and each key of the config as loaded (or its text, for a store without the
+// parsed config). Keys absent on one side show as "(not set)".
 nlohmann::json RunChanges(const DatasetReader& rb, const DatasetReader& ra) {
   const nlohmann::json& gb = rb.root_attributes()["s2r"]["generator"];
   const nlohmann::json& ga = ra.root_attributes()["s2r"]["generator"];
@@ -60,6 +61,7 @@ nlohmann::json RunChanges(const DatasetReader& rb, const DatasetReader& ra) {
       if (g.contains(key)) Flatten(g[key], key, m);
     }
     if (g.contains("sweep") && g["sweep"].contains("seed")) Flatten(g["sweep"]["seed"], "seed", m);
+    if (g.contains("sweep") && g["sweep"].contains("policy")) Flatten(g["sweep"]["policy"], "policy", m);
     if (g.contains("scene_text")) (*m)["scene (its text)"] = g["scene_text"].dump();
     if (g.contains("config") && g["config"].is_object()) {
       Flatten(g["config"], "config", m);
@@ -246,7 +248,7 @@ void PrintCompare(const nlohmann::json& c) {
   }
   const nlohmann::json& changes = c["changes"];
   if (changes.empty()) {
-    std::printf("\n  runs: the same code, seed, scene and config");
+    std::printf("\n  runs: the same code, seed, policy, scene and config");
   } else {
     std::printf("\n  runs differ in:");
     constexpr size_t kShown = 8;

@@ -90,6 +90,10 @@ def test_a_policy_replaying_the_expert_writes_the_experts_store(expert, tmp_path
     assert hashes(out) == hashes(expert)
     policy = zarr.open_group(store=str(out), mode="r").attrs["s2r"]["generator"]["sweep"]["policy"]
     assert policy == f"{PYTHON} {script}"
+    # compare: the same worlds, nothing fixed or broken, and the policy is what differs
+    c = json.loads(run("compare", expert, out, "--json").stdout)
+    assert c["matched"] == 48 and c["fixed"] == 0 and c["broken"] == 0
+    assert {"key": "policy", "before": "(not set)", "after": f"{PYTHON} {script}"} in c["changes"]
     # s2r replay re-simulates a policy's episode from the actions it recorded
     r = run("replay", out, "--episode", 7)
     assert "replayed with its recorded actions" in r.stdout and r.stdout.rstrip().endswith("bit-identical"), r.stdout
