@@ -98,6 +98,8 @@ struct LaunchArgs {
   bool dry_run = false;
   std::string episodes_from;  // a hard set (docs/sweep.md): this store's episodes that `select` picks
   std::string select = "failed";
+  std::string policy;  // sweep --policy: each task's sweep acts with this command (docs/sweep.md)
+  double policy_timeout_s = 60;
 };
 
 std::string SbatchScript(const LaunchArgs& a, const std::string& config_path, const std::string& from_path,
@@ -124,6 +126,11 @@ std::string SbatchScript(const LaunchArgs& a, const std::string& config_path, co
         << ShellQuote((dir / "shard-").string()) << "\"$K.zarr\" --resume";
   if (a.threads > 0) sweep << " --threads " << a.threads;
   if (!from_path.empty()) sweep << " --episodes-from " << ShellQuote(from_path) << " --select " << ShellQuote(a.select);
+  if (!a.policy.empty()) {
+    char timeout[32];
+    std::snprintf(timeout, sizeof timeout, "%g", a.policy_timeout_s);
+    sweep << " --policy " << ShellQuote(a.policy) << " --policy-timeout " << timeout;
+  }
   if (a.container.empty()) {
     s << "exec " << ShellQuote(SelfPath()) << " " << sweep.str() << "\n";
   } else {
@@ -198,6 +205,7 @@ void RunLaunch(const LaunchArgs& a) {
                        {"seed", c.seed},
                        {"submitted_unix", static_cast<int64_t>(std::time(nullptr))}};
   if (!from_path.empty()) launch["episodes_from"] = {{"store", from_path}, {"select", a.select}};
+  if (!a.policy.empty()) launch["policy"] = a.policy;
   WriteFileAtomically(dir / "launch.json", launch.dump(2) + "\n");
   std::printf("%s\n", job.c_str());
   std::fprintf(stderr, "submitted job %s: %d shards of %s into %s (s2r status %s)\n", job.c_str(), a.shards,
@@ -347,6 +355,12 @@ void AddClusterCommands(CLI::App* app) {
   cmd->add_option("--select", launch->select, "with --episodes-from: the selection, as s2r sweep --select (outcomes and conditions, "
                   "e.g. stuck,timeout,box_mass>1.5)")
       ->needs(from);
+  auto* policy = cmd->add_option("--policy", launch->policy,
+                                 "each task's sweep acts with this policy command (s2r sweep --policy); it must run "
+                                 "on every node (in the container, with --container)");
+  cmd->add_option("--policy-timeout", launch->policy_timeout_s, "s2r sweep --policy-timeout")
+      ->check(CLI::PositiveNumber)
+      ->needs(policy);
   cmd->add_option("--container", launch->container, "run each task in this image (Pyxis/Enroot --container-image)");
   cmd->add_option("--threads", launch->threads, "CPU threads per task (--cpus-per-task)")->check(CLI::NonNegativeNumber);
   cmd->add_flag("--dry-run", launch->dry_run, "print the sbatch script; write and submit nothing");

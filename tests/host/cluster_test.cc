@@ -214,6 +214,12 @@ TEST(Cluster, LaunchDryRunWritesAJobArrayThatResumesEachShard) {
   EXPECT_EQ(none.exit_code, 1);
   EXPECT_NE(none.output.find("--select sim_unstable: selects no episode"), std::string::npos) << none.output;
   EXPECT_FALSE(fs::exists(dir + "/run"));
+  // a policy: each task's sweep acts with it, quoted as one argument
+  const CommandResult p = RunCommand(kBin + " launch slurm builtin:push --out " + dir + "/run --shards 2 --policy "
+                                     "'python3 my_policy.py --ckpt a.pt' --policy-timeout 5 --dry-run", false);
+  ASSERT_EQ(p.exit_code, 0) << p.output;
+  EXPECT_NE(p.output.find("--resume --policy 'python3 my_policy.py --ckpt a.pt' --policy-timeout 5"), std::string::npos)
+      << p.output;
   // without sbatch on the PATH, a real launch fails clearly (the script is kept for the record)
   const CommandResult no = RunCommand("PATH=/nonexistent " + kBin + " launch slurm builtin:push --out " + dir +
                                       "/run --shards 2");
