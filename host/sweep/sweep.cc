@@ -64,6 +64,13 @@ const char* DistributionName(int kind) {
   }
 }
 
+// the observation's components (kernels/observation.h: kObsSize), as steps/obs and a policy name them
+const std::vector<std::string>& ObsNames() {
+  static const std::vector<std::string> names = {"object_px", "object_py", "object_pz", "object_qw", "object_qx", "object_qy", "object_qz",
+               "effector_px", "effector_py", "effector_pz"};
+  return names;
+}
+
 }  // namespace
 
 const std::vector<std::string>& TaskLabelNames() {
@@ -117,8 +124,7 @@ DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
   obs.name = "obs";
   obs.dtype = kRealType;
   obs.shape = {kObsSize};
-  obs.names = {"object_px", "object_py", "object_pz", "object_qw", "object_qx", "object_qy", "object_qz",
-               "effector_px", "effector_py", "effector_pz"};
+  obs.names = ObsNames();
   obs.units = {"m", "m", "m", "1", "1", "1", "1", "m", "m", "m"};
   obs.frame = "world";
   obs.rotation = "quat_wxyz";
@@ -240,6 +246,8 @@ DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
   return spec;
 }
 
+namespace {
+
 // What a policy needs of a sweep: the CPU backend and a task whose labels do not follow the expert.
 void CheckPolicySweep(const SweepConfig& c, BackendKind backend) {
   if (backend != BackendKind::kCpu) {
@@ -266,8 +274,7 @@ std::unique_ptr<PolicyProcess> StartPolicy(const SweepConfig& c, const RunnerOpt
       {"control_hz", c.model.control_hz},
       {"worlds", nworld},
       {"obs_size", kObsSize},
-      {"obs_names", {"object_x", "object_y", "object_z", "object_qw", "object_qx", "object_qy", "object_qz",
-                     "effector_x", "effector_y", "effector_z"}},
+      {"obs_names", ObsNames()},
       {"action_size", c.model.nactuator()},
       {"action_names", c.model.actuator_name},
       {"task_param_size", static_cast<int>(task_params.size())},
@@ -275,15 +282,25 @@ std::unique_ptr<PolicyProcess> StartPolicy(const SweepConfig& c, const RunnerOpt
   return std::make_unique<PolicyProcess>(o.policy, hello, o.policy_timeout_s);
 }
 
-// One control step of every world with the policy's actions: observe, ask, act.
-void PolicyStep(const SweepConfig& c, int nworld, SweepBuffers& buffers, ActionSource* policy,
-                const std::function<void()>& overlap) {
-  buffers.Observe();
-  const SweepStepArgs& h = buffers.host();
+// What one control step sends a policy and gets back (kept between steps for their capacity).
+struct PolicyBatch {
   std::vector<int64_t> episode;
   std::vector<uint8_t> first;
   std::vector<float> obs, task_params, actions;
   std::vector<int> world;
+};
+
+// One control step of every world with the policy's actions: observe, ask, act.
+void PolicyStep(const SweepConfig& c, int nworld, SweepBuffers& buffers, ActionSource* policy, PolicyBatch* batch,
+                const std::function<void()>& overlap) {
+  buffers.Observe();
+  const SweepStepArgs& h = buffers.host();
+  auto& [episode, first, obs, task_params, actions, world] = *batch;
+  episode.clear();
+  first.clear();
+  obs.clear();
+  task_params.clear();
+  world.clear();
   const int ntask = static_cast<int>(c.task.params.size());
   for (int w = 0; w < nworld; ++w) {
     const SweepWorld& r = h.worlds[w];
@@ -304,6 +321,8 @@ void PolicyStep(const SweepConfig& c, int nworld, SweepBuffers& buffers, ActionS
   }
   buffers.Act(overlap);
 }
+
+}  // namespace
 
 void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_t planned,
                  const std::function<int64_t(int64_t)>& index_of, const RunnerOptions& o,
@@ -350,6 +369,7 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
   std::unique_ptr<SweepBuffers> buffers = engine.MakeSweepBuffers(shape);
   const SweepStepArgs& h = buffers->host();
   std::unique_ptr<PolicyProcess> process;  // --policy's
+  PolicyBatch batch;
   ActionSource* policy = o.actions;
   if (policy) CheckPolicySweep(c, o.backend);
   if (!policy && !o.policy.empty()) {
@@ -464,7 +484,7 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
   while (collected < planned) {
     const auto step_start = Clock::now();
     if (policy) {
-      PolicyStep(c, nworld, *buffers, policy, complete_and_write);
+      PolicyStep(c, nworld, *buffers, policy, &batch, complete_and_write);
     } else {
       buffers->Step(complete_and_write);
     }
@@ -509,6 +529,8 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
   summary.physics_seconds = buffers->PhysicsSeconds();
 }
 
+namespace {
+
 // A sweep keeps each world's rows for a whole horizon (kernels/sweep_step.h SweepRows: every
 // feature of `spec` per control step), and an ended episode's rows wait to be written while a fresh
 // set takes its place: about twice worlds x horizon x row bytes. Checked against the machine's memory
@@ -536,6 +558,8 @@ void CheckEpisodeBuffers(const SweepConfig& c, const DatasetSpec& spec, int64_t 
     throw ConfigError(c.source + text);
   }
 }
+
+}  // namespace
 
 SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepOptions& o) {
   if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards) {
