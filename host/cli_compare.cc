@@ -50,7 +50,7 @@ void Flatten(const nlohmann::json& j, const std::string& path, std::map<std::str
 
 // What differs between the runs that wrote two datasets, from their generator records: the code
 // revision, the sweep's seed, the policy that acted (sweep --policy; not set: the expert), the
-// scene (its text), and each key of the config as loaded (or its text, for a store without the
+// checker that labelled the episodes, the scene (its text), and each key of the config as loaded (or its text, for a store without the
 // parsed config). Keys absent on one side show as "(not set)".
 nlohmann::json RunChanges(const DatasetReader& rb, const DatasetReader& ra) {
   const nlohmann::json& gb = rb.root_attributes()["s2r"]["generator"];
@@ -62,6 +62,13 @@ nlohmann::json RunChanges(const DatasetReader& rb, const DatasetReader& ra) {
     }
     if (g.contains("sweep") && g["sweep"].contains("seed")) Flatten(g["sweep"]["seed"], "seed", m);
     if (g.contains("sweep") && g["sweep"].contains("policy")) Flatten(g["sweep"]["policy"], "policy", m);
+    // the checker that labelled the episodes (a store from before it was recorded: push's state
+    // checker, the others' phase checker)
+    if (g.contains("sweep") && g["sweep"].is_object()) {
+      const bool push = g.contains("config") && g["config"].is_object() && g["config"].contains("task") &&
+                        g["config"]["task"].is_object() && g["config"]["task"].value("name", std::string()) == "push";
+      (*m)["checker"] = g["sweep"].value("checker", std::string(push ? "state" : "phases"));
+    }
     if (g.contains("scene_text")) (*m)["scene (its text)"] = g["scene_text"].dump();
     if (g.contains("config") && g["config"].is_object()) {
       Flatten(g["config"], "config", m);
@@ -248,7 +255,7 @@ void PrintCompare(const nlohmann::json& c) {
   }
   const nlohmann::json& changes = c["changes"];
   if (changes.empty()) {
-    std::printf("\n  runs: the same code, seed, policy, scene and config");
+    std::printf("\n  runs: the same code, seed, policy, checker, scene and config");
   } else {
     std::printf("\n  runs differ in:");
     constexpr size_t kShown = 8;

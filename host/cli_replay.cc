@@ -82,9 +82,8 @@ void WriteCsv(const std::string& path, const SweepConfig& c, const EpisodeRecord
 class RecordedActions : public ActionSource {
  public:
   RecordedActions(std::vector<Real> rows, int nactuator) : rows_(std::move(rows)), na_(nactuator) {}
-  void Act(const std::vector<int64_t>&, const std::vector<uint8_t>& first, const std::vector<float>&,
-           const std::vector<float>&, std::vector<float>* actions) override {
-    step_ = first[0] ? 0 : step_ + 1;
+  void Act(const PolicyInput& in, std::vector<float>* actions) override {
+    step_ = in.first[0] ? 0 : step_ + 1;
     const size_t steps = na_ > 0 ? rows_.size() / size_t(na_) : 0;
     const size_t k = std::min(step_, steps > 0 ? steps - 1 : 0);
     actions->assign(size_t(na_), 0.f);

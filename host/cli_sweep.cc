@@ -187,8 +187,8 @@ void AddSweepCommand(CLI::App* app) {
       ->needs(from);
   auto* policy = cmd->add_option("--policy", args->policy,
                                  "act with this command's answers instead of the task's expert: /bin/sh -c COMMAND, "
-                                 "fed each control step's observations (docs/sweep.md, python/s2r_policy.py); CPU "
-                                 "backend, push task");
+                                 "fed each control step's observations and joint positions (docs/sweep.md, "
+                                 "python/s2r_policy.py); CPU backend; the episodes are labelled by the state checker");
   cmd->add_option("--policy-timeout", args->policy_timeout_s, "seconds the policy may take to answer a step (default 60)")
       ->check(CLI::PositiveNumber)
       ->needs(policy);

@@ -52,6 +52,14 @@ enum TaskPhase : int32_t {
   kNumTaskPhases = 7,
 };
 
+// How a task labels its episodes (TaskModel::checker; docs/sweep.md *Checkers*).
+enum TaskChecker : int32_t {
+  kCheckerPhases = 0,  // by the expert's phases: a grasp is judged when the expert's grasp_s is over, a
+                       // hold when its lift target is at the top (only the expert's actions fit them)
+  kCheckerState = 1,   // by the state alone, whoever acts: a grip is both fingers pressing the object,
+                       // a hold is the object at the height for hold_s (a policy's episodes)
+};
+
 // What a task reads and drives in the scene, resolved from names by the host.
 struct TaskModel {
   int32_t kind = kTaskPush;
@@ -62,6 +70,7 @@ struct TaskModel {
   int32_t nactuator = 0;                     // the task's actuators, in its own order:
   int32_t actuator[kTaskMaxActuators] = {};  //   push: x, y; pick_lift, peg_insert: x, y, z, finger_left, finger_right
   int32_t joint[kTaskMaxActuators] = {};     //   the slide joint each drives
+  int32_t checker = kCheckerPhases;          // TaskChecker (push: one and the same; see task_push.h)
 };
 
 // One world's task state, kept across the control steps of an episode.
@@ -87,6 +96,21 @@ struct TaskState {
   Real effector0[3];      // effector body position at reset, world, m
   Real object0[3];        // object position at reset, world, m
   Real q0[kTaskMaxActuators];  // the task joints' positions at reset (actions are joint targets)
+  // the state checker's (kCheckerState), pick_lift and peg_insert
+  int32_t stage;          // what the state shows, a TaskPhase (the episode's `phase` metric)
+  int32_t grip;           // 0: no grip; 1: both fingers on the object, on the floor; 2: carried (off the
+                          // floor since, not put down and let go)
+  int32_t closing;        // both finger targets in effect are closed
+  Real grip_ref;          // object z - hand z when the grip began, m
+  Real close_z;           // the hand's lowest z since the fingers closed, m
+  Real held_time;         // s at the goal without a break (pick_lift: held at the height; peg: inserted)
+  Real still_time;        // s since the hand, a finger or the object last moved 1 mm
+  float still_ref[8];     // where they were then: hand xyz, object xyz, finger joints left, right (float
+                          // in every build: compared to 1 mm; it keeps float64 pick_lift's sweep record
+                          // within the CUDA step's 32 KB local block, docs/gpu.md)
+  Real deepest;           // peg_insert: the deepest insertion of the episode, m
+  Real depth_best;        // peg_insert: the depth when it last grew by 1 mm at the socket, m
+  Real depth_time;        // peg_insert: s at the socket since then
 };
 
 // A world's effector / object position, world frame.
@@ -144,6 +168,95 @@ S2R_HD void TaskResetCommon(const TaskModel& t, const ModelView& m, const StateV
   for (int i = 0; i < kTaskMaxActuators; ++i) {
     ts->q0[i] = i < t.nactuator ? m.joint_qpos0.At(world)[t.joint[i]] : Real(0);
   }
+  ts->stage = kPhaseApproach;
+  ts->grip = 0;
+  ts->closing = 0;
+  ts->grip_ref = Real(0);
+  ts->close_z = Real(0);
+  ts->held_time = Real(0);
+  ts->still_time = Real(0);
+  for (int i = 0; i < 8; ++i) ts->still_ref[i] = 0.f;
+  ts->deepest = Real(-1e30);
+  ts->depth_best = Real(-1e30);
+  ts->depth_time = Real(0);
+}
+
+// --- the state checker's pieces (kCheckerState), shared by the grasping tasks -----------------
+
+// a finger presses the object with more than this (N): it touches it
+constexpr Real kGripTouchForce = Real(0.05);
+// a finger's target in effect beyond this (m, its slide closing) is closed
+constexpr Real kFingerClosedTarget = Real(0.002);
+// the object this far above its start (m) with both fingers on it is off the floor: the grip begins;
+// back within kPutDownGain with no finger grip, it was put down
+constexpr Real kGripLiftGain = Real(0.005);
+constexpr Real kPutDownGain = Real(0.002);
+
+// The normal force each finger presses the object with (summed over its points), N.
+S2R_HD void FingerObjectForces(const TaskModel& t, const ModelView& m, const StateView& s, int world, Real* left,
+                               Real* right) {
+  *left = *right = Real(0);
+  const Contact* c = s.contacts(world);
+  for (int i = 0; i < s.contact_count(world); ++i) {
+    const int ba = m.geom_body[c[i].geom_a], bb = m.geom_body[c[i].geom_b];
+    const int other = ba == t.object_body ? bb : (bb == t.object_body ? ba : -1);
+    if (other < 0) continue;
+    if (other == t.finger_body[0]) *left += c[i].normal_force;
+    if (other == t.finger_body[1]) *right += c[i].normal_force;
+  }
+}
+
+// The grip as the state shows it, updated every control step: whether both fingers press the
+// object (returned), whether the finger targets in effect are closed and the hand's lowest height
+// since they closed, and the grip (TaskState::grip): it begins when both fingers press the object
+// (grip_ref: where it sits in the hand then; slips are measured from there), is carried once the
+// object is kGripLiftGain above its start, and ends when the fingers let go of it on the floor.
+// `gain` is the object's height above its start; `finger_left` the task's first finger actuator.
+S2R_HD bool StateGripUpdate(const TaskModel& t, const ModelView& m, const StateView& s, int world, Vec3 object, Vec3 hand,
+                            Real gain, int finger_left, TaskState* ts) {
+  Real left, right;
+  FingerObjectForces(t, m, s, world, &left, &right);
+  const bool held = left > kGripTouchForce && right > kGripTouchForce;
+  const Real* ctrl = s.ctrl(world);
+  bool closing = t.nactuator > finger_left + 1;
+  for (int i = finger_left; i < t.nactuator; ++i) closing = closing && ctrl[t.actuator[i]] > kFingerClosedTarget;
+  if (closing && !ts->closing) ts->close_z = hand.z;
+  if (closing) ts->close_z = Min(ts->close_z, hand.z);
+  ts->closing = closing ? 1 : 0;
+  if (ts->grip == 0 && held) {
+    ts->grip = 1;
+    ts->grip_ref = object.z - hand.z;
+  }
+  if (ts->grip == 1 && held && gain > kGripLiftGain) ts->grip = 2;
+  if ((ts->grip == 1 && !held) || (ts->grip == 2 && !held && gain < kPutDownGain)) ts->grip = 0;
+  return held;
+}
+
+// A grasp that lifted the hand and not the object: the fingers closed, the hand rose 2 cm above its
+// lowest point since, and the object followed less than half as far and under 1 cm (the expert's
+// rule, with the hand's height at the close for the expert's grasp height).
+S2R_HD bool StateGraspMissed(const TaskState* ts, Vec3 hand, Real gain) {
+  const Real rise = hand.z - ts->close_z;
+  return ts->closing && rise > Real(0.02) && gain < Real(0.5) * rise && gain < Real(0.01);
+}
+
+// How long nothing has moved: the hand, the object and the two finger joints each within 1 mm of
+// where they were when one of them last moved that far. Returns still_time, s.
+S2R_HD Real StateStillTime(const TaskModel& t, const StateView& s, int world, Vec3 object, Vec3 hand, int finger_left,
+                           Real dt, TaskState* ts) {
+  const Real* q = s.joint_q(world);
+  const Real now[8] = {hand.x, hand.y, hand.z, object.x, object.y, object.z,
+                       t.nactuator > finger_left ? q[t.joint[finger_left]] : Real(0),
+                       t.nactuator > finger_left + 1 ? q[t.joint[finger_left + 1]] : Real(0)};
+  bool moved = ts->steps <= 1;
+  for (int i = 0; i < 8; ++i) moved = moved || Abs(now[i] - Real(ts->still_ref[i])) > Real(0.001);
+  if (moved) {
+    for (int i = 0; i < 8; ++i) ts->still_ref[i] = static_cast<float>(now[i]);
+    ts->still_time = Real(0);
+  } else {
+    ts->still_time += dt;
+  }
+  return ts->still_time;
 }
 
 // Ends the episode: the first failure label is kept.

@@ -159,6 +159,57 @@ S2R_HD PegContactForces PegForces(const TaskModel& t, const ModelView& m, const 
   return f;
 }
 
+// The state checker's labels (kCheckerState: whoever acts), with the grip of StateGripUpdate.
+// Success: the tip at least insert_depth below the mouth for hold_s; grasp_miss as pick_lift's;
+// drop: the peg fell drop_dist out of its place in the grip while not in the hole (a peg let go
+// over the hole falls into it); slip: it was pushed up in the grip by slip_limit; collision: the
+// carried peg pressed the socket with more than collision_force while its tip was not kPegRimDepth
+// into the hole, or the hand pressed a static geom that hard; stuck: at the socket (the tip within
+// 2 kPegHoleRadius of the hole's axis and less than 1 cm above the mouth) without 1 mm of depth
+// progress for stuck_s, or the hand, the fingers and the peg all still (1 mm) for stuck_s short
+// of the goal. Near miss uses the deepest insertion of the episode.
+S2R_HD void PegInsertStateLabels(const TaskModel& t, const ModelView& m, const StateView& s, int world, const Real* p,
+                                 Real dt, Vec3 peg, Vec3 hand, Vec3 mouth, Real depth, TaskState* ts) {
+  const Real gain = peg.z - ts->object0[2];
+  StateGripUpdate(t, m, s, world, peg, hand, gain, kPegFingerLeft, ts);
+  ts->deepest = Max(ts->deepest, depth);
+  ts->held_time = depth >= p[kPeg_insert_depth] ? ts->held_time + dt : Real(0);
+  const Real dx = peg.x - mouth.x, dy = peg.y - mouth.y;
+  const bool at_socket =
+      dx * dx + dy * dy < Real(4) * kPegHoleRadius * kPegHoleRadius && peg.z < mouth.z + Real(0.01);
+  if (at_socket && depth > ts->depth_best + Real(0.001)) {
+    ts->depth_best = depth;
+    ts->depth_time = Real(0);
+  } else if (at_socket) {
+    ts->depth_time += dt;
+  } else {
+    ts->depth_best = depth;
+    ts->depth_time = Real(0);
+  }
+  ts->stage = ts->grip == 2 ? (at_socket ? kPhaseInsert : kPhaseTransport) : (ts->closing ? kPhaseGrasp : kPhaseApproach);
+  const Real still = StateStillTime(t, s, world, peg, hand, kPegFingerLeft, dt, ts);
+  Real sag = Real(0);  // > 0: fell in the grip; < 0: pushed up
+  if (ts->grip > 0) {
+    sag = ts->grip_ref - (peg.z - hand.z);
+    ts->max_slip = Max(ts->max_slip, Abs(sag));
+    ts->min_margin = p[kPeg_slip_limit] - ts->max_slip;
+  }
+  if (StateGraspMissed(ts, hand, gain)) TaskEnd(ts, kLabelGraspMiss, 1);
+  if (!ts->done && ts->grip > 0 && gain > Real(0.005) && sag > p[kPeg_drop_dist] && depth < kPegRimDepth) {
+    TaskEnd(ts, kLabelDrop, 1);
+  }
+  if (!ts->done && ts->grip > 0 && -sag > p[kPeg_slip_limit]) TaskEnd(ts, kLabelSlip, 1);
+  if (!ts->done) {
+    const PegContactForces f = PegForces(t, m, s, world);
+    const bool on_rim = ts->grip == 2 && mouth.z - peg.z < kPegRimDepth;
+    if ((on_rim && f.rim > p[kPeg_collision_force]) || f.hand > p[kPeg_collision_force]) TaskEnd(ts, kLabelCollision, 1);
+  }
+  if (!ts->done && ts->held_time >= p[kPeg_hold_s] - Real(1e-6)) TaskEnd(ts, kLabelNone, 1);
+  if (!ts->done && ts->held_time == Real(0) && (ts->depth_time >= p[kPeg_stuck_s] || still >= p[kPeg_stuck_s])) {
+    TaskEnd(ts, kLabelStuck, 1);
+  }
+}
+
 S2R_HD void PegInsertEvaluate(const TaskModel& t, const ModelView& m, const StateView& s, int world, const Real* p,
                               int horizon_steps, TaskState* ts) {
   if (ts->done) return;
@@ -210,46 +261,50 @@ S2R_HD void PegInsertEvaluate(const TaskModel& t, const ModelView& m, const Stat
     ts->phase_time = Real(0);
   }
 
-  // depth progress while inserting: 1 mm deeper than ever before
-  if (ts->phase == kPhaseInsert) {
-    if (depth > ts->best + Real(0.001)) {
-      ts->best = depth;
-      ts->progress_time = Real(0);
-    } else {
-      ts->progress_time += dt;
-    }
-    ts->inserted_time = depth >= p[kPeg_insert_depth] ? ts->inserted_time + dt : Real(0);
-  }
-
   // labels
-  const bool carried = ts->phase == kPhaseLift || ts->phase == kPhaseTransport || ts->phase == kPhaseInsert;
-  if (carried) {
-    const Real rise = hand.z - ts->lift_start;
-    const Real gain = peg.z - peg0.z;                        // how far the peg is above its start
-    const Real sag = ts->grip_offset - (peg.z - hand.z);     // > 0: fell in the grip; < 0: pushed up
-    ts->max_slip = Max(ts->max_slip, Abs(sag));
-    ts->min_margin = p[kPeg_slip_limit] - ts->max_slip;
-    const bool carrying = ts->phase == kPhaseLift || ts->phase == kPhaseTransport;
-    if (carrying && rise > Real(0.02) && gain < Real(0.5) * rise && gain < Real(0.01)) TaskEnd(ts, kLabelGraspMiss, 1);
-    if (!ts->done && carrying && gain > Real(0.005) && sag > p[kPeg_drop_dist]) TaskEnd(ts, kLabelDrop, 1);
-    if (!ts->done && -sag > p[kPeg_slip_limit]) TaskEnd(ts, kLabelSlip, 1);
-  }
-  if (!ts->done) {
-    const PegContactForces f = PegForces(t, m, s, world);
-    const bool on_rim = carried && mouth.z - peg.z < kPegRimDepth;
-    if ((on_rim && f.rim > p[kPeg_collision_force]) || f.hand > p[kPeg_collision_force]) {
-      TaskEnd(ts, kLabelCollision, 1);
+  if (t.checker == kCheckerState) {
+    PegInsertStateLabels(t, m, s, world, p, dt, peg, hand, mouth, depth, ts);
+  } else {
+    // depth progress while inserting: 1 mm deeper than ever before
+    if (ts->phase == kPhaseInsert) {
+      if (depth > ts->best + Real(0.001)) {
+        ts->best = depth;
+        ts->progress_time = Real(0);
+      } else {
+        ts->progress_time += dt;
+      }
+      ts->inserted_time = depth >= p[kPeg_insert_depth] ? ts->inserted_time + dt : Real(0);
     }
+
+    const bool carried = ts->phase == kPhaseLift || ts->phase == kPhaseTransport || ts->phase == kPhaseInsert;
+    if (carried) {
+      const Real rise = hand.z - ts->lift_start;
+      const Real gain = peg.z - peg0.z;                        // how far the peg is above its start
+      const Real sag = ts->grip_offset - (peg.z - hand.z);     // > 0: fell in the grip; < 0: pushed up
+      ts->max_slip = Max(ts->max_slip, Abs(sag));
+      ts->min_margin = p[kPeg_slip_limit] - ts->max_slip;
+      const bool carrying = ts->phase == kPhaseLift || ts->phase == kPhaseTransport;
+      if (carrying && rise > Real(0.02) && gain < Real(0.5) * rise && gain < Real(0.01)) TaskEnd(ts, kLabelGraspMiss, 1);
+      if (!ts->done && carrying && gain > Real(0.005) && sag > p[kPeg_drop_dist]) TaskEnd(ts, kLabelDrop, 1);
+      if (!ts->done && -sag > p[kPeg_slip_limit]) TaskEnd(ts, kLabelSlip, 1);
+    }
+    if (!ts->done) {
+      const PegContactForces f = PegForces(t, m, s, world);
+      const bool on_rim = carried && mouth.z - peg.z < kPegRimDepth;
+      if ((on_rim && f.rim > p[kPeg_collision_force]) || f.hand > p[kPeg_collision_force]) {
+        TaskEnd(ts, kLabelCollision, 1);
+      }
+    }
+    if (!ts->done && ts->phase == kPhaseInsert && ts->inserted_time >= p[kPeg_hold_s] - Real(1e-6)) {
+      TaskEnd(ts, kLabelNone, 1);
+    }
+    if (!ts->done && ts->phase == kPhaseInsert && ts->progress_time >= p[kPeg_stuck_s]) TaskEnd(ts, kLabelStuck, 1);
   }
-  if (!ts->done && ts->phase == kPhaseInsert && ts->inserted_time >= p[kPeg_hold_s] - Real(1e-6)) {
-    TaskEnd(ts, kLabelNone, 1);
-  }
-  if (!ts->done && ts->phase == kPhaseInsert && ts->progress_time >= p[kPeg_stuck_s]) TaskEnd(ts, kLabelStuck, 1);
   TaskEvaluateCommon(s, world, horizon_steps, ts);
   if (ts->done) {
     const Real limit = p[kPeg_slip_limit];
-    ts->near_miss = ts->success ? (ts->max_slip > Real(0.5) * limit)
-                                : (ts->best >= Real(0.5) * p[kPeg_insert_depth]);
+    const Real deepest = t.checker == kCheckerState ? ts->deepest : ts->best;
+    ts->near_miss = ts->success ? (ts->max_slip > Real(0.5) * limit) : (deepest >= Real(0.5) * p[kPeg_insert_depth]);
   }
 }
 

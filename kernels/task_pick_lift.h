@@ -90,6 +90,40 @@ S2R_HD void PickLiftAct(const TaskModel& t, const ModelView& m, const StateView&
   for (int i = kPickFingerLeft; i < t.nactuator; ++i) action[t.actuator[i]] = fingers;
 }
 
+// The state checker's labels (kCheckerState: whoever acts). Success: carried, both fingers on it,
+// at least lift_height - 1 cm above its start for hold_s without a break (slip instead when it
+// slid more than slip_limit in the grip on the way); grasp_miss: the fingers closed and the hand
+// rose 2 cm above its lowest point since without the object following half as far (StateGrasp
+// Missed); drop: it fell drop_dist out of its place in the grip after leaving the floor; collision
+// as the expert's; stuck: the hand, the fingers and the object all still (1 mm) for stuck_s short
+// of the goal (a held object the arm cannot raise to the height ends so, where the phase checker
+// says timeout), or slip if the object was carried and slid more than slip_limit in the grip. The
+// `phase` metric is the stage the state shows.
+S2R_HD void PickLiftStateLabels(const TaskModel& t, const ModelView& m, const StateView& s, int world, const Real* p,
+                                Real dt, Vec3 object, Vec3 hand, Real gain, TaskState* ts) {
+  const bool held = StateGripUpdate(t, m, s, world, object, hand, gain, kPickFingerLeft, ts);
+  ts->held_time = ts->grip == 2 && held && ts->margin >= Real(0) ? ts->held_time + dt : Real(0);
+  ts->stage = ts->grip == 2 ? (ts->held_time > Real(0) ? kPhaseHold : kPhaseLift)
+                            : (ts->closing ? kPhaseGrasp : kPhaseApproach);
+  const Real still = StateStillTime(t, s, world, object, hand, kPickFingerLeft, dt, ts);
+  Real sag = Real(0);
+  if (ts->grip > 0) {
+    sag = ts->grip_ref - (object.z - hand.z);  // how far the object fell in the grip
+    ts->max_slip = Max(ts->max_slip, Abs(sag));
+    ts->min_margin = p[kPick_drop_dist] - ts->max_slip;
+  }
+  if (StateGraspMissed(ts, hand, gain)) TaskEnd(ts, kLabelGraspMiss, 1);
+  if (!ts->done && ts->grip > 0 && gain > Real(0.005) && sag > p[kPick_drop_dist]) TaskEnd(ts, kLabelDrop, 1);
+  if (!ts->done && HandStaticForce(t, m, s, world) > p[kPick_collision_force]) TaskEnd(ts, kLabelCollision, 1);
+  if (!ts->done && ts->held_time >= p[kPick_hold_s] - Real(1e-6)) {
+    TaskEnd(ts, ts->max_slip > p[kPick_slip_limit] ? kLabelSlip : kLabelNone, 1);
+  }
+  if (!ts->done && ts->held_time == Real(0) && still >= p[kPick_stuck_s] - Real(1e-6)) {
+    // at rest short of the goal; carried with more than slip_limit of slip, the grip is why
+    TaskEnd(ts, ts->grip == 2 && ts->max_slip > p[kPick_slip_limit] ? kLabelSlip : kLabelStuck, 1);
+  }
+}
+
 S2R_HD void PickLiftEvaluate(const TaskModel& t, const ModelView& m, const StateView& s, int world, const Real* p,
                              int horizon_steps, TaskState* ts) {
   if (ts->done) return;
@@ -136,22 +170,26 @@ S2R_HD void PickLiftEvaluate(const TaskModel& t, const ModelView& m, const State
   }
 
   // labels
-  if (ts->phase == kPhaseLift || ts->phase == kPhaseHold) {
-    const Real rise = hand.z - ts->lift_start;
-    const Real sag = ts->grip_offset - (object.z - hand.z);  // how far the object fell in the grip
-    ts->max_slip = Max(ts->max_slip, Abs(sag));
-    ts->min_margin = p[kPick_drop_dist] - ts->max_slip;  // how close it came to a drop
-    if (rise > Real(0.02) && gain < Real(0.5) * rise && gain < Real(0.01)) TaskEnd(ts, kLabelGraspMiss, 1);
-    if (!ts->done && gain > Real(0.005) && sag > p[kPick_drop_dist]) TaskEnd(ts, kLabelDrop, 1);
-  }
-  if (!ts->done && HandStaticForce(t, m, s, world) > p[kPick_collision_force]) TaskEnd(ts, kLabelCollision, 1);
-  if (!ts->done && ts->phase == kPhaseApproach && ts->progress_time >= p[kPick_stuck_s] - Real(1e-6)) {
-    TaskEnd(ts, kLabelStuck, 1);
-  }
-  if (!ts->done && ts->phase == kPhaseHold && ts->phase_time >= p[kPick_hold_s] - Real(1e-6)) {
-    // held: success when high enough; a slip beyond the limit fails; an object held too low (the
-    // arm sags under a heavy load) did not achieve the task in time
-    TaskEnd(ts, ts->max_slip > p[kPick_slip_limit] ? kLabelSlip : (ts->margin >= 0 ? kLabelNone : kLabelTimeout), 1);
+  if (t.checker == kCheckerState) {
+    PickLiftStateLabels(t, m, s, world, p, dt, object, hand, gain, ts);
+  } else {
+    if (ts->phase == kPhaseLift || ts->phase == kPhaseHold) {
+      const Real rise = hand.z - ts->lift_start;
+      const Real sag = ts->grip_offset - (object.z - hand.z);  // how far the object fell in the grip
+      ts->max_slip = Max(ts->max_slip, Abs(sag));
+      ts->min_margin = p[kPick_drop_dist] - ts->max_slip;  // how close it came to a drop
+      if (rise > Real(0.02) && gain < Real(0.5) * rise && gain < Real(0.01)) TaskEnd(ts, kLabelGraspMiss, 1);
+      if (!ts->done && gain > Real(0.005) && sag > p[kPick_drop_dist]) TaskEnd(ts, kLabelDrop, 1);
+    }
+    if (!ts->done && HandStaticForce(t, m, s, world) > p[kPick_collision_force]) TaskEnd(ts, kLabelCollision, 1);
+    if (!ts->done && ts->phase == kPhaseApproach && ts->progress_time >= p[kPick_stuck_s] - Real(1e-6)) {
+      TaskEnd(ts, kLabelStuck, 1);
+    }
+    if (!ts->done && ts->phase == kPhaseHold && ts->phase_time >= p[kPick_hold_s] - Real(1e-6)) {
+      // held: success when high enough; a slip beyond the limit fails; an object held too low (the
+      // arm sags under a heavy load) did not achieve the task in time
+      TaskEnd(ts, ts->max_slip > p[kPick_slip_limit] ? kLabelSlip : (ts->margin >= 0 ? kLabelNone : kLabelTimeout), 1);
+    }
   }
   TaskEvaluateCommon(s, world, horizon_steps, ts);
   if (ts->done) {

@@ -10,7 +10,8 @@
 // `brake_decel` is let slide (the floor's friction slows it). When the box centre is within
 // `goal_radius` of the goal the pusher stops (hold), and the box must stay there for `hold_s`.
 //
-// Labels: success (box in the goal for hold_s); stuck (pushing, the box came no closer to the goal
+// Push has one checker, the state checker (TaskChecker; a sweep records it so): its phases follow
+// the box and the pusher, whoever acts. Labels: success (box in the goal for hold_s); stuck (pushing, the box came no closer to the goal
 // by 1 mm than at the push's start for stuck_s of the push: the time an approach takes does not
 // count, so a box that slid past the goal while the expert goes round it is not stuck); sim_unstable;
 // timeout. Margin: goal_radius - final distance (how far inside); min_margin: goal_radius - the
@@ -147,6 +148,7 @@ S2R_HD void PushEvaluate(const TaskModel& t, const ModelView& m, const StateView
   if (ts->phase == kPhaseHold && ts->phase_time >= p[kPush_hold_s] - Real(1e-6)) TaskEnd(ts, kLabelNone, 1);
   if (!ts->done && ts->phase == kPhasePush && ts->progress_time >= p[kPush_stuck_s]) TaskEnd(ts, kLabelStuck, 1);
   TaskEvaluateCommon(s, world, horizon_steps, ts);
+  ts->stage = ts->phase;  // both checkers: the phases follow the state (see the top)
   if (ts->done) {
     ts->near_miss = ts->success ? (ts->margin < Real(0.25) * radius) : (ts->min_margin > Real(-0.5) * radius);
   }

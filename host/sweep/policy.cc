@@ -61,6 +61,8 @@ PolicyProcess::PolicyProcess(const std::string& command, const nlohmann::json& h
   obs_size_ = hello.at("obs_size").get<int>();
   action_size_ = hello.at("action_size").get<int>();
   task_param_size_ = hello.at("task_param_size").get<int>();
+  joint_size_ = hello.at("joint_size").get<int>();
+  target_size_ = hello.at("target_size").get<int>();
   // a policy that exits makes our writes fail with EPIPE, not kill s2r
   ::signal(SIGPIPE, SIG_IGN);
   int in[2], out[2];
@@ -170,19 +172,24 @@ void PolicyProcess::Read(void* data, size_t bytes) {
   }
 }
 
-void PolicyProcess::Act(const std::vector<int64_t>& episode, const std::vector<uint8_t>& first,
-                        const std::vector<float>& obs, const std::vector<float>& task_params,
-                        std::vector<float>* actions) {
+void PolicyProcess::Act(const PolicyInput& in, std::vector<float>* actions) {
+  const std::vector<int64_t>& episode = in.episode;
   const size_t n = episode.size();
+  if (in.first.size() != n || in.obs.size() != n * size_t(obs_size_) || in.task_params.size() != n * size_t(task_param_size_) ||
+      in.joints.size() != n * size_t(joint_size_) || in.target.size() != n * size_t(target_size_)) {
+    throw std::logic_error("PolicyProcess::Act: the step's blocks do not match the layout sent");
+  }
   StepHeader head{};
   std::memcpy(head.magic, kStepMagic, 4);
   head.n = static_cast<uint32_t>(n);
   head.step = step_;
   Write(&head, sizeof head);
   Write(episode.data(), n * sizeof(int64_t));
-  Write(first.data(), n);
-  Write(obs.data(), obs.size() * sizeof(float));
-  Write(task_params.data(), task_params.size() * sizeof(float));
+  Write(in.first.data(), n);
+  Write(in.obs.data(), in.obs.size() * sizeof(float));
+  Write(in.task_params.data(), in.task_params.size() * sizeof(float));
+  Write(in.joints.data(), in.joints.size() * sizeof(float));
+  Write(in.target.data(), in.target.size() * sizeof(float));
   char magic[4];
   uint32_t count = 0;
   Read(magic, 4);

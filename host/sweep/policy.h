@@ -1,13 +1,16 @@
 // A policy in another process, for `s2r sweep --policy COMMAND` (docs/sweep.md *Evaluating a
 // policy*): s2r starts `/bin/sh -c COMMAND` with pipes on its standard input and output, tells it
 // the observation and action layout in one JSON line, then at every control step sends the active
-// worlds' episode indices, first-step flags, observations and task parameters and reads one action
-// row per world back. Little-endian binary, float32 values (python/s2r_policy.py speaks it):
+// worlds' episode indices, first-step flags, observations, task parameters, the task's joint
+// positions and its target's position, and reads one action row per world back. Little-endian
+// binary, float32 values (python/s2r_policy.py speaks it):
 //
-//   s2r -> policy, once:  a JSON object and '\n' ("protocol": "s2r.policy/1", obs_size, action_size,
-//                         task_param_size and their names, control_hz, task, worlds)
+//   s2r -> policy, once:  a JSON object and '\n' ("protocol": "s2r.policy/2", obs_size, action_size,
+//                         task_param_size, joint_size, target_size and their names, control_hz,
+//                         task, worlds)
 //   s2r -> policy, per step:  "S2RS" u32 n  u64 step  |  n x i64 episode  |  n x u8 first  |
-//                             n x obs_size f32  |  n x task_param_size f32
+//                             n x obs_size f32  |  n x task_param_size f32  |  n x joint_size f32  |
+//                             n x target_size f32
 //   policy -> s2r, per step:  "S2RA" u32 n  |  n x action_size f32
 //   s2r -> policy, at the end:  "S2RE" u32 0  u64 step; then its input closes and s2r waits for it
 //                               to exit (status 0)
@@ -29,16 +32,31 @@
 
 namespace s2r {
 
+// What one control step tells a policy of its n worlds, row by row (one row per active world).
+struct PolicyInput {
+  std::vector<int64_t> episode;     // the episode each world runs
+  std::vector<uint8_t> first;       // 1 on the episode's first step
+  std::vector<float> obs;           // (n, obs_size): the observation model's output
+  std::vector<float> task_params;   // (n, task_param_size): the episode's task parameters
+  std::vector<float> joints;        // (n, joint_size): the positions of the joints the actions drive (true)
+  std::vector<float> target;        // (n, target_size): the task's target body's position (true; peg_insert)
+  void clear() {
+    episode.clear();
+    first.clear();
+    obs.clear();
+    task_params.clear();
+    joints.clear();
+    target.clear();
+  }
+};
+
 // Where a sweep's actions come from when not from the task's expert: a policy process, or (s2r
 // replay of a policy's episode) the actions a store recorded.
 class ActionSource {
  public:
   virtual ~ActionSource() = default;
-  // One control step of n worlds: episode[i], first[i] (the episode's first step), obs (n x
-  // obs_size), task_params (n x task_param_size) -> actions (n x action_size).
-  virtual void Act(const std::vector<int64_t>& episode, const std::vector<uint8_t>& first,
-                   const std::vector<float>& obs, const std::vector<float>& task_params,
-                   std::vector<float>* actions) = 0;
+  // One control step of n worlds -> actions (n x action_size).
+  virtual void Act(const PolicyInput& in, std::vector<float>* actions) = 0;
   // After the last step.
   virtual void Finish() {}
 };
@@ -50,8 +68,7 @@ class PolicyProcess : public ActionSource {
   PolicyProcess(const PolicyProcess&) = delete;
   PolicyProcess& operator=(const PolicyProcess&) = delete;
 
-  void Act(const std::vector<int64_t>& episode, const std::vector<uint8_t>& first, const std::vector<float>& obs,
-           const std::vector<float>& task_params, std::vector<float>* actions) override;
+  void Act(const PolicyInput& in, std::vector<float>* actions) override;
   // The end: the closing message, then the process must exit with status 0 within the timeout.
   void Finish() override;
 
@@ -65,7 +82,7 @@ class PolicyProcess : public ActionSource {
 
   std::string command_;
   double timeout_s_;
-  int obs_size_ = 0, action_size_ = 0, task_param_size_ = 0;
+  int obs_size_ = 0, action_size_ = 0, task_param_size_ = 0, joint_size_ = 0, target_size_ = 0;
   pid_t pid_ = -1;
   int to_ = -1, from_ = -1;  // its standard input and output
   uint64_t step_ = 0;        // steps answered so far

@@ -80,6 +80,12 @@ const std::vector<std::string>& TaskLabelNames() {
 }
 
 // the episodes of the whole sweep: the hard set's, or the option's or the config's count
+TaskChecker SweepChecker(const SweepConfig& c, bool policy) {
+  if (c.task.info->kind == kTaskPush) return kCheckerState;  // its only one (kernels/task_push.h)
+  if (c.task.checker >= 0) return static_cast<TaskChecker>(c.task.checker);
+  return policy ? kCheckerState : kCheckerPhases;
+}
+
 int64_t SweepEpisodes(const SweepConfig& c, const SweepOptions& o) {
   if (!o.episode_indices.empty()) return static_cast<int64_t>(o.episode_indices.size());
   return o.episodes >= 0 ? o.episodes : c.episodes;
@@ -187,7 +193,7 @@ DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
   }
   spec.metrics = {
       {"phase", "1", "task phase when the episode ended (kernels/task.h TaskPhase: 0 approach, 1 push, 2 grasp, 3 lift, 4 hold, "
-               "5 transport, 6 insert)"},
+               "5 transport, 6 insert; the state checker: the stage the state showed)"},
       {"margin", "m",
        "at the end: how far inside the success region (push: goal_radius - distance; peg_insert: depth - "
        "insert_depth), < 0 outside"},
@@ -234,6 +240,7 @@ DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
                     {"scene_text", m.source_text},
                     {"sweep", {{"seed", seed}, {"episodes", episodes}, {"shard", o.shard}, {"shards", o.shards}}}};
   if (!o.policy.empty()) spec.generator["sweep"]["policy"] = o.policy;
+  spec.generator["sweep"]["checker"] = TaskCheckerName(SweepChecker(c, !o.policy.empty()));
   if (!o.episode_indices.empty()) {
     spec.generator["sweep"]["episodes_from"] = {
         {"store", o.episodes_from_store},
@@ -248,16 +255,17 @@ DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
 
 namespace {
 
-// What a policy needs of a sweep: the CPU backend and a task whose labels do not follow the expert.
+// What a policy needs of a sweep: the CPU backend and labels that do not follow the expert.
 void CheckPolicySweep(const SweepConfig& c, BackendKind backend) {
   if (backend != BackendKind::kCpu) {
     throw std::runtime_error("--policy runs on the CPU backend (--backend cpu): the CUDA sweep keeps its worlds' "
                              "steps on the device, a policy process needs each step's observations on the host");
   }
-  if (c.task.info->kind != kTaskPush) {
-    throw std::runtime_error(std::string("--policy: task '") + c.task.info->name +
-                             "' labels its episodes by its expert's phases, which advance on the expert's timers, so a "
-                             "policy's episodes would be mislabelled; --policy runs the push task");
+  if (c.task.info->kind != kTaskPush && SweepChecker(c, true) == kCheckerPhases) {
+    throw std::runtime_error(c.source + ": task.checker: 'phases' labels " + c.task.info->name +
+                             "'s episodes by its expert's phases, which advance on the expert's timers, so a policy's "
+                             "episodes would be mislabelled; --policy needs the state checker (task.checker: state, "
+                             "the default with a policy)");
   }
 }
 
@@ -265,10 +273,13 @@ void CheckPolicySweep(const SweepConfig& c, BackendKind backend) {
 // answers (host/sweep/policy.h).
 std::unique_ptr<PolicyProcess> StartPolicy(const SweepConfig& c, const RunnerOptions& o, int nworld) {
   CheckPolicySweep(c, o.backend);
-  std::vector<std::string> task_params;
+  std::vector<std::string> task_params, joints;
   for (const TaskParamInfo& p : c.task.info->params) task_params.push_back(p.name);
+  const TaskModel& t = c.task.model;
+  for (int i = 0; i < t.nactuator; ++i) joints.push_back(c.model.joint_name[t.joint[i]]);
+  const bool target = t.target_body >= 0;
   const nlohmann::json hello = {
-      {"protocol", "s2r.policy/1"},
+      {"protocol", "s2r.policy/2"},
       {"task", c.task.info->name},
       {"instruction", c.task.instruction},
       {"control_hz", c.model.control_hz},
@@ -278,42 +289,53 @@ std::unique_ptr<PolicyProcess> StartPolicy(const SweepConfig& c, const RunnerOpt
       {"action_size", c.model.nactuator()},
       {"action_names", c.model.actuator_name},
       {"task_param_size", static_cast<int>(task_params.size())},
-      {"task_param_names", task_params}};
+      {"task_param_names", task_params},
+      {"joint_size", t.nactuator},
+      {"joint_names", joints},
+      {"target_size", target ? 3 : 0},
+      {"target_names", target ? std::vector<std::string>{"target_x", "target_y", "target_z"} : std::vector<std::string>{}},
+      {"target_body", target ? c.model.body_name[t.target_body] : std::string()}};
   return std::make_unique<PolicyProcess>(o.policy, hello, o.policy_timeout_s);
 }
 
 // What one control step sends a policy and gets back (kept between steps for their capacity).
 struct PolicyBatch {
-  std::vector<int64_t> episode;
-  std::vector<uint8_t> first;
-  std::vector<float> obs, task_params, actions;
+  PolicyInput in;
+  std::vector<float> actions;
   std::vector<int> world;
 };
 
-// One control step of every world with the policy's actions: observe, ask, act.
-void PolicyStep(const SweepConfig& c, int nworld, SweepBuffers& buffers, ActionSource* policy, PolicyBatch* batch,
-                const std::function<void()>& overlap) {
+// One control step of every world with the policy's actions: observe, ask, act. `s` is the worlds'
+// state on the host (the CPU backend's).
+void PolicyStep(const SweepConfig& c, int nworld, SweepBuffers& buffers, const StateView& s, ActionSource* policy,
+                PolicyBatch* batch, const std::function<void()>& overlap) {
   buffers.Observe();
   const SweepStepArgs& h = buffers.host();
-  auto& [episode, first, obs, task_params, actions, world] = *batch;
-  episode.clear();
-  first.clear();
-  obs.clear();
-  task_params.clear();
+  PolicyInput& in = batch->in;
+  std::vector<int>& world = batch->world;
+  in.clear();
   world.clear();
   const int ntask = static_cast<int>(c.task.params.size());
+  const TaskModel& t = c.task.model;
   for (int w = 0; w < nworld; ++w) {
     const SweepWorld& r = h.worlds[w];
     if (!r.active) continue;
     world.push_back(w);
-    episode.push_back(r.episode);
-    first.push_back(r.task.steps == 0 ? 1 : 0);
+    in.episode.push_back(r.episode);
+    in.first.push_back(r.task.steps == 0 ? 1 : 0);
     const Real* o = h.RowsAt(w, r.task.steps).obs;
-    obs.insert(obs.end(), o, o + kObsSize);
+    in.obs.insert(in.obs.end(), o, o + kObsSize);
     const Real* p = h.task_params + static_cast<size_t>(w) * kTaskMaxParams;
-    task_params.insert(task_params.end(), p, p + ntask);
+    in.task_params.insert(in.task_params.end(), p, p + ntask);
+    const Real* q = s.joint_q(w);
+    for (int i = 0; i < t.nactuator; ++i) in.joints.push_back(static_cast<float>(q[t.joint[i]]));
+    if (t.target_body >= 0) {
+      const Real* x = s.body_pos(w, t.target_body);
+      in.target.insert(in.target.end(), x, x + 3);
+    }
   }
-  if (!world.empty()) policy->Act(episode, first, obs, task_params, &actions);
+  std::vector<float>& actions = batch->actions;
+  if (!world.empty()) policy->Act(in, &actions);
   const int na = h.nactuator;
   for (size_t i = 0; i < world.size(); ++i) {
     Real* act = h.actions + static_cast<size_t>(world[i]) * h.action_stride;
@@ -347,6 +369,8 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
   // the per-world step (kernels/sweep_step.h) and its buffers on the stepping backend
   SweepStepArgs shape;
   shape.task = c.task.model;
+  const TaskChecker checker = SweepChecker(c, o.actions != nullptr || !o.policy.empty());
+  shape.task.checker = checker;
   shape.observation = c.observation;
   shape.nevents = static_cast<int32_t>(c.events.size());
   for (size_t k = 0; k < c.events.size(); ++k) shape.events[k] = c.events[k];
@@ -452,7 +476,7 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
     f.length = r.task.steps;
     f.task = r.task;
     f.params.insert(f.params.end(), r.observation.episode, r.observation.episode + kObsEpisodeParams);
-    f.metrics.assign({double(r.task.phase), double(r.task.margin), double(r.task.min_margin), double(r.task.max_slip),
+    f.metrics.assign({double(checker == kCheckerState ? r.task.stage : r.task.phase), double(r.task.margin), double(r.task.min_margin), double(r.task.max_slip),
                       double(r.task.near_miss)});
     for (size_t k = 0; k < c.events.size(); ++k) {
       const EventDraw& d = r.events[k];
@@ -484,7 +508,7 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
   while (collected < planned) {
     const auto step_start = Clock::now();
     if (policy) {
-      PolicyStep(c, nworld, *buffers, policy, &batch, complete_and_write);
+      PolicyStep(c, nworld, *buffers, engine.state().view, policy, &batch, complete_and_write);
     } else {
       buffers->Step(complete_and_write);
     }
@@ -615,11 +639,16 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
                           " was made with (the sweep centres its randomization on it); resume with the same file");
       }
     }
-    diff = FirstDifference(gen["sweep"], spec.generator["sweep"]);
+    nlohmann::json was = gen["sweep"];
+    if (was.is_object() && !was.contains("checker")) {  // a store from before 2026-12-07: what labelled it
+      was["checker"] = TaskCheckerName(c.task.info->kind == kTaskPush ? kCheckerState : kCheckerPhases);
+    }
+    diff = FirstDifference(was, spec.generator["sweep"]);
     if (!diff.empty()) {
-      throw ConfigError(out + ": sweep." + diff + " differs (" + DumpAt(gen["sweep"], diff) + " in the store, " +
+      throw ConfigError(out + ": sweep." + diff + " differs (" + DumpAt(was, diff) + " in the store, " +
                         DumpAt(spec.generator["sweep"], diff) +
-                        " now); resume with the same seed, episodes, shard and --episodes-from selection");
+                        " now); resume with the same seed, episodes, shard and --episodes-from selection, and the same "
+                        "--policy");
     }
     // the committed episodes must be this sweep's first ones, in its order
     const std::vector<uint64_t> seeds = r.EpisodeSeeds();

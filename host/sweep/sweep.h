@@ -125,6 +125,11 @@ DatasetSpec SweepDatasetSpec(const SweepConfig& config, const SweepOptions& opti
 // --resume refuses a store made from another config, naming the first differing key.
 SweepSummary RunSweep(const SweepConfig& config, const std::string& out, const SweepOptions& options);
 
+// The checker a sweep labels its episodes with (kernels/task.h TaskChecker): the config's
+// `task.checker`, else the phase checker for the expert and the state checker for a policy; push
+// has the state checker alone.
+TaskChecker SweepChecker(const SweepConfig& config, bool policy);
+
 // names of the failure labels (index = TaskLabel)
 const std::vector<std::string>& TaskLabelNames();
 

@@ -62,6 +62,8 @@ std::vector<TaskParamInfo> PegInsertParams() {
 
 }  // namespace
 
+const char* TaskCheckerName(int32_t checker) { return checker == kCheckerState ? "state" : "phases"; }
+
 bool TaskParamAllows(TaskParamBound bound, double v) {
   switch (bound) {
     case TaskParamBound::kPositive: return v > 0;
@@ -107,7 +109,7 @@ int TaskParamIndex(const TaskInfo& info, const std::string& name) {
 }
 
 TaskSetup ParseTask(const ConfigNode& node, const Model& m) {
-  node.CheckKeys({"name", "instruction", "params", "object", "effector", "fingers", "actuators", "target"});
+  node.CheckKeys({"name", "instruction", "params", "object", "effector", "fingers", "actuators", "target", "checker"});
   TaskSetup setup;
   const ConfigNode name = node.Required("name");
   setup.info = FindTask(name.String());
@@ -154,6 +156,20 @@ TaskSetup ParseTask(const ConfigNode& node, const Model& m) {
     }
     t.actuator[i] = a;
     t.joint[i] = m.actuator_trnid[a];
+  }
+
+  if (node.Has("checker")) {
+    const ConfigNode checker = node["checker"];
+    const std::string value = checker.String();
+    if (value == TaskCheckerName(kCheckerPhases) && info.kind == kTaskPush) {
+      checker.Fail("task 'push' has one checker, 'state': its phases follow the box and the pusher, whoever acts");
+    } else if (value == TaskCheckerName(kCheckerPhases)) {
+      setup.checker = kCheckerPhases;
+    } else if (value == TaskCheckerName(kCheckerState)) {
+      setup.checker = kCheckerState;
+    } else {
+      checker.Fail("unknown checker " + Quote(value) + " (phases: by the expert's phases; state: by the state alone)");
+    }
   }
 
   setup.goal_param[0] = TaskParamIndex(info, "goal_x");

@@ -10,6 +10,8 @@
 //     effector: pusher_y
 //     actuators: [act_x, act_y]
 //     target: socket                   # peg_insert: the static body the peg goes into
+//     checker: state                   # phases | state: how episodes are labelled (kernels/task.h
+//                                      # TaskChecker); default: phases with the expert, state with a policy
 // A task parameter is randomized like an engine parameter, addressed as `task.<name>`.
 #pragma once
 
@@ -59,7 +61,11 @@ struct TaskSetup {
   std::vector<double> params;  // one per info->params, the config's values
   std::string instruction;
   int32_t goal_param[2] = {-1, -1};  // indices of the goal's x and y parameters, -1 if the task has none
+  int32_t checker = -1;  // TaskChecker from `checker:`; -1: not set (SweepChecker decides)
 };
+
+// the checkers' names in configs and stores ("phases", "state"), by TaskChecker
+const char* TaskCheckerName(int32_t checker);
 
 // Parses `task:` against the scene; names the key of any unknown task, parameter or entity.
 TaskSetup ParseTask(const ConfigNode& node, const Model& model);

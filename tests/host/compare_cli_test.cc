@@ -153,7 +153,7 @@ TEST(CompareCli, SaysWhatDiffersBetweenTheRunsAndComparesASelection) {
                              "(not set), git_revision " + revision + " -> feedfacecafe\n"),
             std::string::npos)
       << text.output;
-  EXPECT_NE(Compare(dir + "/a " + dir + "/a").output.find("runs: the same code, seed, policy, scene and config"),
+  EXPECT_NE(Compare(dir + "/a " + dir + "/a").output.find("runs: the same code, seed, policy, checker, scene and config"),
             std::string::npos);
 
   // --select on BEFORE: its failures (e % 3 == 0), then a condition on its friction

@@ -351,7 +351,7 @@ TEST(Sweep, AHardSetRerunsTheSelectedEpisodesBitForBit) {
   r = RunCommand(bin + " --out " + dir + "/h --resume --episodes-from " + dir + "/a --select timeout");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("h: sweep.episodes"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("resume with the same seed, episodes, shard and --episodes-from selection"), std::string::npos)
+  EXPECT_NE(r.output.find("resume with the same seed, episodes, shard and --episodes-from selection, and the same --policy"), std::string::npos)
       << r.output;
   // compare sees the same outcomes
   r = RunCommand(std::string(S2R_BINARY) + " compare " + dir + "/a " + dir + "/h --json");
@@ -641,6 +641,8 @@ TEST(Sweep, RejectsBadConfigsNamingFileLineAndKey) {
       {"scene: builtin:peg_insert\ntask:\n  name: peg_insert\n  target: hole\n",
        "task.target: the scene has no body 'hole'"},
       {base + "  actuators: [act_x]\n", "task 'push' drives 2 actuators"},
+      {base + "  checker: strict\n", "bad.yaml:4:12: task.checker: unknown checker 'strict' (phases: by the expert's phases"},
+      {base + "  checker: phases\n", "bad.yaml:4:12: task.checker: task 'push' has one checker, 'state'"},
       {base + "episodes: 0\n", "episodes: must be an integer in [1, "},
       {base + "horizon_s: abc\n", "horizon_s: must be a number, got 'abc'"},
       {base + "observation:\n  dropout: 1.5\n", "observation.dropout: must be in [0, 0.99], got 1.5"},
@@ -990,16 +992,22 @@ TEST(SweepPolicy, AFailingPolicyIsAnErrorNamingTheCommandAndTheStep) {
         << c.policy << "\n" << r.output;
     EXPECT_LT(seconds, 15) << c.policy << ": the policy's sleep must not hold the sweep";
   }
-  // what a policy cannot drive: the CUDA sweep, tasks labelled by their expert's phases; refused
-  // before a store is made
+  // what a policy cannot drive: the CUDA sweep, a grasping task labelled by its expert's phases
+  // (task.checker: phases); refused before a store is made
   CommandResult r = RunCommand(std::string(S2R_BINARY) + " sweep builtin:push --episodes 2 --backend cuda-emulation --out " +
                                dir + "/cuda --policy 'cat'");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("--policy runs on the CPU backend"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir + "/cuda"));
-  r = RunCommand(std::string(S2R_BINARY) + " sweep builtin:pick_lift --episodes 2 --out " + dir + "/pick --policy 'cat'");
+  {
+    std::ofstream f(dir + "/phases.yaml");
+    f << "scene: builtin:pick_lift\ntask:\n  name: pick_lift\n  checker: phases\nepisodes: 2\n";
+  }
+  r = RunCommand(std::string(S2R_BINARY) + " sweep " + dir + "/phases.yaml --out " + dir + "/pick --policy 'cat'");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.output.find("--policy: task 'pick_lift' labels its episodes by its expert's phases"), std::string::npos)
+  EXPECT_NE(r.output.find(dir + "/phases.yaml: task.checker: 'phases' labels pick_lift's episodes by its expert's "
+                                "phases"),
+            std::string::npos)
       << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir + "/pick"));
 }

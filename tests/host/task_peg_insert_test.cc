@@ -17,7 +17,8 @@ namespace {
 // `friction` (< 0: the scene's 1) is the peg's and the fingers'; `hook(engine, state)` runs after
 // every control step.
 TaskState RunPeg(double friction, std::vector<std::pair<int, double>> task_params,
-                 const std::function<void(Engine&, const TaskState&)>& hook = nullptr) {
+                 const std::function<void(Engine&, const TaskState&)>& hook = nullptr,
+                 TaskChecker checker = kCheckerPhases) {
   std::vector<std::pair<std::string, std::vector<Real>>> engine_params;
   if (friction >= 0) {
     engine_params.push_back({"geom_friction[peg, finger_left, finger_right]", {Real(friction), Real(friction), Real(friction)}});
@@ -25,7 +26,8 @@ TaskState RunPeg(double friction, std::vector<std::pair<int, double>> task_param
   return test_util::RunTask("builtin:peg_insert", engine_params, task_params, 250,
                             [&hook](Engine& e, const TaskState& ts, int) {
                               if (hook) hook(e, ts);
-                            })
+                            },
+                            checker)
       .ts;
 }
 
@@ -99,6 +101,50 @@ TEST(PegInsertTask, APegThatBottomsOutShortOfTheDepthIsStuck) {
   EXPECT_EQ(ts.phase, kPhaseInsert);
   EXPECT_NEAR(ts.best, 0.04, 0.002) << "the tip rests on the hole's floor";
   EXPECT_TRUE(ts.near_miss) << "it got more than halfway to insert_depth";
+}
+
+// The state checker (kCheckerState, what a policy's episodes are labelled by) on the crafted worlds
+// above, the expert acting: the same labels from the grip, the contact forces and the depth alone,
+// and the stage the state showed at the end.
+TEST(PegInsertTask, TheStateCheckerLabelsTheCraftedWorldsAlike) {
+  struct Case {
+    const char* what;
+    double friction;
+    std::vector<std::pair<int, double>> params;
+    int label, stage;
+  };
+  const std::vector<Case> cases = {
+      {"aligned", -1, {}, kLabelNone, kPhaseInsert},
+      {"2 mm off", -1, {{kPeg_align_y, 0.002}}, kLabelNone, kPhaseInsert},
+      {"1 cm off", -1, {{kPeg_align_x, 0.01}}, kLabelCollision, kPhaseInsert},
+      {"8 mm off", -1, {{kPeg_align_y, -0.008}}, kLabelCollision, kPhaseInsert},
+      {"weak grip on the rim", 0.3, {{kPeg_align_y, 0.008}, {kPeg_grasp_height, 0.13}}, kLabelSlip, kPhaseInsert},
+      {"grasp above", -1, {{kPeg_grasp_height, 0.2}}, kLabelGraspMiss, kPhaseGrasp},
+      {"bottoms out", -1, {{kPeg_insert_depth, 0.042}}, kLabelStuck, kPhaseInsert},
+  };
+  for (const Case& c : cases) {
+    TaskState ts = RunPeg(c.friction, c.params, nullptr, kCheckerState);
+    EXPECT_EQ(ts.label, c.label) << c.what;
+    EXPECT_EQ(ts.stage, c.stage) << c.what;
+    if (c.label == kLabelStuck) {
+      EXPECT_NEAR(ts.deepest, 0.04, 0.002) << "the tip rests on the hole's floor";
+      EXPECT_TRUE(ts.near_miss);
+    }
+    if (c.label == kLabelCollision) EXPECT_LT(ts.deepest, kPegRimDepth) << c.what;
+  }
+  bool cut = false;
+  TaskState ts = RunPeg(
+      -1, {},
+      [&cut](Engine& e, const TaskState& t) {
+        if (!cut && t.phase == kPhaseTransport) {
+          e.SetParam("geom_friction[peg, finger_left, finger_right]", {0, 0, 0});
+          cut = true;
+        }
+      },
+      kCheckerState);
+  ASSERT_TRUE(cut);
+  EXPECT_EQ(ts.label, kLabelDrop);
+  EXPECT_EQ(ts.stage, kPhaseTransport);
 }
 
 }  // namespace

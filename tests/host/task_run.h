@@ -21,11 +21,13 @@ struct TaskRun {
 
 // `engine_params`: SetParam(address, values) before the reset; `task_params`: (index, value)
 // changes to the config's task parameters; `hook(engine, state, step)` runs after every control
-// step (to change something mid-episode).
+// step (to change something mid-episode); `checker` labels the episode (the expert acts either way).
 inline TaskRun RunTask(const std::string& sweep, const std::vector<std::pair<std::string, std::vector<Real>>>& engine_params,
                        const std::vector<std::pair<int, double>>& task_params, int horizon_steps,
-                       const std::function<void(Engine&, const TaskState&, int)>& hook = nullptr) {
+                       const std::function<void(Engine&, const TaskState&, int)>& hook = nullptr,
+                       TaskChecker checker = kCheckerPhases) {
   SweepConfig c = LoadSweepConfig(sweep);
+  c.task.model.checker = checker;
   EngineOptions opt;
   opt.threads = 1;
   Engine e(c.model, opt);
