@@ -61,6 +61,38 @@ def python_dir():
     return os.path.join(REPO, "python")
 
 
+def need_s2r():
+    if not (os.path.isfile(S2R_BIN) and os.access(S2R_BIN, os.X_OK)):
+        pytest.skip(f"{S2R_BIN} not built")
+
+
+def logged_run(tmp_path, template, task, episodes, worlds):
+    """Sweeps builtin:TASK with the policy `template` (a script that logs the layout, then one JSON
+    line per world and step, to {log}); returns the layout, the step lines and the store."""
+    log = tmp_path / "log.jsonl"
+    script = tmp_path / "logger.py"
+    script.write_text(template.format(python_dir=python_dir(), log=str(log)))
+    out = tmp_path / f"{task}.zarr"
+    run("sweep", f"builtin:{task}", "--out", out, "--episodes", episodes, "--worlds", worlds, "--policy",
+        f"{PYTHON} {script}")
+    lines = [json.loads(l) for l in log.read_text().splitlines()]
+    return lines[0], lines[1:], zarr.open_group(store=str(out), mode="r")
+
+
+def run_example(tmp_path, example, task):
+    """64 builtin:TASK episodes acted by python/examples/EXAMPLE; returns the store, the committed
+    episode count, the success flags and the failures' label names."""
+    out = tmp_path / f"{task}.zarr"
+    script = os.path.join(REPO, "python", "examples", example)
+    run("sweep", f"builtin:{task}", "--out", out, "--episodes", 64, "--worlds", 16, "--policy", f"{PYTHON} {script}")
+    root = zarr.open_group(store=str(out), mode="r")
+    E = root.attrs["s2r"]["commit"]["episodes"]
+    success = root["episodes/success"][:E].astype(bool)
+    names = {l["code"]: l["name"] for l in root.attrs["s2r"]["labels"]}
+    labels = {names[int(c)] for c in root["episodes/failure_label"][:E][~success]}
+    return root, E, success, labels
+
+
 def run(*args, check=True):
     return subprocess.run([S2R_BIN, *map(str, args)], check=check, capture_output=True, text=True)
 
@@ -72,8 +104,7 @@ def hashes(store):
 
 @pytest.fixture(scope="module")
 def expert(tmp_path_factory):
-    if not (os.path.isfile(S2R_BIN) and os.access(S2R_BIN, os.X_OK)):
-        pytest.skip(f"{S2R_BIN} not built")
+    need_s2r()
     store = tmp_path_factory.mktemp("expert") / "push.zarr"
     run("sweep", "builtin:push", "--out", store, "--episodes", 48, "--worlds", 16)
     return store
@@ -100,20 +131,12 @@ def test_a_policy_replaying_the_expert_writes_the_experts_store(expert, tmp_path
 
 
 def test_a_policy_sees_the_layout_first_steps_and_goals(tmp_path):
-    if not (os.path.isfile(S2R_BIN) and os.access(S2R_BIN, os.X_OK)):
-        pytest.skip(f"{S2R_BIN} not built")
-    log = tmp_path / "log.jsonl"
-    script = tmp_path / "recorder.py"
-    script.write_text(RECORDER.format(python_dir=python_dir(), log=str(log)))
-    out = tmp_path / "still.zarr"
-    run("sweep", "builtin:push", "--out", out, "--episodes", 6, "--worlds", 4, "--policy", f"{PYTHON} {script}")
-    lines = [json.loads(l) for l in log.read_text().splitlines()]
-    info, steps = lines[0], lines[1:]
+    need_s2r()
+    info, steps, root = logged_run(tmp_path, RECORDER, "push", 6, 4)
     assert info["protocol"] == "s2r.policy/2" and info["task"] == "push"
     assert info["obs_size"] == 10 and info["action_size"] == 2 and info["worlds"] == 4
     assert info["action_names"] == ["act_x", "act_y"]
     assert info["joint_size"] == 2 and info["target_size"] == 0
-    root = zarr.open_group(store=str(out), mode="r")
     E = root.attrs["s2r"]["commit"]["episodes"]
     seeds = root["episodes/seed"][:E].tolist()
     length = dict(zip(seeds, root["episodes/length"][:E].tolist()))
@@ -161,16 +184,8 @@ def test_the_example_push_policy_pushes_boxes_into_the_goal(tmp_path):
     """python/examples/push_policy.py, a stateless hand-written policy on the noisy observation:
     72 % of these 64 episodes (69 % of 256; the expert 92 %), every success with the box in the goal
     at the end, every failure a timeout or stuck. The threshold leaves room for other rounding."""
-    if not (os.path.isfile(S2R_BIN) and os.access(S2R_BIN, os.X_OK)):
-        pytest.skip(f"{S2R_BIN} not built")
-    out = tmp_path / "example.zarr"
-    example = os.path.join(REPO, "python", "examples", "push_policy.py")
-    run("sweep", "builtin:push", "--out", out, "--episodes", 64, "--worlds", 16, "--policy", f"{PYTHON} {example}")
-    root = zarr.open_group(store=str(out), mode="r")
-    E = root.attrs["s2r"]["commit"]["episodes"]
-    success = root["episodes/success"][:E].astype(bool)
-    names = {l["code"]: l["name"] for l in root.attrs["s2r"]["labels"]}
-    labels = {names[int(c)] for c in root["episodes/failure_label"][:E][~success]}
+    need_s2r()
+    root, E, success, labels = run_example(tmp_path, "push_policy.py", "push")
     assert success.mean() >= 0.5, success.mean()
     assert labels <= {"timeout", "stuck"}, labels
     assert (root["episodes/metrics/margin"][:E][success] > 0).all(), "a success ends with the box in the goal"
@@ -192,8 +207,7 @@ def test_a_policy_replaying_a_grasping_expert_writes_its_state_checked_store(tas
     """pick_lift and peg_insert label a policy's episodes with the state checker: the expert's
     sweep under `checker: state`, and a policy answering its recorded actions, write the same store
     array for array (the same labels, metrics and stages)."""
-    if not (os.path.isfile(S2R_BIN) and os.access(S2R_BIN, os.X_OK)):
-        pytest.skip(f"{S2R_BIN} not built")
+    need_s2r()
     config = state_config(tmp_path, task)
     expert = tmp_path / "expert.zarr"
     run("sweep", config, "--out", expert, "--episodes", 32, "--worlds", 8)
@@ -235,18 +249,10 @@ s2r_policy.serve(act)
 
 
 def test_a_policy_sees_the_joints_and_the_socket(tmp_path):
-    if not (os.path.isfile(S2R_BIN) and os.access(S2R_BIN, os.X_OK)):
-        pytest.skip(f"{S2R_BIN} not built")
-    log = tmp_path / "log.jsonl"
-    script = tmp_path / "joints.py"
-    script.write_text(JOINTS.format(python_dir=python_dir(), log=str(log)))
-    out = tmp_path / "peg.zarr"
-    run("sweep", "builtin:peg_insert", "--out", out, "--episodes", 6, "--worlds", 3, "--policy", f"{PYTHON} {script}")
-    lines = [json.loads(l) for l in log.read_text().splitlines()]
-    info, steps = lines[0], lines[1:]
+    need_s2r()
+    info, steps, root = logged_run(tmp_path, JOINTS, "peg_insert", 6, 3)
     assert info["joint_names"] == ["slide_x", "slide_y", "slide_z", "finger_left", "finger_right"]
     assert info["target_size"] == 3 and info["target_body"] == "socket"
-    root = zarr.open_group(store=str(out), mode="r")
     E = root.attrs["s2r"]["commit"]["episodes"]
     seeds = root["episodes/seed"][:E].tolist()
     sx = dict(zip(seeds, root["episodes/params/socket_x"][:E].tolist()))
@@ -270,15 +276,8 @@ def test_the_example_pick_policy_lifts_what_the_grip_can_hold(tmp_path):
     builtin:pick_lift episodes (the expert, with its randomized grasp heights and grips, 47 % under
     the same state checker); every failure is an object the fingers' force limit cannot lift (mass
     scale > 3.7, i.e. over 0.74 kg). Here: at least 80 % of 64, failures only at mass scale > 2.5."""
-    if not (os.path.isfile(S2R_BIN) and os.access(S2R_BIN, os.X_OK)):
-        pytest.skip(f"{S2R_BIN} not built")
-    out = tmp_path / "pick.zarr"
-    example = os.path.join(REPO, "python", "examples", "pick_policy.py")
-    run("sweep", "builtin:pick_lift", "--out", out, "--episodes", 64, "--worlds", 16, "--policy",
-        f"{PYTHON} {example}")
-    root = zarr.open_group(store=str(out), mode="r")
-    E = root.attrs["s2r"]["commit"]["episodes"]
-    success = root["episodes/success"][:E].astype(bool)
+    need_s2r()
+    root, E, success, _ = run_example(tmp_path, "pick_policy.py", "pick_lift")
     mass = root["episodes/params/object_mass"][:E]
     assert success.mean() >= 0.8, success.mean()
     assert (mass[~success] > 2.5).all(), mass[~success]
@@ -286,7 +285,8 @@ def test_the_example_pick_policy_lifts_what_the_grip_can_hold(tmp_path):
     assert (root["episodes/metrics/margin"][:E][success] >= 0).all()
     assert (root["episodes/metrics/phase"][:E][success] == 4).all(), "the stage at the end is hold"
     # replayed from its recorded actions, labelled by the same (state) checker
-    r = run("replay", out, "--episode", int(np.flatnonzero(~success)[0]) if (~success).any() else 0)
+    episode = int(np.flatnonzero(~success)[0]) if (~success).any() else 0
+    r = run("replay", tmp_path / "pick_lift.zarr", "--episode", episode)
     assert r.stdout.rstrip().endswith("bit-identical"), r.stdout
 
 
@@ -296,17 +296,8 @@ def test_the_example_peg_policy_inserts_with_the_socket_it_is_sent(tmp_path):
     grips and speeds, about 44 %), every failure a collision on the rim (light, high-friction pegs
     yawed in the grip). Here: at least 80 % of 64 (measured 97 %), failures only collisions, every
     success at least insert_depth deep at the end."""
-    if not (os.path.isfile(S2R_BIN) and os.access(S2R_BIN, os.X_OK)):
-        pytest.skip(f"{S2R_BIN} not built")
-    out = tmp_path / "peg.zarr"
-    example = os.path.join(REPO, "python", "examples", "peg_policy.py")
-    run("sweep", "builtin:peg_insert", "--out", out, "--episodes", 64, "--worlds", 16, "--policy",
-        f"{PYTHON} {example}")
-    root = zarr.open_group(store=str(out), mode="r")
-    E = root.attrs["s2r"]["commit"]["episodes"]
-    success = root["episodes/success"][:E].astype(bool)
-    names = {l["code"]: l["name"] for l in root.attrs["s2r"]["labels"]}
-    labels = {names[int(c)] for c in root["episodes/failure_label"][:E][~success]}
+    need_s2r()
+    root, E, success, labels = run_example(tmp_path, "peg_policy.py", "peg_insert")
     assert success.mean() >= 0.8, success.mean()
     assert labels <= {"collision"}, labels
     assert (root["episodes/metrics/margin"][:E][success] >= 0).all()
