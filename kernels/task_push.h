@@ -13,7 +13,9 @@
 // Push has one checker, the state checker (TaskChecker; a sweep records it so): its phases follow
 // the box and the pusher, whoever acts. Labels: success (box in the goal for hold_s); stuck (pushing, the box came no closer to the goal
 // by 1 mm than at the push's start for stuck_s of the push: the time an approach takes does not
-// count, so a box that slid past the goal while the expert goes round it is not stuck); sim_unstable;
+// count, so a box that slid past the goal while the expert goes round it is not stuck; or, anywhere
+// out of the goal, the pusher and the box still, 1 mm, for stuck_s: a stalled policy, or the expert
+// wedged while approaching); sim_unstable;
 // timeout. Margin: goal_radius - final distance (how far inside); min_margin: goal_radius - the
 // closest distance of the episode. Near miss: a success with less than a quarter of goal_radius to
 // spare, or a failure whose box came within half a goal_radius of the goal's edge.
@@ -147,6 +149,10 @@ S2R_HD void PushEvaluate(const TaskModel& t, const ModelView& m, const StateView
   // labels
   if (ts->phase == kPhaseHold && ts->phase_time >= p[kPush_hold_s] - Real(1e-6)) TaskEnd(ts, kLabelNone, 1);
   if (!ts->done && ts->phase == kPhasePush && ts->progress_time >= p[kPush_stuck_s]) TaskEnd(ts, kLabelStuck, 1);
+  // anywhere else: the pusher and the box still (1 mm) for stuck_s out of the goal (a policy that
+  // stalls off the expert's push line; the expert stalled while going round the box)
+  const Real still = StateStillTime(t, s, world, box, pusher, t.nactuator, dt, ts);
+  if (!ts->done && ts->phase != kPhaseHold && still >= p[kPush_stuck_s] - Real(1e-6)) TaskEnd(ts, kLabelStuck, 1);
   TaskEvaluateCommon(s, world, horizon_steps, ts);
   ts->stage = ts->phase;  // both checkers: the phases follow the state (see the top)
   if (ts->done) {

@@ -38,22 +38,35 @@ def act(obs, task_params, episodes, first, info):
 s2r_policy.serve(act)
 """
 
-# holds still, and logs what it was sent (layout, episodes, first flags, goals) to LOG as JSON lines
+# moves the pusher back from its start along a 2 cm sawtooth (never reaching the box, never still), and
+# logs what it was sent (layout, episodes, first flags, goals) to LOG as JSON lines
 RECORDER = """
 import json, sys
 sys.path.insert(0, {python_dir!r})
 import numpy as np, s2r_policy
 log = open({log!r}, "w")
+steps = {{}}
 def act(obs, task_params, episodes, first, info):
     if not getattr(act, "told", False):
         log.write(json.dumps(info) + "\\n")
         act.told = True
     goal = [info["task_param_names"].index("goal_x"), info["task_param_names"].index("goal_y")]
+    out = np.zeros((len(obs), info["action_size"]), np.float32)
     for i, e in enumerate(episodes.tolist()):
         log.write(json.dumps({{"episode": e, "first": bool(first[i]), "goal": task_params[i, goal].tolist(),
                               "obs": obs[i].tolist()}}) + "\\n")
-    return np.zeros((len(obs), info["action_size"]), np.float32)
+        steps[e] = 0 if first[i] else steps[e] + 1
+        out[i, 0] = -0.0005 * (steps[e] % 40)
+    return out
 s2r_policy.serve(act)
+"""
+
+# answers zeros: the pusher holds where it started
+STILL = """
+import sys
+sys.path.insert(0, {python_dir!r})
+import numpy as np, s2r_policy
+s2r_policy.serve(lambda obs, tp, episodes, first, info: np.zeros((len(obs), info["action_size"]), np.float32))
 """
 
 
@@ -164,8 +177,25 @@ def test_a_policy_sees_the_layout_first_steps_and_goals(tmp_path):
         asked[e] = k + 1
     assert asked == length
     assert seen_moved > 0, "seed 1's sixth episode moves its goal"
-    # the label comes from the task's checker: a pusher that never moves reaches no goal
+    # the label comes from the task's checker: a pusher that never reaches the box reaches no goal
     assert not root["episodes/success"][:E].any()
+
+
+def test_a_policy_that_stands_still_is_stuck(tmp_path):
+    """Push's checker calls a pusher and a box that stay still (1 mm) for stuck_s out of the goal
+    stuck, wherever the pusher is (since stop 43; before, only on the expert's push line, and a
+    stalled policy ran to the horizon as a timeout)."""
+    need_s2r()
+    script = tmp_path / "still.py"
+    script.write_text(STILL.format(python_dir=python_dir()))
+    out = tmp_path / "still.zarr"
+    run("sweep", "builtin:push", "--out", out, "--episodes", 8, "--worlds", 4, "--policy", f"{PYTHON} {script}")
+    root = zarr.open_group(store=str(out), mode="r")
+    E = root.attrs["s2r"]["commit"]["episodes"]
+    names = {l["code"]: l["name"] for l in root.attrs["s2r"]["labels"]}
+    assert {names[int(c)] for c in root["episodes/failure_label"][:E]} == {"stuck"}
+    # stuck_s (1 s, 50 control steps) after the last 1 mm of motion (the box settles on the floor)
+    assert (root["episodes/length"][:E] >= 50).all() and (root["episodes/length"][:E] < 60).all()
 
 
 def test_a_resume_needs_the_same_policy(expert, tmp_path):
