@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iterator>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -845,8 +846,9 @@ TEST(Sweep, CudaWithoutADeviceIsRefusedBeforeAnyStoreIsWritten) {
 }
 
 std::vector<EpisodeRecord> RunSweepEpisodes(BackendKind kind, const char* config = "builtin:push",
-                                           int steps_per_pass = 0) {
+                                           int steps_per_pass = 0, int checker = -1) {
   SweepConfig c = LoadSweepConfig(config);
+  c.task.checker = checker;  // -1: the config's
   std::vector<EpisodeRecord> out;
   SweepSummary summary;
   summary.failure_counts.assign(kNumTaskLabels, 0);
@@ -870,6 +872,7 @@ void ExpectSameEpisodes(const std::vector<EpisodeRecord>& a, const std::vector<E
     EXPECT_EQ(a[e].task.success, b[e].task.success);
     EXPECT_EQ(a[e].task.label, b[e].task.label);
     EXPECT_EQ(a[e].task.phase, b[e].task.phase);
+    EXPECT_EQ(a[e].task.stage, b[e].task.stage);
     EXPECT_EQ(a[e].params, b[e].params);
     EXPECT_EQ(a[e].metrics, b[e].metrics);
     EXPECT_TRUE(std::equal(a[e].state.begin(), a[e].state.end(), b[e].state.begin(), b[e].state.end()));
@@ -886,6 +889,22 @@ TEST(Sweep, EpisodesDoNotDependOnStepsPerPass) {
                      RunSweepEpisodes(BackendKind::kCpu, "builtin:pick_lift", 5));
   ExpectSameEpisodes(RunSweepEpisodes(BackendKind::kCpu, "builtin:peg_insert", 1),
                      RunSweepEpisodes(BackendKind::kCpu, "builtin:peg_insert"));
+}
+
+// The state checker (task.checker: state) in the CUDA step's code path, run on the CPU
+// (cuda-emulation), and in passes of 1 and 5 control steps: the same 48 pick_lift and peg_insert
+// episodes as the CPU backend, bit for bit, with outcomes of more than one kind.
+TEST(Sweep, TheStateCheckerLabelsAlikeOnEveryPath) {
+  for (const char* config : {"builtin:pick_lift", "builtin:peg_insert"}) {
+    SCOPED_TRACE(config);
+    const std::vector<EpisodeRecord> cpu = RunSweepEpisodes(BackendKind::kCpu, config, 0, kCheckerState);
+    std::set<int> labels;
+    for (const EpisodeRecord& e : cpu) labels.insert(e.task.label);
+    EXPECT_GE(labels.size(), 2u);
+    ExpectSameEpisodes(cpu, RunSweepEpisodes(BackendKind::kCudaEmulation, config, 0, kCheckerState));
+    ExpectSameEpisodes(cpu, RunSweepEpisodes(BackendKind::kCpu, config, 1, kCheckerState));
+    ExpectSameEpisodes(cpu, RunSweepEpisodes(BackendKind::kCpu, config, 5, kCheckerState));
+  }
 }
 
 // The sweep on the CUDA backend (experts, observations, labels and recording in the device's
