@@ -912,31 +912,37 @@ TEST(Sweep, TheStateCheckerLabelsAlikeOnEveryPath) {
 // float32 source, but nvcc contracts a*b+c into FMA (backend_parity_test.cc), so trajectories
 // agree to rounding, not bits: each episode's first recorded row (the reset state) within 1e-5,
 // its first 10 control steps within 1 mm, and the batch's outcomes nearly alike (success counts
-// within 3 of 48: a rounding difference may tip an episode near a threshold). Skipped (never
-// passed) without a device.
+// within 3 of 48: a rounding difference may tip an episode near a threshold); for builtin:push
+// and for builtin:pick_lift under the state checker. Skipped (never passed) without a device.
 TEST(Sweep, CudaBackendRunsTheSameEpisodesAsTheCpu) {
   if (!CudaAvailable()) GTEST_SKIP() << (CudaBackendCompiled() ? "no CUDA device present" : "built without CUDA");
-  std::vector<EpisodeRecord> cpu = RunSweepEpisodes(BackendKind::kCpu), gpu = RunSweepEpisodes(BackendKind::kCuda);
-  ASSERT_EQ(cpu.size(), 48u);
-  ASSERT_EQ(gpu.size(), 48u);
-  int cpu_success = 0, gpu_success = 0;
-  for (size_t e = 0; e < cpu.size(); ++e) {
-    ASSERT_EQ(cpu[e].episode, gpu[e].episode);
-    cpu_success += cpu[e].task.success;
-    gpu_success += gpu[e].task.success;
-    const size_t row = cpu[e].state.size() / static_cast<size_t>(cpu[e].length);
-    const size_t steps = std::min<size_t>({10, static_cast<size_t>(cpu[e].length), static_cast<size_t>(gpu[e].length)});
-    ASSERT_GE(gpu[e].state.size(), steps * row);
-    double worst0 = 0, worst = 0;
-    for (size_t k = 0; k < row; ++k) worst0 = std::max(worst0, std::fabs(double(cpu[e].state[k] - gpu[e].state[k])));
-    for (size_t k = 0; k < steps * row; ++k) worst = std::max(worst, std::fabs(double(cpu[e].state[k] - gpu[e].state[k])));
-    EXPECT_LT(worst0, 1e-5) << "episode " << e << ": reset state";
-    EXPECT_LT(worst, 1e-3) << "episode " << e << ": first " << steps << " steps";
-    for (size_t k = 0; k < std::min(cpu[e].params.size(), gpu[e].params.size()); ++k) {
-      EXPECT_NEAR(cpu[e].params[k], gpu[e].params[k], 1e-6) << "episode " << e << " parameter " << k;
+  // builtin:push, and (since stop 43) pick_lift labelled by the state checker
+  for (const auto& [config, checker] : std::vector<std::pair<const char*, int>>{{"builtin:push", -1},
+                                                                               {"builtin:pick_lift", kCheckerState}}) {
+    SCOPED_TRACE(config);
+    std::vector<EpisodeRecord> cpu = RunSweepEpisodes(BackendKind::kCpu, config, 0, checker),
+                               gpu = RunSweepEpisodes(BackendKind::kCuda, config, 0, checker);
+    ASSERT_EQ(cpu.size(), 48u);
+    ASSERT_EQ(gpu.size(), 48u);
+    int cpu_success = 0, gpu_success = 0;
+    for (size_t e = 0; e < cpu.size(); ++e) {
+      ASSERT_EQ(cpu[e].episode, gpu[e].episode);
+      cpu_success += cpu[e].task.success;
+      gpu_success += gpu[e].task.success;
+      const size_t row = cpu[e].state.size() / static_cast<size_t>(cpu[e].length);
+      const size_t steps = std::min<size_t>({10, static_cast<size_t>(cpu[e].length), static_cast<size_t>(gpu[e].length)});
+      ASSERT_GE(gpu[e].state.size(), steps * row);
+      double worst0 = 0, worst = 0;
+      for (size_t k = 0; k < row; ++k) worst0 = std::max(worst0, std::fabs(double(cpu[e].state[k] - gpu[e].state[k])));
+      for (size_t k = 0; k < steps * row; ++k) worst = std::max(worst, std::fabs(double(cpu[e].state[k] - gpu[e].state[k])));
+      EXPECT_LT(worst0, 1e-5) << "episode " << e << ": reset state";
+      EXPECT_LT(worst, 1e-3) << "episode " << e << ": first " << steps << " steps";
+      for (size_t k = 0; k < std::min(cpu[e].params.size(), gpu[e].params.size()); ++k) {
+        EXPECT_NEAR(cpu[e].params[k], gpu[e].params[k], 1e-6) << "episode " << e << " parameter " << k;
+      }
     }
+    EXPECT_LE(std::abs(cpu_success - gpu_success), 3) << cpu_success << " vs " << gpu_success;
   }
-  EXPECT_LE(std::abs(cpu_success - gpu_success), 3) << cpu_success << " vs " << gpu_success;
 }
 
 // The CUDA backend's sweep path (episode starts scattered through pinned staging, the per-world
