@@ -23,6 +23,7 @@
 #include "host/cli.h"
 #include "host/store/dataset.h"
 #include "host/store/outcomes.h"
+#include "host/sweep/sweep.h"
 #include "host/trajectory_io.h"
 
 namespace s2r {
@@ -62,13 +63,8 @@ nlohmann::json RunChanges(const DatasetReader& rb, const DatasetReader& ra) {
     }
     if (g.contains("sweep") && g["sweep"].contains("seed")) Flatten(g["sweep"]["seed"], "seed", m);
     if (g.contains("sweep") && g["sweep"].contains("policy")) Flatten(g["sweep"]["policy"], "policy", m);
-    // the checker that labelled the episodes (a store from before it was recorded: push's state
-    // checker, the others' phase checker)
-    if (g.contains("sweep") && g["sweep"].is_object()) {
-      const bool push = g.contains("config") && g["config"].is_object() && g["config"].contains("task") &&
-                        g["config"]["task"].is_object() && g["config"]["task"].value("name", std::string()) == "push";
-      (*m)["checker"] = g["sweep"].value("checker", std::string(push ? "state" : "phases"));
-    }
+    const std::string checker = StoredChecker(g);  // what labelled the episodes
+    if (!checker.empty()) (*m)["checker"] = checker;
     if (g.contains("scene_text")) (*m)["scene (its text)"] = g["scene_text"].dump();
     if (g.contains("config") && g["config"].is_object()) {
       Flatten(g["config"], "config", m);

@@ -24,6 +24,7 @@
 #include "host/store/metadata.h"
 #include "host/store/outcomes.h"
 #include "host/store/sha256.h"
+#include "host/sweep/sweep.h"
 #include "host/store/zarr_array.h"
 
 namespace s2r {
@@ -105,6 +106,13 @@ nlohmann::json DatasetSummary(const std::string& store) {
   out["duration_s"] = double(r.steps()) / spec.control_hz;
   const json& gen = r.root_attributes()["s2r"]["generator"];
   out["generator"] = {{"s2r_version", gen.value("s2r_version", "")}, {"git_revision", gen.value("git_revision", "")}};
+  // a sweep's: who acted (the task's expert or a policy command) and which checker labelled
+  const std::string checker = StoredChecker(gen);
+  if (!checker.empty()) {
+    const bool policy = gen["sweep"].contains("policy") && gen["sweep"]["policy"].is_string();
+    out["generator"]["policy"] = policy ? json(gen["sweep"]["policy"]) : json(nullptr);
+    out["generator"]["checker"] = checker;
+  }
   out["embodiment"] = spec.embodiment;
 
   const std::vector<uint8_t> success = r.EpisodeSuccess();
@@ -339,6 +347,13 @@ void PrintDatasetSummary(const nlohmann::json& s) {
     std::printf("  episode length: min %lld, mean %.1f, max %lld steps\n",
                 (long long)s["episode_length"]["min"].get<int64_t>(), s["episode_length"]["mean"].get<double>(),
                 (long long)s["episode_length"]["max"].get<int64_t>());
+  }
+  if (s["generator"].contains("checker")) {
+    const nlohmann::json& policy = s["generator"]["policy"];
+    const std::string checker = s["generator"]["checker"].get<std::string>();
+    std::printf("  acted by %s; labelled by the %s checker\n",
+                policy.is_null() ? "the task's expert" : ("policy '" + policy.get<std::string>() + "'").c_str(),
+                checker == "phases" ? "phase" : checker.c_str());
   }
   if (s["success_rate"].is_null()) {
     std::printf("  success rate: - (no episodes)\n");

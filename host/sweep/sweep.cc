@@ -86,6 +86,14 @@ TaskChecker SweepChecker(const SweepConfig& c, bool policy) {
   return policy ? kCheckerState : kCheckerPhases;
 }
 
+std::string StoredChecker(const nlohmann::json& g) {
+  if (!g.is_object() || !g.contains("sweep") || !g["sweep"].is_object()) return "";
+  if (g["sweep"].contains("checker") && g["sweep"]["checker"].is_string()) return g["sweep"]["checker"].get<std::string>();
+  const bool push = g.contains("config") && g["config"].is_object() && g["config"].contains("task") &&
+                    g["config"]["task"].is_object() && g["config"]["task"].value("name", std::string()) == "push";
+  return TaskCheckerName(push ? kCheckerState : kCheckerPhases);
+}
+
 int64_t SweepEpisodes(const SweepConfig& c, const SweepOptions& o) {
   if (!o.episode_indices.empty()) return static_cast<int64_t>(o.episode_indices.size());
   return o.episodes >= 0 ? o.episodes : c.episodes;

@@ -130,6 +130,11 @@ SweepSummary RunSweep(const SweepConfig& config, const std::string& out, const S
 // has the state checker alone.
 TaskChecker SweepChecker(const SweepConfig& config, bool policy);
 
+// The checker that labelled a sweep store's episodes, from its generator record: the recorded
+// `sweep.checker`, or for a store from before it was recorded (2026-12-07) push's "state" and the
+// other tasks' "phases"; "" for a store no sweep wrote.
+std::string StoredChecker(const nlohmann::json& generator);
+
 // names of the failure labels (index = TaskLabel)
 const std::vector<std::string>& TaskLabelNames();
 

@@ -314,6 +314,12 @@ def test_the_example_pick_policy_lifts_what_the_grip_can_hold(tmp_path):
     # a success is the object held at lift_height - 1 cm or more: its last recorded height says so
     assert (root["episodes/metrics/margin"][:E][success] >= 0).all()
     assert (root["episodes/metrics/phase"][:E][success] == 4).all(), "the stage at the end is hold"
+    # inspect says who acted and what labelled
+    example = os.path.join(REPO, "python", "examples", "pick_policy.py")
+    r = run("inspect", tmp_path / "pick_lift.zarr")
+    assert f"acted by policy '{PYTHON} {example}'; labelled by the state checker" in r.stdout, r.stdout
+    info = json.loads(run("inspect", tmp_path / "pick_lift.zarr", "--json").stdout)["generator"]
+    assert info["policy"] == f"{PYTHON} {example}" and info["checker"] == "state"
     # replayed from its recorded actions, labelled by the same (state) checker
     episode = int(np.flatnonzero(~success)[0]) if (~success).any() else 0
     r = run("replay", tmp_path / "pick_lift.zarr", "--episode", episode)
