@@ -338,3 +338,23 @@ def test_the_example_peg_policy_inserts_with_the_socket_it_is_sent(tmp_path):
     assert labels <= {"collision"}, labels
     assert (root["episodes/metrics/margin"][:E][success] >= 0).all()
     assert (root["episodes/metrics/phase"][:E][success] == 6).all(), "the stage at the end is insert"
+
+
+def test_a_store_from_before_the_checker_was_recorded_resumes(tmp_path):
+    """Stores written before 2026-12-07 have no generator.sweep.checker: a resume takes them as what
+    labelled them (pick_lift: the phase checker), leaves their schema as it is, and refuses a policy
+    (whose episodes the state checker labels)."""
+    need_s2r()
+    out = tmp_path / "old.zarr"
+    run("sweep", "builtin:pick_lift", "--out", out, "--episodes", 8, "--worlds", 4)
+    meta = out / "zarr.json"
+    root = json.loads(meta.read_text())
+    del root["attributes"]["s2r"]["generator"]["sweep"]["checker"]
+    meta.write_text(json.dumps(root))
+    r = run("sweep", "builtin:pick_lift", "--out", out, "--episodes", 8, "--worlds", 4, "--resume")
+    assert "episodes        0 written (8 of 8 in the store)" in r.stdout, r.stdout + r.stderr
+    assert "checker" not in json.loads(meta.read_text())["attributes"]["s2r"]["generator"]["sweep"]
+    assert "labelled by the phase checker" in run("inspect", out).stdout
+    r = run("sweep", "builtin:pick_lift", "--out", out, "--episodes", 8, "--worlds", 4, "--resume", "--policy", "cat",
+            check=False)
+    assert r.returncode == 1 and 'sweep.checker differs ("phases" in the store, "state" now)' in r.stderr, r.stderr
