@@ -296,6 +296,15 @@ def sweep_traffic(j, rows, per_pass):
     return logged, round(global_bytes), round(local)
 
 
+def policy_sweep_traffic(j, rows, action_bytes):
+    """Global bytes per env-step of the sweep when a policy process acts (--policy): two launches
+    per control step (SweepObserveKernel, SweepActKernel), each staging the state, record and world block in
+    and the state and record out; the observe launch writes each world's policy row, the act launch
+    reads its actions; the rows logged as with the expert."""
+    state, record, world = j["state_bytes_per_world"], j["sweep_record_bytes"], j["world_scratch_bytes"]
+    return sum(rows.values()) + 2 * (2 * state + 2 * record + world) + j["policy_row_bytes"] + action_bytes
+
+
 def build_command(compile_commands, source="cuda/backend_cuda.cu"):
     """The build's nvcc command for `source` without its output, -c, --generate-code and -Xptxas
     flags, and the folder it runs in."""
@@ -583,19 +592,27 @@ def write_report(a, kernels, budgets):
                   "what the physics steps move in the thread's local memory (step block, staged state, world block "
                   "and record), counted as in the table above as if none of it stayed on chip; *bound* divides "
                   "4.8 TB/s by the global bytes, then by global and local together.", "",
+                  "*With a policy* is the sweep's global bytes when a policy process acts (`--policy`): an "
+                  "observe and an act launch per control step (`SweepObserveKernel`, `SweepActKernel`), each "
+                  "staging the world in and out, the policy's "
+                  "inputs (`SweepPolicyRow`) written and its actions read (the host's copies of them cross PCIe, "
+                  "not counted here).", "",
                   "| task | scene | logged (B/env-step) | global, as built (B/env-step) | global / logged | "
-                  "bound, global (env-steps/s) | local (B/env-step) | bound, global + local (env-steps/s) |",
-                  "|---|---|---:|---:|---:|---:|---:|---:|"]
+                  "bound, global (env-steps/s) | local (B/env-step) | bound, global + local (env-steps/s) | "
+                  "global, with a policy (B/env-step) |",
+                  "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
         for task in ("push", "pick_lift", "peg_insert"):
             scene, rows = sweep_row_bytes(a.s2r, task)
             j = scene_sizes(a.s2r, scene.replace("builtin:", ""))
             if step_block_place(j, room) != "local+state+world":
                 lines.append(f"| {task} | {scene} | {sum(rows.values())} | (not staged: "
-                             f"{step_block_place(j, room)}) | | | | |")
+                             f"{step_block_place(j, room)}) | | | | | |")
                 continue
             logged, glob, local = sweep_traffic(j, rows, per_pass=4)
+            policy = policy_sweep_traffic(j, rows, rows["action"])
             lines.append(f"| {task} | {scene} | {logged:,} | {glob:,} | {glob / logged:.1f} | "
-                         f"{HBM_BYTES_PER_S / glob:,.0f} | {local:,} | {HBM_BYTES_PER_S / (glob + local):,.0f} |")
+                         f"{HBM_BYTES_PER_S / glob:,.0f} | {local:,} | {HBM_BYTES_PER_S / (glob + local):,.0f} | "
+                         f"{policy:,} |")
     if a.compile_commands:
         depots, top = ptx_local_memory(a.compile_commands)
         lines += ["", "## Where the stack frame comes from", "",

@@ -8,7 +8,8 @@
 #      (S2R_CUDA_STATE, S2R_CUDA_STEP_BLOCK),
 #   4. Nsight Compute on one step kernel launch per scene (occupancy, DRAM throughput, stalls),
 #   5. sweeps of every builtin task on the device beside the same sweep on the CPU (outcome parity),
-#      and a push sweep at 16k worlds (env-steps/s with the store writing),
+#      a push sweep at 16k worlds (env-steps/s with the store writing), and a push sweep acted by
+#      the example policy process on the device and on the CPU,
 #   6. compute-sanitizer memcheck over a small bench and a small sweep,
 #   7. where a second build for 8 blocks per SM is carried (64 registers), its bench at 65k worlds
 #      and its box_push launch's bytes under ncu (local memory: its spills, bench/sass_local.py),
@@ -28,6 +29,7 @@
 # (at least 8), so that the script, the pack and gpu_summary.py have run before a device's minutes
 # are spent on them. Its test puts stand-ins for ncu and compute-sanitizer on PATH that fail as they
 # do on a gVisor machine (no counters, device not supported): each is tried once, not per stage.
+# $S2R_GPU_PYTHON (default python3, on a device the image's, which has NumPy) runs the policy process.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 t0=$(date +%s)
@@ -247,6 +249,16 @@ run 60 sweep_push_cuda_16k_p16.txt "$bin/s2r" sweep builtin:push --backend $cuda
   --episodes $(n 32768) --seed 12 --steps-per-pass 16 --out "$TMPDIR/push16k_p16.zarr" \
   --summary-json "$work/sweep_push_cuda_16k_p16.json"
 rm -rf "$TMPDIR/push16k_p16.zarr"
+# a policy process acting (python/examples/push_policy.py, NumPy): each control step, the observe launch
+# gathers its inputs on the device, one copy brings them over, one takes its actions back to the act
+# launch (docs/sweep.md, *On the CUDA backend*); against the same on the CPU
+for backend in $cuda cpu; do
+  run 45 "sweep_policy_push_$backend.txt" "$bin/s2r" sweep builtin:push --backend $backend --worlds $(n 4096) \
+    --episodes $(n 8192) --seed 13 --out "$TMPDIR/policy_$backend.zarr" \
+    --policy "${S2R_GPU_PYTHON:-python3} python/examples/push_policy.py" \
+    --summary-json "$work/sweep_policy_push_$backend.json"
+  rm -rf "$TMPDIR/policy_$backend.zarr"
+done
 pack
 
 # --- 6. memcheck ------------------------------------------------------------------------------------

@@ -271,11 +271,12 @@ __global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) 
   }
 }
 
-// One control step of a sweep's worlds (kernels/sweep_step.h): experts, observations, labels
-// and recording on the device. `args` lives in device memory (it is larger than a kernel's
-// parameters should be).
-template <unsigned kFeatures>
-__global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) SweepStepKernel(const __grid_constant__ ModelView m, const __grid_constant__ StateView s, DeviceWorkspaces dw, const SweepStepArgs* args) {
+// One pass of a sweep's worlds (kernels/sweep_step.h, SweepWorldPass in `kMode`), the body of the
+// three sweep kernels: experts, observations, labels and recording on the device. `args` lives in
+// device memory (it is larger than a kernel's parameters should be).
+template <unsigned kFeatures, int kMode>
+__device__ __forceinline__ void SweepKernelPass(const ModelView& m, const StateView& s, const DeviceWorkspaces& dw,
+                                                const SweepStepArgs* args) {
   int world = blockIdx.x * blockDim.x + threadIdx.x;
   if (world >= s.nworld) return;
   LocalStepBlock<LocalStepBytes<kFeatures>()> local;
@@ -292,7 +293,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) 
     const StateView view = stage ? StageWorldState(s, world, local.state(dw)) : s;
     SweepWorld* record = stage ? local.record(dw) : nullptr;
     if (stage) CopyStateWords(&a.worlds[world], record, sizeof(SweepWorld));
-    SweepWorldPass<kFeatures>(a, m, view, world, &ws, SweepControlStep<kFeatures>(), record);
+    SweepWorldPass<kFeatures, kMode>(a, m, view, world, &ws, SweepControlStep<kFeatures>(), record);
     if (stage) {
       UnstageWorldState(view, s);
       UnstageWorldBlock(dw, world, local.world(dw));
@@ -300,8 +301,27 @@ __global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) 
     }
   } else {
     Workspace ws = BindWorkspace(dw.layout, step_block, reinterpret_cast<char*>(DeviceWorldWord(dw, world, 0)));
-    SweepWorldPass<kFeatures>(a, m, s, world, &ws);
+    SweepWorldPass<kFeatures, kMode>(a, m, s, world, &ws);
   }
+}
+
+// A pass of the expert's control steps (`s2r sweep`).
+template <unsigned kFeatures>
+__global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) SweepStepKernel(const __grid_constant__ ModelView m, const __grid_constant__ StateView s, DeviceWorkspaces dw, const SweepStepArgs* args) {
+  SweepKernelPass<kFeatures, kSweepExpert>(m, s, dw, args);
+}
+// A policy's control step (`s2r sweep --policy`) in two launches with the host between them: the
+// observe pass (the episode's start, events, the rows before the step, each world's policy inputs
+// into a.policy_rows; no physics), then, with the policy's actions in a.actions, the act pass. Their
+// own kernels, so the expert's keeps its registers and spills, and the observe pass does not
+// reserve the physics' registers.
+template <unsigned kFeatures>
+__global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) SweepObserveKernel(const __grid_constant__ ModelView m, const __grid_constant__ StateView s, DeviceWorkspaces dw, const SweepStepArgs* args) {
+  SweepKernelPass<kFeatures, kSweepObserve>(m, s, dw, args);
+}
+template <unsigned kFeatures>
+__global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) SweepActKernel(const __grid_constant__ ModelView m, const __grid_constant__ StateView s, DeviceWorkspaces dw, const SweepStepArgs* args) {
+  SweepKernelPass<kFeatures, kSweepAct>(m, s, dw, args);
 }
 
 // The sweep's episode starts and finished episodes travel in one packed copy each way, not one
@@ -553,13 +573,21 @@ class CudaBackend : public Backend {
   }
   std::unique_ptr<SweepBuffers> MakeSweepBuffers(const SweepStepArgs& shape) override;
 
-  void LaunchSweepStep(const SweepStepArgs* device_args) {
-    NvtxRange range("s2r.sweep_step");
+  void LaunchSweepStep(const SweepStepArgs* device_args, int mode) {
+    NvtxRange range(mode == kSweepObserve ? "s2r.sweep_observe" : mode == kSweepAct ? "s2r.sweep_act" : "s2r.sweep_step");
     WithStepVariant(variant_, [&](auto features) {
-      S2R_LAUNCH(SweepStepKernel<features.value>, Blocks(nworld_), kThreadsPerBlock, stream_)(model_, device_,
-                                                                                             workspaces_, device_args);
+      constexpr unsigned f = features.value;
+      const int blocks = Blocks(nworld_);
+      if (mode == kSweepObserve) {
+        S2R_LAUNCH(SweepObserveKernel<f>, blocks, kThreadsPerBlock, stream_)(model_, device_, workspaces_, device_args);
+      } else if (mode == kSweepAct) {
+        S2R_LAUNCH(SweepActKernel<f>, blocks, kThreadsPerBlock, stream_)(model_, device_, workspaces_, device_args);
+      } else {
+        S2R_LAUNCH(SweepStepKernel<f>, blocks, kThreadsPerBlock, stream_)(model_, device_, workspaces_, device_args);
+      }
     });
-    CheckFramedLaunch("SweepStepKernel", variant_);
+    CheckFramedLaunch(mode == kSweepObserve ? "SweepObserveKernel" : mode == kSweepAct ? "SweepActKernel" : "SweepStepKernel",
+                      variant_);
   }
   cudaStream_t stream() const { return stream_; }
   int nworld() const { return nworld_; }
@@ -761,6 +789,7 @@ class CudaSweepBuffers : public SweepBuffers {
     d.action_rows = d_action_rows_.get<Real>();
     d.ended = d_ended_.get<int32_t>();
     d.stepped = d_ended_.get<int32_t>() + nw;
+    device_args_ = d;
     d_args_.Upload(&d, sizeof(d), st);
     S2R_CUDA_CHECK(cudaStreamCreate(&copy_stream_));
     S2R_CUDA_CHECK(cudaEventCreateWithFlags(&gathered_, cudaEventDisableTiming));
@@ -773,6 +802,8 @@ class CudaSweepBuffers : public SweepBuffers {
     if (copied_) cudaEventDestroy(copied_);
     if (copy_stream_) cudaStreamDestroy(copy_stream_);
     if (ended_) cudaFreeHost(ended_);
+    if (policy_rows_) cudaFreeHost(policy_rows_);
+    if (actions_) cudaFreeHost(actions_);
   }
 
   void Begin(const int32_t* worlds, int count) override {
@@ -799,21 +830,36 @@ class CudaSweepBuffers : public SweepBuffers {
     S2R_CUDA_CHECK(cudaStreamSynchronize(st));  // the staging is reused by the next call
   }
 
-  void Step(const std::function<void()>& overlap) override {
-    backend_->LaunchSweepStep(d_args_.get<SweepStepArgs>());
-    d_ended_.Download(ended_, 2 * size_t(backend_->nworld()) * sizeof(int32_t), backend_->stream());
-    std::exception_ptr error;  // the step completes (and is waited for) before a host error leaves
-    if (overlap) {
-      try {
-        overlap();
-      } catch (...) {
-        error = std::current_exception();
-      }
-    }
-    S2R_CUDA_CHECK(cudaStreamSynchronize(backend_->stream()));
-    if (error) std::rethrow_exception(error);
-  }
+  void Step(const std::function<void()>& overlap) override { Pass(kSweepExpert, overlap); }
 
+  // A policy's control step (SweepBuffers::Observe, Act): the observe pass gathers every world's
+  // policy row on the device (SweepPolicyRow, 168 B a world) and they come to the host in one
+  // copy; the host's actions for every world go back in one copy before the act pass. The rows,
+  // the actions' pinned mirror and the device rows are allocated at the first Observe, so an
+  // expert's sweep holds none of them.
+  void Observe() override {
+    const size_t nw = size_t(backend_->nworld());
+    cudaStream_t st = backend_->stream();
+    if (policy_rows_ == nullptr) {
+      S2R_CUDA_CHECK(cudaMallocHost(&policy_rows_, nw * sizeof(SweepPolicyRow)));
+      S2R_CUDA_CHECK(cudaMallocHost(&actions_, nw * size_t(host_.action_stride) * sizeof(Real)));
+      std::memset(actions_, 0, nw * size_t(host_.action_stride) * sizeof(Real));
+      d_policy_rows_.Resize(nw * sizeof(SweepPolicyRow));
+      host_.policy_rows = policy_rows_;
+      host_.actions = actions_;
+      device_args_.policy_rows = d_policy_rows_.get<SweepPolicyRow>();
+      d_args_.Upload(&device_args_, sizeof(device_args_), st);
+    }
+    backend_->LaunchSweepStep(d_args_.get<SweepStepArgs>(), kSweepObserve);
+    d_policy_rows_.Download(policy_rows_, nw * sizeof(SweepPolicyRow), st);
+    S2R_CUDA_CHECK(cudaStreamSynchronize(st));
+  }
+  void Act(const std::function<void()>& overlap) override {
+    if (policy_rows_ == nullptr) throw std::logic_error("SweepBuffers::Act before Observe");
+    const size_t bytes = size_t(backend_->nworld()) * size_t(host_.action_stride) * sizeof(Real);
+    S2R_CUDA_CHECK(cudaMemcpyAsync(d_actions_.get<void>(), actions_, bytes, cudaMemcpyHostToDevice, backend_->stream()));
+    Pass(kSweepAct, overlap);
+  }
   // The finished episodes are gathered on the compute stream (before the worlds' next Begin and
   // Step, which follow on it) and copied to the host on a copy stream, so the copy overlaps the
   // next step's kernel; WaitFetched waits for it.
@@ -879,18 +925,38 @@ class CudaSweepBuffers : public SweepBuffers {
     }
   };
 
+  // a pass of the sweep kernel in `mode`; `ended` and `stepped` come back after it, and the
+  // host's `overlap` runs while it computes
+  void Pass(int mode, const std::function<void()>& overlap) {
+    backend_->LaunchSweepStep(d_args_.get<SweepStepArgs>(), mode);
+    d_ended_.Download(ended_, 2 * size_t(backend_->nworld()) * sizeof(int32_t), backend_->stream());
+    std::exception_ptr error;  // the step completes (and is waited for) before a host error leaves
+    if (overlap) {
+      try {
+        overlap();
+      } catch (...) {
+        error = std::current_exception();
+      }
+    }
+    S2R_CUDA_CHECK(cudaStreamSynchronize(backend_->stream()));
+    if (error) std::rethrow_exception(error);
+  }
+
   CudaBackend* backend_;
   std::vector<SweepWorld> worlds_;
   std::vector<Real> task_params_;
   SweepSlotLayout start_{}, finish_{};
   int32_t* ended_ = nullptr;  // pinned
+  SweepPolicyRow* policy_rows_ = nullptr;  // pinned, from the first Observe
+  Real* actions_ = nullptr;                // pinned, from the first Observe: the policy's actions
+  SweepStepArgs device_args_{};            // what d_args_ holds
   PinnedSlots starts_;    // a Begin's starting worlds
   PinnedSlots finished_;  // a Fetch's finished episodes
   bool fetch_pending_ = false;     // a Fetch's copy may still be running
   cudaStream_t copy_stream_ = nullptr;
   cudaEvent_t gathered_ = nullptr, copied_ = nullptr;
   DeviceBuffer d_worlds_, d_task_params_, d_actions_, d_state_rows_, d_obs_rows_, d_action_rows_, d_ended_, d_args_,
-      d_list_, d_staging_, d_fetch_list_, d_fetch_staging_;
+      d_list_, d_staging_, d_fetch_list_, d_fetch_staging_, d_policy_rows_;
 };
 
 std::unique_ptr<SweepBuffers> CudaBackend::MakeSweepBuffers(const SweepStepArgs& shape) {

@@ -62,14 +62,14 @@ class SweepBuffers {
   // runs -- instead of between steps, when the other cores (or the device) would wait.
   virtual void Step(const std::function<void()>& overlap = {}) = 0;
   // A control step with actions from outside (s2r sweep --policy; kernels/sweep_step.h
-  // SweepWorldObserve, SweepWorldActPass), in two calls: Observe starts episodes, fires events and
-  // records each world's rows before the step (its observation at RowsAt(w, steps)); the host
-  // then writes every active world's actions into host().actions; Act records them and steps.
-  // `overlap` as in Step. Backends without it (CUDA) throw.
-  virtual void Observe() { throw std::runtime_error("this backend cannot take actions from a policy process"); }
-  virtual void Act(const std::function<void()>& /*overlap*/ = {}) {
-    throw std::runtime_error("this backend cannot take actions from a policy process");
-  }
+  // SweepWorldPass, kSweepObserve and kSweepAct), in two calls: Observe starts episodes, fires
+  // events, records each world's rows before the step and fills host().policy_rows (nworld: what
+  // the policy is told of each world, `active` for those that take actions); the host then writes
+  // every active world's actions into host().actions; Act records them and steps. `overlap` as in
+  // Step. CUDA: the rows are gathered on the device and come over in one copy, the actions go back
+  // in one.
+  virtual void Observe() = 0;
+  virtual void Act(const std::function<void()>& overlap = {}) = 0;
   // The listed worlds' finished episodes, valid until the next Fetch. A backend may return before
   // the data has arrived (CUDA: the copy to the host overlaps the next step): read them only
   // after WaitFetched. The worlds' next Begin and Step may follow at once.

@@ -147,7 +147,7 @@ class CpuBackend : public Backend {
   // The lines a sweep step of world w reads first, before its physics touches anything: its
   // SweepWorld (episode flags, task and observation state) and the recorded bodies' pose and
   // velocity. Fetched while the world before steps; each was a cache miss at the top of
-  // SweepWorldBefore otherwise.
+  // the world's pass otherwise.
   void PrefetchSweepWorld(const SweepStepArgs& a, int w) const {
     const char* p = reinterpret_cast<const char*>(a.worlds + w);
     for (size_t off = 0; off < sizeof(SweepWorld); off += size_t{kCacheLine}) __builtin_prefetch(p + off);
@@ -173,13 +173,13 @@ class CpuBackend : public Backend {
   int64_t ScratchBytesPerWorld() const override { return layout_.world_bytes; }
   std::unique_ptr<SweepBuffers> MakeSweepBuffers(const SweepStepArgs& shape) override;
 
-  // one pass of a sweep: every world's SweepWorldPass (up to args.steps control steps) in one
-  // parallel pass; with `policy_actions`, every world's SweepWorldActPass instead (the second half
-  // of a control step whose actions a policy gave: SweepBuffers::Act). The time in ControlStep (the
-  // pass's `physics`, wrapped) is summed per thread: two reads of the time-stamp counter per world
-  // and step, a few nanoseconds (a clock_gettime pair cost about 1 % of a box-push step), so the
-  // sweep can say what it adds to the physics of its own trajectories
-  void SweepStep(const SweepStepArgs& args, const std::function<void()>& overlap, bool policy_actions = false) {
+  // one pass of a sweep: every world's SweepWorldPass in `mode` (kernels/sweep_step.h: up to
+  // args.steps control steps of the expert, or a half of a control step whose actions a policy
+  // gives: SweepBuffers::Observe, Act) in one parallel pass. The time in ControlStep (the pass's
+  // `physics`, wrapped) is summed per thread: two reads of the time-stamp counter per world and
+  // step, a few nanoseconds (a clock_gettime pair cost about 1 % of a box-push step), so the sweep
+  // can say what it adds to the physics of its own trajectories
+  void SweepStep(const SweepStepArgs& args, const std::function<void()>& overlap, int mode = kSweepExpert) {
     if (sweep_steps_++ == 0) tick_start_ = {Ticks(), std::chrono::steady_clock::now()};
     WithStepVariant(variant_, [&](auto features) {
       pool_.ParallelFor(nworld_, [&](int begin, int end, int t) {
@@ -196,24 +196,16 @@ class CpuBackend : public Backend {
             PrefetchSweepWorld(args, w + 1);
           }
           BindWorldBlock(ws, w);
-          if (policy_actions) {
-            SweepWorldActPass<features.value>(args, model_, state_, w, ws, timed);
+          if (mode == kSweepObserve) {
+            SweepWorldPass<features.value, kSweepObserve>(args, model_, state_, w, ws, timed);
+          } else if (mode == kSweepAct) {
+            SweepWorldPass<features.value, kSweepAct>(args, model_, state_, w, ws, timed);
           } else {
-            SweepWorldPass<features.value>(args, model_, state_, w, ws, timed);
+            SweepWorldPass<features.value, kSweepExpert>(args, model_, state_, w, ws, timed);
           }
         }
         scratch_[t].physics += physics;
       }, overlap);
-    });
-  }
-  // the first half of a control step with a policy's actions (SweepBuffers::Observe)
-  void SweepObserve(const SweepStepArgs& args) {
-    pool_.ParallelFor(nworld_, [&](int begin, int end, int t) {
-      Workspace* ws = &scratch_[t].ws;
-      for (int w = begin; w < end; ++w) {
-        BindWorldBlock(ws, w);
-        SweepWorldObserve(args, model_, state_, w, ws);
-      }
     });
   }
   // thread-seconds in ControlStep during sweep steps, over the threads (the ticks converted at
@@ -338,8 +330,14 @@ class CpuSweepBuffers : public SweepBuffers {
   }
   void Begin(const int32_t*, int) override {}
   void Step(const std::function<void()>& overlap) override { backend_->SweepStep(host_, overlap); }
-  void Observe() override { backend_->SweepObserve(host_); }
-  void Act(const std::function<void()>& overlap) override { backend_->SweepStep(host_, overlap, true); }
+  void Observe() override {
+    if (policy_rows_.empty()) {
+      policy_rows_.resize(static_cast<size_t>(backend_->nworld()));
+      host_.policy_rows = policy_rows_.data();
+    }
+    backend_->SweepStep(host_, {}, kSweepObserve);
+  }
+  void Act(const std::function<void()>& overlap) override { backend_->SweepStep(host_, overlap, kSweepAct); }
   double PhysicsSeconds() const override { return backend_->SweepPhysicsSeconds(); }
   void Fetch(const int32_t* worlds, int count, std::vector<FetchedEpisode>* out) override {
     out->clear();
@@ -378,6 +376,7 @@ class CpuSweepBuffers : public SweepBuffers {
   std::vector<Rows> rows_;
   std::vector<SweepRows> pointers_;
   LineVector<int32_t> ended_, stepped_;
+  std::vector<SweepPolicyRow> policy_rows_;  // from the first Observe
 };
 
 std::unique_ptr<SweepBuffers> CpuBackend::MakeSweepBuffers(const SweepStepArgs& shape) {

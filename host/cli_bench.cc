@@ -172,6 +172,7 @@ void RunBench(const BenchArgs& args) {
     // what CUDA stages after the step block: the world's state, and room for a sweep's record
     j["staged_state_bytes"] = WorldStateBytes(StateDims(engine.view(), 1)) + int64_t(sizeof(SweepWorld));
     j["sweep_record_bytes"] = int64_t(sizeof(SweepWorld));  // a sweep world's episode record (kernels/sweep_step.h)
+    j["policy_row_bytes"] = int64_t(sizeof(SweepPolicyRow));  // a policy's inputs per world and step (same header)
     // whether this binary's CPU step skips the loads the device's does (kLeanReads,
     // kernels/solver_body.h: a build with S2R_LEAN_READS)
     j["lean_reads"] = kLeanReads;

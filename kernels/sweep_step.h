@@ -44,6 +44,19 @@ struct SweepRows {
   Real* action;
 };
 
+// One world's inputs to a policy at a control step (a kSweepObserve pass writes a.policy_rows[w]),
+// in the protocol's float32 (host/sweep/policy.h): the same on every backend, so that a policy sees
+// the same numbers whichever stepped the worlds.
+struct SweepPolicyRow {
+  int64_t episode;
+  int32_t active;  // 1: the world runs an episode and takes the policy's actions in this step
+  int32_t first;   // 1 on the episode's first step
+  float obs[kObsSize];                  // the observation model's output (the obs row)
+  float task_params[kTaskMaxParams];    // the episode's task parameters (events may have edited them)
+  float joints[kTaskMaxActuators];      // the task joints' positions (true), TaskModel::joint order
+  float target[3];                      // the task's target body's position (true), where it has one
+};
+
 // Everything the per-world step reads besides the model and the state. The pointers are in the
 // stepping backend's memory (host or device).
 struct SweepStepArgs {
@@ -68,6 +81,7 @@ struct SweepStepArgs {
   // The CPU backend gives every world buffers of its own and hands them to the finished episode
   // (the host swaps in fresh ones): the rows are never copied on their way to the store.
   const SweepRows* world_rows = nullptr;
+  SweepPolicyRow* policy_rows = nullptr;  // (nworld): a kSweepObserve pass's policy inputs
   int32_t* ended = nullptr;       // (nworld): 1 when the world's episode ended in the last pass
   // control steps per pass (SweepWorldPass): a world takes up to `steps` in one go, stopping after
   // the one that ends its episode; `stepped` (nworld) says how many it took in the last pass
@@ -178,63 +192,82 @@ struct SweepControlStep {
   }
 };
 
-// One pass of world w: up to a.steps control steps, stopping after the step that ends its episode
-// (the host collects it and starts the world's next one between passes); a world with no episode
-// takes them all. Several steps per pass keep a world's state in cache (CPU) or in its thread
-// (CUDA) and spread the host's work between passes over more steps. An episode's rows do not
-// depend on how its steps fell into passes. A world with no episode to run or start takes none
-// (the sweep's tail). `physics(m, s, w, ws, act)` steps the world (a backend may wrap ControlStep
-// to time it: the CPU backend reports the sweep's physics share). `record` is the world's episode
-// record to use, when not a.worlds[w] itself: the CUDA step kernel passes a copy in the thread's
-// local memory and writes it back after the pass.
-template <unsigned kFeatures, typename Physics = SweepControlStep<kFeatures>>
+// What a sweep pass does (SweepWorldPass): the task's expert acts, or a policy outside the
+// backend does (`s2r sweep --policy`, host/sweep/policy.h), in two passes with the host between
+// them: kSweepObserve (the episode's start, events, the rows before the step, and the policy's
+// inputs, SweepPolicyRow), then, with the policy's answers in a.actions, kSweepAct (the action row,
+// the physics, the task's evaluation). The task's checkers run as with the expert; its TaskAct
+// does not. One control step per observe/act pair.
+enum SweepPassMode : int32_t {
+  kSweepExpert = 0,
+  kSweepObserve = 1,
+  kSweepAct = 2,
+};
+
+// world w's policy row, after the rows before its step were recorded (`obs` is its obs row)
+S2R_HD void SweepWorldPolicyRow(const SweepStepArgs& a, const StateView& s, int w, const SweepWorld& r,
+                                const Real* obs) {
+  SweepPolicyRow& p = a.policy_rows[w];
+  p.episode = r.episode;
+  p.active = 1;
+  p.first = r.task.steps == 0 ? 1 : 0;
+  for (int i = 0; i < kObsSize; ++i) p.obs[i] = static_cast<float>(obs[i]);
+  const Real* params = a.task_params + static_cast<int64_t>(w) * kTaskMaxParams;
+  for (int i = 0; i < kTaskMaxParams; ++i) p.task_params[i] = static_cast<float>(params[i]);
+  const Real* q = s.joint_q(w);
+  for (int i = 0; i < kTaskMaxActuators; ++i) {
+    p.joints[i] = i < a.task.nactuator ? static_cast<float>(q[a.task.joint[i]]) : 0.0f;
+  }
+  const Real* x = a.task.target_body >= 0 ? s.body_pos(w, a.task.target_body) : nullptr;
+  for (int i = 0; i < 3; ++i) p.target[i] = x ? static_cast<float>(x[i]) : 0.0f;
+}
+
+// One pass of world w. kSweepExpert: up to a.steps control steps, stopping after the step that
+// ends its episode (the host collects it and starts the world's next one between passes).
+// kSweepObserve / kSweepAct: the halves of one control step with a policy's actions (above). Several
+// steps per pass keep a world's state in cache (CPU) or in its thread (CUDA) and spread the host's
+// work between passes over more steps. An episode's rows do not depend on how its steps fell into
+// passes. A world with no episode to run or start takes none (the sweep's tail).
+// `physics(m, s, w, ws, act)` steps the world (a backend may wrap ControlStep to time it: the CPU
+// backend reports the sweep's physics share). `record` is the world's episode record to use, when
+// not a.worlds[w] itself: the CUDA step kernel passes a copy in the thread's local memory and
+// writes it back after the pass. The mode is a template parameter: the CUDA backend compiles a
+// kernel per mode (cuda/backend_cuda.cu), and the expert's is the code it was before the policy's
+// modes existed (its registers and spills unchanged).
+template <unsigned kFeatures, int kMode = kSweepExpert, typename Physics = SweepControlStep<kFeatures>>
 S2R_HD void SweepWorldPass(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, Workspace* ws,
                            const Physics& physics = Physics(), SweepWorld* record = nullptr) {
   // the record is looked up again after the physics rather than kept live across it (registers)
   auto r = [&]() -> SweepWorld& { return record ? *record : a.worlds[w]; };
-  if (!r().active && !r().begin) {
-    a.ended[w] = 0;
-    a.stepped[w] = 0;
+  // act: the worlds observe left active (a world that begins does so in observe)
+  if (kMode == kSweepAct ? !r().active : !r().active && !r().begin) {
+    if constexpr (kMode != kSweepAct) a.ended[w] = 0;
+    if constexpr (kMode != kSweepObserve) a.stepped[w] = 0;
+    if constexpr (kMode == kSweepObserve) a.policy_rows[w].active = 0;
     return;
   }
-  int k = 0;
-  do {
-    Real* act = SweepWorldBefore(a, m, s, w, ws, r());
-    physics(m, s, w, ws, act);
-    SweepWorldAfter(a, m, s, w, r());
-    ++k;
-  } while (k < a.steps && !a.ended[w]);
-  a.stepped[w] = k;
-}
-
-// A control step whose actions come from outside (`s2r sweep --policy`, host/sweep/policy.h), in
-// two passes with the host between them: SweepWorldObserve (the episode's start, events, the rows
-// before the step: the policy's observation) for every world; the host hands the observations to the
-// policy and writes its answers into a.actions; SweepWorldActPass (the action row, the physics, the
-// task's evaluation) for every world. The task's checkers run as with the expert; its TaskAct does
-// not. One control step per pass.
-S2R_HD void SweepWorldObserve(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, Workspace* ws) {
-  SweepWorld& r = a.worlds[w];
-  if (!r.active && !r.begin) {
-    a.ended[w] = 0;
-    return;
+  if constexpr (kMode == kSweepObserve) {
+    if (SweepWorldPrepare(a, m, s, w, ws, r())) {  // true: the world was active or begins here
+      const SweepRows rows = a.RowsAt(w, r().task.steps);
+      SweepWorldRecordState(a, s, w, r(), rows);
+      SweepWorldPolicyRow(a, s, w, r(), rows.obs);
+    }
+  } else {
+    int k = 0;
+    do {
+      Real* act;
+      if constexpr (kMode == kSweepExpert) {
+        act = SweepWorldBefore(a, m, s, w, ws, r());
+      } else {  // the policy's actions, written by the host after the observe pass
+        act = a.actions + static_cast<int64_t>(w) * a.action_stride;
+        SweepWorldRecordAction(a, a.RowsAt(w, r().task.steps), act);
+      }
+      physics(m, s, w, ws, act);
+      SweepWorldAfter(a, m, s, w, r());
+      ++k;
+    } while (kMode == kSweepExpert && k < a.steps && !a.ended[w]);
+    a.stepped[w] = k;
   }
-  if (SweepWorldPrepare(a, m, s, w, ws, r)) SweepWorldRecordState(a, s, w, r, a.RowsAt(w, r.task.steps));
-}
-
-template <unsigned kFeatures, typename Physics = SweepControlStep<kFeatures>>
-S2R_HD void SweepWorldActPass(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, Workspace* ws,
-                              const Physics& physics = Physics()) {
-  SweepWorld& r = a.worlds[w];
-  if (!r.active) {
-    a.stepped[w] = 0;
-    return;
-  }
-  const Real* act = a.actions + static_cast<int64_t>(w) * a.action_stride;
-  SweepWorldRecordAction(a, a.RowsAt(w, r.task.steps), act);
-  physics(m, s, w, ws, act);
-  SweepWorldAfter(a, m, s, w, a.worlds[w]);
-  a.stepped[w] = 1;
 }
 
 }  // namespace s2r

@@ -263,12 +263,8 @@ DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
 
 namespace {
 
-// What a policy needs of a sweep: the CPU backend and labels that do not follow the expert.
-void CheckPolicySweep(const SweepConfig& c, BackendKind backend) {
-  if (backend != BackendKind::kCpu) {
-    throw std::runtime_error("--policy runs on the CPU backend (--backend cpu): the CUDA sweep keeps its worlds' "
-                             "steps on the device, a policy process needs each step's observations on the host");
-  }
+// What a policy needs of a sweep: labels that do not follow the expert.
+void CheckPolicySweep(const SweepConfig& c) {
   if (c.task.info->kind != kTaskPush && SweepChecker(c, true) == kCheckerPhases) {
     throw std::runtime_error(c.source + ": task.checker: 'phases' labels " + c.task.info->name +
                              "'s episodes by its expert's phases, which advance on the expert's timers, so a policy's "
@@ -280,7 +276,7 @@ void CheckPolicySweep(const SweepConfig& c, BackendKind backend) {
 // The policy process of a sweep (RunnerOptions::policy), told the layout of what it receives and
 // answers (host/sweep/policy.h).
 std::unique_ptr<PolicyProcess> StartPolicy(const SweepConfig& c, const RunnerOptions& o, int nworld) {
-  CheckPolicySweep(c, o.backend);
+  CheckPolicySweep(c);
   std::vector<std::string> task_params, joints;
   for (const TaskParamInfo& p : c.task.info->params) task_params.push_back(p.name);
   const TaskModel& t = c.task.model;
@@ -313,10 +309,11 @@ struct PolicyBatch {
   std::vector<int> world;
 };
 
-// One control step of every world with the policy's actions: observe, ask, act. `s` is the worlds'
-// state on the host (the CPU backend's).
-void PolicyStep(const SweepConfig& c, int nworld, SweepBuffers& buffers, const StateView& s, ActionSource* policy,
-                PolicyBatch* batch, const std::function<void()>& overlap) {
+// One control step of every world with the policy's actions: observe, ask, act. What the policy is
+// told of each active world is its row of the observe pass (SweepPolicyRow, written by the
+// backend's step: on the device with CUDA).
+void PolicyStep(const SweepConfig& c, int nworld, SweepBuffers& buffers, ActionSource* policy, PolicyBatch* batch,
+                const std::function<void()>& overlap) {
   buffers.Observe();
   const SweepStepArgs& h = buffers.host();
   PolicyInput& in = batch->in;
@@ -324,23 +321,18 @@ void PolicyStep(const SweepConfig& c, int nworld, SweepBuffers& buffers, const S
   in.clear();
   world.clear();
   const int ntask = static_cast<int>(c.task.params.size());
-  const TaskModel& t = c.task.model;
+  const int njoint = c.task.model.nactuator;
+  const int ntarget = c.task.model.target_body >= 0 ? 3 : 0;
   for (int w = 0; w < nworld; ++w) {
-    const SweepWorld& r = h.worlds[w];
+    const SweepPolicyRow& r = h.policy_rows[w];
     if (!r.active) continue;
     world.push_back(w);
     in.episode.push_back(r.episode);
-    in.first.push_back(r.task.steps == 0 ? 1 : 0);
-    const Real* o = h.RowsAt(w, r.task.steps).obs;
-    in.obs.insert(in.obs.end(), o, o + kObsSize);
-    const Real* p = h.task_params + static_cast<size_t>(w) * kTaskMaxParams;
-    in.task_params.insert(in.task_params.end(), p, p + ntask);
-    const Real* q = s.joint_q(w);
-    for (int i = 0; i < t.nactuator; ++i) in.joints.push_back(static_cast<float>(q[t.joint[i]]));
-    if (t.target_body >= 0) {
-      const Real* x = s.body_pos(w, t.target_body);
-      in.target.insert(in.target.end(), x, x + 3);
-    }
+    in.first.push_back(static_cast<uint8_t>(r.first));
+    in.obs.insert(in.obs.end(), r.obs, r.obs + kObsSize);
+    in.task_params.insert(in.task_params.end(), r.task_params, r.task_params + ntask);
+    in.joints.insert(in.joints.end(), r.joints, r.joints + njoint);
+    in.target.insert(in.target.end(), r.target, r.target + ntarget);
   }
   std::vector<float>& actions = batch->actions;
   if (!world.empty()) policy->Act(in, &actions);
@@ -403,7 +395,7 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
   std::unique_ptr<PolicyProcess> process;  // --policy's
   PolicyBatch batch;
   ActionSource* policy = o.actions;
-  if (policy) CheckPolicySweep(c, o.backend);
+  if (policy) CheckPolicySweep(c);
   if (!policy && !o.policy.empty()) {
     process = StartPolicy(c, o, nworld);
     policy = process.get();
@@ -516,7 +508,7 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
   while (collected < planned) {
     const auto step_start = Clock::now();
     if (policy) {
-      PolicyStep(c, nworld, *buffers, engine.state().view, policy, &batch, complete_and_write);
+      PolicyStep(c, nworld, *buffers, policy, &batch, complete_and_write);
     } else {
       buffers->Step(complete_and_write);
     }
@@ -610,7 +602,7 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
   }
   const int64_t episodes = SweepEpisodes(c, o);
   const int64_t planned = episodes > o.shard ? (episodes - o.shard + o.shards - 1) / o.shards : 0;
-  if (!o.policy.empty()) CheckPolicySweep(c, o.backend);  // before the store is made
+  if (!o.policy.empty()) CheckPolicySweep(c);  // before the store is made
   DatasetSpec spec = SweepDatasetSpec(c, o);
   CheckEpisodeBuffers(c, spec, std::min<int64_t>(o.worlds > 0 ? o.worlds : c.worlds, std::max<int64_t>(planned, 1)));
   // the episode index (seed column) of the shard's slot-th episode

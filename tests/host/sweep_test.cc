@@ -26,6 +26,7 @@
 #include "host/store/outcomes.h"
 #include "host/store/store_error.h"
 #include "host/store/zarr_array.h"
+#include "host/sweep/policy.h"
 #include "host/sweep/sweep.h"
 #include "kernels/tasks.h"
 #include "tests/host/run_command.h"
@@ -845,8 +846,10 @@ TEST(Sweep, CudaWithoutADeviceIsRefusedBeforeAnyStoreIsWritten) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/c"));
 }
 
+// 48 episodes of `config` (seed 7) in 16 worlds on `kind`, acted by the task's expert or, given
+// `policy`, by it (RunnerOptions::actions: a policy in this process, as --policy's would be)
 std::vector<EpisodeRecord> RunSweepEpisodes(BackendKind kind, const char* config = "builtin:push",
-                                           int steps_per_pass = 0, int checker = -1) {
+                                           int steps_per_pass = 0, int checker = -1, ActionSource* policy = nullptr) {
   SweepConfig c = LoadSweepConfig(config);
   c.task.checker = checker;  // -1: the config's
   std::vector<EpisodeRecord> out;
@@ -857,6 +860,7 @@ std::vector<EpisodeRecord> RunSweepEpisodes(BackendKind kind, const char* config
   o.threads = 2;
   o.backend = kind;
   o.steps_per_pass = steps_per_pass;
+  o.actions = policy;
   RunEpisodes(c, 7, 0, 48, [](int64_t slot) { return slot; }, o,
               [&out](EpisodeRecord& r) { out.push_back(std::move(r)); }, &summary);
   return out;
@@ -880,6 +884,35 @@ void ExpectSameEpisodes(const std::vector<EpisodeRecord>& a, const std::vector<E
     EXPECT_TRUE(std::equal(a[e].action.begin(), a[e].action.end(), b[e].action.begin(), b[e].action.end()));
   }
 }
+
+// A policy in the test's process: each task joint's target is its position now, the first three
+// moved 5 % of the way from the observed effector to the observed object, plus a thousandth of the
+// target's coordinate and of the first task parameter, so that every input it is sent changes what
+// it does; it keeps every step's inputs.
+class SteeringPolicy : public ActionSource {
+ public:
+  explicit SteeringPolicy(int action_size) : na_(action_size) {}
+  void Act(const PolicyInput& in, std::vector<float>* actions) override {
+    inputs.push_back(in);
+    const size_t n = in.episode.size();
+    const size_t nj = in.joints.size() / n, nt = in.target.size() / n, np = in.task_params.size() / n;
+    actions->assign(n * size_t(na_), 0.0f);
+    for (size_t i = 0; i < n; ++i) {
+      const float* o = &in.obs[i * kObsSize];
+      for (size_t k = 0; k < size_t(na_); ++k) {
+        float a = k < nj ? in.joints[i * nj + k] : 0.0f;
+        if (k < 3) a += 0.05f * (o[k] - o[7 + k]);  // object px py pz - effector px py pz
+        if (nt == 3) a += 1e-3f * in.target[i * 3 + k % 3];
+        if (np > 0) a += 1e-3f * in.task_params[i * np];
+        (*actions)[i * size_t(na_) + k] = a;
+      }
+    }
+  }
+  std::vector<PolicyInput> inputs;
+
+ private:
+  int na_;
+};
 
 // A pass of several control steps per world (SweepWorldPass) changes when episodes start, not
 // what they hold: 1 and 5 steps per pass give the same 48 pick_lift episodes, bit for bit, and so
@@ -913,15 +946,25 @@ TEST(Sweep, TheStateCheckerLabelsAlikeOnEveryPath) {
 // agree to rounding, not bits: each episode's first recorded row (the reset state) within 1e-5,
 // its first 10 control steps within 1 mm, and the batch's outcomes nearly alike (success counts
 // within 3 of 48: a rounding difference may tip an episode near a threshold); for builtin:push
-// and for builtin:pick_lift under the state checker. Skipped (never passed) without a device.
+// for builtin:pick_lift under the state checker, and for builtin:peg_insert acted by a policy
+// (SteeringPolicy: the observe and act launches, the policy rows' and actions' copies). Skipped
+// (never passed) without a device.
 TEST(Sweep, CudaBackendRunsTheSameEpisodesAsTheCpu) {
   if (!CudaAvailable()) GTEST_SKIP() << (CudaBackendCompiled() ? "no CUDA device present" : "built without CUDA");
-  // builtin:push, and (since stop 43) pick_lift labelled by the state checker
-  for (const auto& [config, checker] : std::vector<std::pair<const char*, int>>{{"builtin:push", -1},
-                                                                               {"builtin:pick_lift", kCheckerState}}) {
+  // builtin:push, (since stop 43) pick_lift labelled by the state checker, (stop 44) a policy
+  struct Case {
+    const char* config;
+    int checker;
+    bool policy;
+  };
+  for (const Case& k : {Case{"builtin:push", -1, false}, Case{"builtin:pick_lift", kCheckerState, false},
+                        Case{"builtin:peg_insert", -1, true}}) {
+    const char* config = k.config;
     SCOPED_TRACE(config);
-    std::vector<EpisodeRecord> cpu = RunSweepEpisodes(BackendKind::kCpu, config, 0, checker),
-                               gpu = RunSweepEpisodes(BackendKind::kCuda, config, 0, checker);
+    const int na = LoadSweepConfig(config).model.nactuator();
+    SteeringPolicy on_cpu(na), on_gpu(na);
+    std::vector<EpisodeRecord> cpu = RunSweepEpisodes(BackendKind::kCpu, config, 0, k.checker, k.policy ? &on_cpu : nullptr),
+                               gpu = RunSweepEpisodes(BackendKind::kCuda, config, 0, k.checker, k.policy ? &on_gpu : nullptr);
     ASSERT_EQ(cpu.size(), 48u);
     ASSERT_EQ(gpu.size(), 48u);
     int cpu_success = 0, gpu_success = 0;
@@ -993,6 +1036,41 @@ TEST(Sweep, CudaEmulationRunsTheSameEpisodesAsTheCpu) {
   ExpectSameEpisodes(cpu, RunSweepEpisodes(BackendKind::kCudaEmulation, "builtin:push", 3));  // 3 steps a launch
 }
 
+// A policy's control step on the CUDA backend's path (the sweep kernel's observe pass gathers each
+// world's inputs, SweepPolicyRow, into one copy to the host; the actions go back in one copy before
+// the act pass), run on the CPU by the emulated runtime: a policy is sent the same inputs, step by
+// step and bit for bit, as on the CPU backend, and the episodes are the same, bit for bit. push,
+// and peg_insert (joints and the socket's position among the inputs).
+TEST(SweepPolicy, ThePolicyIsSentTheSameInputsOnTheCudaPath) {
+  for (const char* config : {"builtin:push", "builtin:peg_insert"}) {
+    SCOPED_TRACE(config);
+    const int na = LoadSweepConfig(config).model.nactuator();
+    SteeringPolicy on_cpu(na), on_cuda(na);
+    const std::vector<EpisodeRecord> cpu = RunSweepEpisodes(BackendKind::kCpu, config, 0, -1, &on_cpu);
+    ExpectSameEpisodes(cpu, RunSweepEpisodes(BackendKind::kCudaEmulation, config, 0, -1, &on_cuda));
+    ASSERT_EQ(on_cpu.inputs.size(), on_cuda.inputs.size());
+    ASSERT_GT(on_cpu.inputs.size(), 48u);
+    int64_t firsts = 0;
+    for (size_t s = 0; s < on_cpu.inputs.size(); ++s) {
+      SCOPED_TRACE("step " + std::to_string(s));
+      const PolicyInput &a = on_cpu.inputs[s], &b = on_cuda.inputs[s];
+      ASSERT_EQ(a.episode, b.episode);
+      ASSERT_EQ(a.first, b.first);
+      ASSERT_EQ(a.obs, b.obs);
+      ASSERT_EQ(a.task_params, b.task_params);
+      ASSERT_EQ(a.joints, b.joints);
+      ASSERT_EQ(a.target, b.target);
+      ASSERT_EQ(a.joints.size(), a.episode.size() * size_t(na));
+      ASSERT_EQ(a.target.size(), std::string(config) == "builtin:peg_insert" ? a.episode.size() * 3 : 0u);
+      for (uint8_t f : a.first) firsts += f;
+    }
+    EXPECT_EQ(firsts, 48) << "every episode's first step is flagged once";
+    std::set<int> lengths;
+    for (const EpisodeRecord& e : cpu) lengths.insert(e.length);
+    EXPECT_GE(lengths.size(), 2u) << "episodes of one length: the policy's steps did not matter";
+  }
+}
+
 // --policy: a policy process that fails in any way (exits, hangs, answers the wrong count, a bad
 // header, a non-finite action) ends the sweep with an error naming the command and the step, and
 // a hung one within --policy-timeout. The policies are shell one-liners (printf writes the binary
@@ -1023,18 +1101,14 @@ TEST(SweepPolicy, AFailingPolicyIsAnErrorNamingTheCommandAndTheStep) {
         << c.policy << "\n" << r.output;
     EXPECT_LT(seconds, 15) << c.policy << ": the policy's sleep must not hold the sweep";
   }
-  // what a policy cannot drive: the CUDA sweep, a grasping task labelled by its expert's phases
-  // (task.checker: phases); refused before a store is made
-  CommandResult r = RunCommand(std::string(S2R_BINARY) + " sweep builtin:push --episodes 2 --backend cuda-emulation --out " +
-                               dir + "/cuda --policy 'cat'");
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.output.find("--policy runs on the CPU backend"), std::string::npos) << r.output;
-  EXPECT_FALSE(std::filesystem::exists(dir + "/cuda"));
+  // what a policy cannot drive: a grasping task labelled by its expert's phases (task.checker:
+  // phases); refused before a store is made
   {
     std::ofstream f(dir + "/phases.yaml");
     f << "scene: builtin:pick_lift\ntask:\n  name: pick_lift\n  checker: phases\nepisodes: 2\n";
   }
-  r = RunCommand(std::string(S2R_BINARY) + " sweep " + dir + "/phases.yaml --out " + dir + "/pick --policy 'cat'");
+  CommandResult r =
+      RunCommand(std::string(S2R_BINARY) + " sweep " + dir + "/phases.yaml --out " + dir + "/pick --policy 'cat'");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find(dir + "/phases.yaml: task.checker: 'phases' labels pick_lift's episodes by its expert's "
                                 "phases"),

@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tarfile
 import time
 
@@ -44,7 +45,7 @@ def rehearse(pack, tmp_path, budget_s, **env_extra):
         path.mkdir()
     shutil.copyfile(pack / "pack.tar.xz", carried / "pack.tar.xz")
     env = dict(os.environ, OUT=str(out), TMPDIR=str(scratch), S2R_GPU_PACK_DIR=str(carried), S2R_GPU_REHEARSAL="256",
-               S2R_GPU_BUDGET_S=str(budget_s), **env_extra)
+               S2R_GPU_BUDGET_S=str(budget_s), S2R_GPU_PYTHON=sys.executable, **env_extra)
     t0 = time.monotonic()
     run = subprocess.run(["bash", os.path.join(REPO, "bench", "gpu_check.sh")], env=env, capture_output=True,
                          text=True, timeout=budget_s + 120)
@@ -111,7 +112,7 @@ def test_rehearsal_runs_every_stage(pack, tmp_path):
     assert groups and groups.group(1) == groups.group(2) and int(groups.group(2)) >= 10, summary
     assert "DIFFER" not in summary
     # the emulated device runs the CPU's episodes bit for bit: the same outcome counts
-    for task in ("push", "pick_lift", "peg_insert"):
+    for task in ("push", "pick_lift", "peg_insert", "policy_push"):
         assert re.search(rf"^  {task}: successes \d+ cpu, \d+ device; same counts$", summary, re.M), summary
     assert re.search(r"^push_cuda_16k_p16 +episodes (\d+)/\1 ", summary, re.M), summary
     assert re.search(r"^\d+ kernels within their budgets", summary, re.M), summary

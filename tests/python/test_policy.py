@@ -340,6 +340,23 @@ def test_the_example_peg_policy_inserts_with_the_socket_it_is_sent(tmp_path):
     assert (root["episodes/metrics/phase"][:E][success] == 6).all(), "the stage at the end is insert"
 
 
+def test_a_policy_on_the_cuda_path_writes_the_cpus_store(tmp_path):
+    """--policy on the CUDA backend's code (the sweep kernel's observe pass gathers the policy's
+    inputs on the device, the act pass takes its answers), run on the CPU by the emulated runtime:
+    the example peg policy (observations, joints and the socket's position) writes the CPU
+    backend's store array for array."""
+    need_s2r()
+    script = os.path.join(REPO, "python", "examples", "peg_policy.py")
+    stores = {}
+    for backend in ("cpu", "cuda-emulation"):
+        stores[backend] = tmp_path / f"{backend}.zarr"
+        run("sweep", "builtin:peg_insert", "--out", stores[backend], "--episodes", 16, "--worlds", 8, "--backend",
+            backend, "--policy", f"{PYTHON} {script}")
+    assert hashes(stores["cpu"]) == hashes(stores["cuda-emulation"])
+    root = zarr.open_group(store=str(stores["cuda-emulation"]), mode="r")
+    assert root["episodes/success"][:16].sum() >= 8, "the example policy acted on what it was sent"
+
+
 def test_a_store_from_before_the_checker_was_recorded_resumes(tmp_path):
     """Stores written before 2026-12-07 have no generator.sweep.checker: a resume takes them as what
     labelled them (pick_lift: the phase checker), leaves their schema as it is, and refuses a policy
