@@ -1073,8 +1073,9 @@ TEST(SweepPolicy, ThePolicyIsSentTheSameInputsOnTheCudaPath) {
 
 // --policy: a policy process that fails in any way (exits, hangs, answers the wrong count, a bad
 // header, a non-finite action) ends the sweep with an error naming the command and the step, and
-// a hung one within --policy-timeout. The policies are shell one-liners (printf writes the binary
-// answers); the full protocol against a Python policy is tests/python/test_policy.py's.
+// a hung one within --policy-timeout; on the CUDA backend's path too (one case, on the emulated
+// runtime). The policies are shell one-liners (printf writes the binary answers); the full
+// protocol against a Python policy is tests/python/test_policy.py's.
 TEST(SweepPolicy, AFailingPolicyIsAnErrorNamingTheCommandAndTheStep) {
   const std::string dir = TestDir();
   struct Case {
@@ -1083,6 +1084,8 @@ TEST(SweepPolicy, AFailingPolicyIsAnErrorNamingTheCommandAndTheStep) {
   // a NaN float32 is 00 00 c0 7f little-endian
   const std::vector<Case> cases = {
       {"read l; exit 3", "--worlds 2", "exited with status 3 before "},
+      // the CUDA backend's policy path (on the emulated runtime) fails the same way
+      {"read l; exit 3", "--worlds 2 --backend cuda-emulation", "exited with status 3 before "},
       {"read l; sleep 30", "--worlds 2 --policy-timeout 0.5", "did not answer step 0 within 0.5 s (--policy-timeout)"},
       {"read l; printf 'S2RA\\001\\000\\000\\000'; sleep 30", "--worlds 2",
        "answered step 0 with 1 action rows for 2 worlds"},
