@@ -200,7 +200,8 @@ def main():
         out.append(f"{os.path.basename(path)[6:-5]:<26} "
                    f"episodes {s.get('episodes_in_store')}/{s.get('episodes_planned')} "
                    f"success {num('success_rate', '.3f')} {num('env_steps_per_s', '.4g')} env-steps/s "
-                   f"physics {num('physics_seconds', '.2f')}/{num('seconds', '.2f')} s  {fails}")
+                   f"of {num('seconds', '.2f')} s: steps {num('step_seconds', '.2f')} physics "
+                   f"{num('physics_seconds', '.2f')} policy {num('policy_seconds', '.2f')}  {fails}")
     for path in sorted(glob.glob(os.path.join(work, "sweep_*.txt"))):
         text = read(path)
         rc = re.findall(r"^rc=(\d+)", text, re.M)

@@ -57,6 +57,7 @@ nlohmann::json SummaryJson(const SweepSummary& s) {
           {"near_miss_count", s.near_misses},
           {"seconds", s.seconds},
           {"step_seconds", s.step_seconds},
+          {"policy_seconds", s.policy_seconds},
           {"setup_seconds", s.setup_seconds},
           {"close_seconds", s.close_seconds},
           {"world_steps", s.world_steps},
@@ -77,11 +78,14 @@ void PrintTable(const SweepSummary& s) {
   std::printf("near misses     %lld\n", (long long)s.near_misses);
   std::printf("steps           %lld control steps in %.1f s: %.0f env-steps/s", (long long)s.steps, s.seconds,
               s.env_steps_per_s);
-  if (s.seconds > 0 && s.physics_seconds >= 0) {
-    std::printf(" (physics %.0f%% of the time)\n", 100 * s.physics_seconds / s.seconds);
+  const double share = s.seconds > 0 ? 100 / s.seconds : 0.0;
+  if (s.physics_seconds >= 0) {
+    std::printf(" (physics %.0f%%", share * s.physics_seconds);
   } else {
-    std::printf(" (world steps %.0f%% of the time)\n", s.seconds > 0 ? 100 * s.step_seconds / s.seconds : 0.0);
+    std::printf(" (world steps %.0f%%", share * s.step_seconds);
   }
+  if (s.policy_seconds > 0) std::printf(", the policy %.0f%%", share * s.policy_seconds);
+  std::printf(" of the time)\n");
   std::fflush(stdout);
 }
 

@@ -312,8 +312,9 @@ struct PolicyBatch {
 // One control step of every world with the policy's actions: observe, ask, act. What the policy is
 // told of each active world is its row of the observe pass (SweepPolicyRow, written by the
 // backend's step: on the device with CUDA).
+// `policy_seconds` gains the time the policy took to answer.
 void PolicyStep(const SweepConfig& c, int nworld, SweepBuffers& buffers, ActionSource* policy, PolicyBatch* batch,
-                const std::function<void()>& overlap) {
+                const std::function<void()>& overlap, double* policy_seconds) {
   buffers.Observe();
   const SweepStepArgs& h = buffers.host();
   PolicyInput& in = batch->in;
@@ -335,7 +336,11 @@ void PolicyStep(const SweepConfig& c, int nworld, SweepBuffers& buffers, ActionS
     in.target.insert(in.target.end(), r.target, r.target + ntarget);
   }
   std::vector<float>& actions = batch->actions;
-  if (!world.empty()) policy->Act(in, &actions);
+  if (!world.empty()) {
+    const auto asked = Clock::now();
+    policy->Act(in, &actions);
+    *policy_seconds += std::chrono::duration<double>(Clock::now() - asked).count();
+  }
   const int na = h.nactuator;
   for (size_t i = 0; i < world.size(); ++i) {
     Real* act = h.actions + static_cast<size_t>(world[i]) * h.action_stride;
@@ -507,12 +512,15 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
   summary.setup_seconds = std::chrono::duration<double>(Clock::now() - start_time).count();
   while (collected < planned) {
     const auto step_start = Clock::now();
+    const double asked_before = summary.policy_seconds;
     if (policy) {
-      PolicyStep(c, nworld, *buffers, policy, &batch, complete_and_write);
+      PolicyStep(c, nworld, *buffers, policy, &batch, complete_and_write, &summary.policy_seconds);
     } else {
       buffers->Step(complete_and_write);
     }
-    summary.step_seconds += std::chrono::duration<double>(Clock::now() - step_start).count();
+    // the policy's time is its own, not the steps'
+    summary.step_seconds += std::chrono::duration<double>(Clock::now() - step_start).count() -
+                            (summary.policy_seconds - asked_before);
     for (int w = 0; w < nworld; ++w) world_steps += h.stepped[w];
     // finished episodes leave their world
     ended.clear();

@@ -64,7 +64,9 @@ struct SweepSummary {
                                  // threads; -1 where the backend cannot tell (CUDA)
   double step_seconds = 0;       // of which in the worlds' steps: physics, experts, observations, labels
                                  // and recording (SweepWorldPass; the rest: collecting episodes,
-                                 // randomization, resets, the store)
+                                 // randomization, resets, the store, a policy)
+  double policy_seconds = 0;     // of which asking a policy (--policy): its inputs sent, its answers
+                                 // read (its own computing in between); 0 without one
   double setup_seconds = 0;      // of which before the first pass: the engine, its buffers, the
                                  // first episodes' sampling and resets
   double close_seconds = 0;      // of which closing the store: the last commit, made durable

@@ -198,6 +198,41 @@ def test_a_policy_that_stands_still_is_stuck(tmp_path):
     assert (root["episodes/length"][:E] >= 50).all() and (root["episodes/length"][:E] < 60).all()
 
 
+# answers zeros after 10 ms: a policy slower than the steps
+SLOW = """
+import sys, time
+sys.path.insert(0, {python_dir!r})
+import numpy as np, s2r_policy
+def act(obs, tp, episodes, first, info):
+    time.sleep(0.01)
+    return np.zeros((len(obs), info["action_size"]), np.float32)
+s2r_policy.serve(act)
+"""
+
+
+def test_the_summary_says_how_long_the_policy_took(tmp_path):
+    """--summary-json's policy_seconds: the time from sending a step's inputs to reading the
+    answers, apart from step_seconds (the worlds' steps). A policy that sleeps 10 ms per step over
+    50-60 steps (4 worlds, stuck after stuck_s) takes at least 0.5 s; the steps of 4 worlds, a
+    small part of that; and the parts add up to no more than the whole."""
+    need_s2r()
+    script = tmp_path / "slow.py"
+    script.write_text(SLOW.format(python_dir=python_dir()))
+    summary_path = tmp_path / "summary.json"
+    r = run("sweep", "builtin:push", "--out", tmp_path / "slow.zarr", "--episodes", 4, "--worlds", 4,
+            "--summary-json", summary_path, "--policy", f"{PYTHON} {script}")
+    s = json.loads(summary_path.read_text())
+    steps = s["world_steps"] // 4  # control steps, every world running one episode throughout
+    assert s["policy_seconds"] >= 0.01 * steps >= 0.5, s
+    assert s["step_seconds"] < 0.5 * s["policy_seconds"], s
+    assert s["setup_seconds"] + s["step_seconds"] + s["policy_seconds"] + s["close_seconds"] <= s["seconds"], s
+    assert "the policy" in r.stdout and "of the time" in r.stdout, r.stdout
+    # without a policy: 0
+    run("sweep", "builtin:push", "--out", tmp_path / "expert.zarr", "--episodes", 4, "--worlds", 4,
+        "--summary-json", summary_path)
+    assert json.loads(summary_path.read_text())["policy_seconds"] == 0
+
+
 def test_a_resume_needs_the_same_policy(expert, tmp_path):
     script = tmp_path / "replay.py"
     script.write_text(REPLAY.format(python_dir=python_dir(), store=str(expert)))
