@@ -8,8 +8,8 @@
 #      (S2R_CUDA_STATE, S2R_CUDA_STEP_BLOCK),
 #   4. Nsight Compute on one step kernel launch per scene (occupancy, DRAM throughput, stalls),
 #   5. sweeps of every builtin task on the device beside the same sweep on the CPU (outcome parity),
-#      a push sweep at 16k worlds (env-steps/s with the store writing), and a push sweep acted by
-#      the example policy process on the device and on the CPU,
+#      a push sweep at 16k worlds (env-steps/s with the store writing), and push and peg_insert
+#      sweeps acted by the example policy processes on the device and on the CPU,
 #   6. compute-sanitizer memcheck over a small bench and a small sweep,
 #   7. where a second build for 8 blocks per SM is carried (64 registers), its bench at 65k worlds
 #      and its box_push launch's bytes under ncu (local memory: its spills, bench/sass_local.py),
@@ -258,6 +258,15 @@ for backend in $cuda cpu; do
     --policy "${S2R_GPU_PYTHON:-python3} python/examples/push_policy.py" \
     --summary-json "$work/sweep_policy_push_$backend.json"
   rm -rf "$TMPDIR/policy_$backend.zarr"
+done
+# and the peg example (the joints and the socket's position among its inputs; a Python loop over the
+# worlds, so fewer of them), labelled by the state checker
+for backend in $cuda cpu; do
+  run 40 "sweep_policy_peg_insert_$backend.txt" "$bin/s2r" sweep builtin:peg_insert --backend $backend \
+    --worlds $(n 256) --episodes $(n 512) --seed 13 --out "$TMPDIR/policy_peg_$backend.zarr" \
+    --policy "${S2R_GPU_PYTHON:-python3} python/examples/peg_policy.py" \
+    --summary-json "$work/sweep_policy_peg_insert_$backend.json"
+  rm -rf "$TMPDIR/policy_peg_$backend.zarr"
 done
 pack
 
