@@ -71,6 +71,13 @@ struct TaskModel {
   int32_t actuator[kTaskMaxActuators] = {};  //   push: x, y; pick_lift, peg_insert: x, y, z, finger_left, finger_right
   int32_t joint[kTaskMaxActuators] = {};     //   the slide joint each drives
   int32_t checker = kCheckerPhases;          // TaskChecker (push: one and the same; see task_push.h)
+  // the state checker's thresholds (kCheckerState, pick_lift and peg_insert; config
+  // task.state_checker, host/sweep/task_setup.h), set for the built-in scenes
+  Real touch_force = Real(0.05);      // N: a finger pressing the object with more touches it
+  Real closed_target = Real(0.002);   // m: a finger's target in effect beyond this is closed
+  Real lift_gain = Real(0.005);       // m: the gripped object this far above its start is carried
+  Real put_down_gain = Real(0.002);   // m: back within this with no grip, it was put down
+  Real still_tol = Real(0.001);       // m: hand, object and finger joints each within this are still
 };
 
 // One world's task state, kept across the control steps of an episode.
@@ -183,14 +190,7 @@ S2R_HD void TaskResetCommon(const TaskModel& t, const ModelView& m, const StateV
 
 // --- the state checker's pieces (kCheckerState), shared by the grasping tasks -----------------
 
-// a finger presses the object with more than this (N): it touches it
-constexpr Real kGripTouchForce = Real(0.05);
-// a finger's target in effect beyond this (m, its slide closing) is closed
-constexpr Real kFingerClosedTarget = Real(0.002);
-// the object this far above its start (m) with both fingers on it is off the floor: the grip begins;
-// back within kPutDownGain with no finger grip, it was put down
-constexpr Real kGripLiftGain = Real(0.005);
-constexpr Real kPutDownGain = Real(0.002);
+// (the thresholds are TaskModel's: touch_force, closed_target, lift_gain, put_down_gain, still_tol)
 
 // The normal force each finger presses the object with (summed over its points), N.
 S2R_HD void FingerObjectForces(const TaskModel& t, const ModelView& m, const StateView& s, int world, Real* left,
@@ -210,16 +210,16 @@ S2R_HD void FingerObjectForces(const TaskModel& t, const ModelView& m, const Sta
 // object (returned), whether the finger targets in effect are closed and the hand's lowest height
 // since they closed, and the grip (TaskState::grip): it begins when both fingers press the object
 // (grip_ref: where it sits in the hand then; slips are measured from there), is carried once the
-// object is kGripLiftGain above its start, and ends when the fingers let go of it on the floor.
+// object is t.lift_gain above its start, and ends when the fingers let go of it on the floor.
 // `gain` is the object's height above its start; `finger_left` the task's first finger actuator.
 S2R_HD bool StateGripUpdate(const TaskModel& t, const ModelView& m, const StateView& s, int world, Vec3 object, Vec3 hand,
                             Real gain, int finger_left, TaskState* ts) {
   Real left, right;
   FingerObjectForces(t, m, s, world, &left, &right);
-  const bool held = left > kGripTouchForce && right > kGripTouchForce;
+  const bool held = left > t.touch_force && right > t.touch_force;
   const Real* ctrl = s.ctrl(world);
   bool closing = t.nactuator > finger_left + 1;
-  for (int i = finger_left; i < t.nactuator; ++i) closing = closing && ctrl[t.actuator[i]] > kFingerClosedTarget;
+  for (int i = finger_left; i < t.nactuator; ++i) closing = closing && ctrl[t.actuator[i]] > t.closed_target;
   if (closing && !ts->closing) ts->close_z = hand.z;
   if (closing) ts->close_z = Min(ts->close_z, hand.z);
   ts->closing = closing ? 1 : 0;
@@ -227,8 +227,8 @@ S2R_HD bool StateGripUpdate(const TaskModel& t, const ModelView& m, const StateV
     ts->grip = 1;
     ts->grip_ref = object.z - hand.z;
   }
-  if (ts->grip == 1 && held && gain > kGripLiftGain) ts->grip = 2;
-  if ((ts->grip == 1 && !held) || (ts->grip == 2 && !held && gain < kPutDownGain)) ts->grip = 0;
+  if (ts->grip == 1 && held && gain > t.lift_gain) ts->grip = 2;
+  if ((ts->grip == 1 && !held) || (ts->grip == 2 && !held && gain < t.put_down_gain)) ts->grip = 0;
   return held;
 }
 
@@ -240,8 +240,8 @@ S2R_HD bool StateGraspMissed(const TaskState* ts, Vec3 hand, Real gain) {
   return ts->closing && rise > Real(0.02) && gain < Real(0.5) * rise && gain < Real(0.01);
 }
 
-// How long nothing has moved: the hand, the object and the two finger joints each within 1 mm of
-// where they were when one of them last moved that far. Returns still_time, s.
+// How long nothing has moved: the hand, the object and the two finger joints each within
+// t.still_tol (1 mm) of where they were when one of them last moved that far. Returns still_time, s.
 S2R_HD Real StateStillTime(const TaskModel& t, const StateView& s, int world, Vec3 object, Vec3 hand, int finger_left,
                            Real dt, TaskState* ts) {
   const Real* q = s.joint_q(world);
@@ -249,7 +249,7 @@ S2R_HD Real StateStillTime(const TaskModel& t, const StateView& s, int world, Ve
                        t.nactuator > finger_left ? q[t.joint[finger_left]] : Real(0),
                        t.nactuator > finger_left + 1 ? q[t.joint[finger_left + 1]] : Real(0)};
   bool moved = ts->steps <= 1;
-  for (int i = 0; i < 8; ++i) moved = moved || Abs(now[i] - Real(ts->still_ref[i])) > Real(0.001);
+  for (int i = 0; i < 8; ++i) moved = moved || Abs(now[i] - Real(ts->still_ref[i])) > t.still_tol;
   if (moved) {
     for (int i = 0; i < 8; ++i) ts->still_ref[i] = static_cast<float>(now[i]);
     ts->still_time = Real(0);

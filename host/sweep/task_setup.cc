@@ -109,7 +109,8 @@ int TaskParamIndex(const TaskInfo& info, const std::string& name) {
 }
 
 TaskSetup ParseTask(const ConfigNode& node, const Model& m) {
-  node.CheckKeys({"name", "instruction", "params", "object", "effector", "fingers", "actuators", "target", "checker"});
+  node.CheckKeys(
+      {"name", "instruction", "params", "object", "effector", "fingers", "actuators", "target", "checker", "state_checker"});
   TaskSetup setup;
   const ConfigNode name = node.Required("name");
   setup.info = FindTask(name.String());
@@ -169,6 +170,30 @@ TaskSetup ParseTask(const ConfigNode& node, const Model& m) {
       setup.checker = kCheckerState;
     } else {
       checker.Fail("unknown checker " + Quote(value) + " (phases: by the expert's phases; state: by the state alone)");
+    }
+  }
+
+  // the state checker's thresholds (kernels/task.h TaskModel), where the built-in scenes' do not fit
+  if (node.Has("state_checker")) {
+    const ConfigNode sc = node["state_checker"];
+    if (info.kind == kTaskPush) {
+      sc.Fail("task 'push' has no grip: the state checker's thresholds are pick_lift's and peg_insert's");
+    }
+    sc.CheckKeys({"touch_force", "closed_target", "lift_gain", "put_down_gain", "still_tol"});
+    const std::pair<const char*, Real*> thresholds[] = {{"touch_force", &t.touch_force},
+                                                        {"closed_target", &t.closed_target},
+                                                        {"lift_gain", &t.lift_gain},
+                                                        {"put_down_gain", &t.put_down_gain},
+                                                        {"still_tol", &t.still_tol}};
+    for (const auto& [key, value] : thresholds) {
+      if (!sc.Has(key)) continue;
+      const double v = sc[key].Number();
+      if (!(v > 0)) sc[key].Fail("must be > 0, got " + std::to_string(v));
+      *value = static_cast<Real>(v);
+    }
+    if (!(t.put_down_gain < t.lift_gain)) {
+      sc.Fail("put_down_gain (" + std::to_string(t.put_down_gain) + ") must be below lift_gain (" +
+              std::to_string(t.lift_gain) + "): an object is put down lower than it is carried");
     }
   }
 

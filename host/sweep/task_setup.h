@@ -12,6 +12,9 @@
 //     target: socket                   # peg_insert: the static body the peg goes into
 //     checker: state                   # phases | state: how episodes are labelled (kernels/task.h
 //                                      # TaskChecker); default: phases with the expert, state with a policy
+//     state_checker: {touch_force: 0.05, closed_target: 0.002, lift_gain: 0.005, put_down_gain: 0.002,
+//                     still_tol: 0.001}  # pick_lift, peg_insert: the state checker's thresholds (N, m;
+//                                      # kernels/task.h TaskModel), any of them; these are the defaults
 // A task parameter is randomized like an engine parameter, addressed as `task.<name>`.
 #pragma once
 

@@ -651,6 +651,13 @@ TEST(Sweep, RejectsBadConfigsNamingFileLineAndKey) {
       {base + "  actuators: [act_x]\n", "task 'push' drives 2 actuators"},
       {base + "  checker: strict\n", "bad.yaml:4:12: task.checker: unknown checker 'strict' (phases: by the expert's phases"},
       {base + "  checker: phases\n", "bad.yaml:4:12: task.checker: task 'push' has one checker, 'state'"},
+      {base + "  state_checker: {touch_force: 1}\n", "bad.yaml:4:18: task.state_checker: task 'push' has no grip"},
+      {"scene: builtin:pick_lift\ntask:\n  name: pick_lift\n  state_checker: {touch: 1}\n",
+       "bad.yaml:4:19: task.state_checker.touch: unknown key 'touch' (allowed here: touch_force, closed_target"},
+      {"scene: builtin:pick_lift\ntask:\n  name: pick_lift\n  state_checker: {still_tol: 0}\n",
+       "bad.yaml:4:30: task.state_checker.still_tol: must be > 0, got 0"},
+      {"scene: builtin:peg_insert\ntask:\n  name: peg_insert\n  state_checker:\n    lift_gain: 0.001\n",
+       "bad.yaml:5:5: task.state_checker: put_down_gain (0.002000) must be below lift_gain (0.001000)"},
       {base + "episodes: 0\n", "episodes: must be an integer in [1, "},
       {base + "horizon_s: abc\n", "horizon_s: must be a number, got 'abc'"},
       {base + "observation:\n  dropout: 1.5\n", "observation.dropout: must be in [0, 0.99], got 1.5"},
@@ -846,12 +853,10 @@ TEST(Sweep, CudaWithoutADeviceIsRefusedBeforeAnyStoreIsWritten) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/c"));
 }
 
-// 48 episodes of `config` (seed 7) in 16 worlds on `kind`, acted by the task's expert or, given
+// 48 episodes of the sweep `c` (seed 7) in 16 worlds on `kind`, acted by the task's expert or, given
 // `policy`, by it (RunnerOptions::actions: a policy in this process, as --policy's would be)
-std::vector<EpisodeRecord> RunSweepEpisodes(BackendKind kind, const char* config = "builtin:push",
-                                           int steps_per_pass = 0, int checker = -1, ActionSource* policy = nullptr) {
-  SweepConfig c = LoadSweepConfig(config);
-  c.task.checker = checker;  // -1: the config's
+std::vector<EpisodeRecord> RunConfigEpisodes(BackendKind kind, const SweepConfig& c, int steps_per_pass = 0,
+                                             ActionSource* policy = nullptr) {
   std::vector<EpisodeRecord> out;
   SweepSummary summary;
   summary.failure_counts.assign(kNumTaskLabels, 0);
@@ -864,6 +869,14 @@ std::vector<EpisodeRecord> RunSweepEpisodes(BackendKind kind, const char* config
   RunEpisodes(c, 7, 0, 48, [](int64_t slot) { return slot; }, o,
               [&out](EpisodeRecord& r) { out.push_back(std::move(r)); }, &summary);
   return out;
+}
+
+// ... of the sweep config `config`, labelled by `checker` (-1: the config's)
+std::vector<EpisodeRecord> RunSweepEpisodes(BackendKind kind, const char* config = "builtin:push",
+                                           int steps_per_pass = 0, int checker = -1, ActionSource* policy = nullptr) {
+  SweepConfig c = LoadSweepConfig(config);
+  c.task.checker = checker;
+  return RunConfigEpisodes(kind, c, steps_per_pass, policy);
 }
 
 // Every field of two runs' episodes equal, bit for bit.
@@ -938,6 +951,35 @@ TEST(Sweep, TheStateCheckerLabelsAlikeOnEveryPath) {
     ExpectSameEpisodes(cpu, RunSweepEpisodes(BackendKind::kCpu, config, 1, kCheckerState));
     ExpectSameEpisodes(cpu, RunSweepEpisodes(BackendKind::kCpu, config, 5, kCheckerState));
   }
+}
+
+// The state checker's thresholds (task.state_checker, kernels/task.h TaskModel) come from the
+// config and reach every backend's step: a touch force no finger reaches (1 kN) leaves pick_lift's
+// expert no grip, so none of the 48 episodes that succeed with the default (0.05 N) does, and the
+// emulated CUDA path labels them as the CPU does, bit for bit.
+TEST(Sweep, TheStateCheckersThresholdsComeFromTheConfig) {
+  const std::string dir = TestDir();
+  {
+    std::ofstream f(dir + "/thresholds.yaml");
+    f << "scene: builtin:pick_lift\ntask:\n  name: pick_lift\n  checker: state\n"
+         "  state_checker: {touch_force: 1000, still_tol: 0.002}\n";
+  }
+  const SweepConfig loaded = LoadSweepConfig(dir + "/thresholds.yaml");
+  EXPECT_EQ(loaded.task.model.touch_force, Real(1000));
+  EXPECT_EQ(loaded.task.model.still_tol, Real(0.002));
+  EXPECT_EQ(loaded.task.model.closed_target, Real(0.002));  // the rest default
+  EXPECT_EQ(loaded.task.model.lift_gain, Real(0.005));
+  EXPECT_EQ(loaded.task.model.put_down_gain, Real(0.002));
+
+  SweepConfig c = LoadSweepConfig("builtin:pick_lift");
+  c.task.checker = kCheckerState;
+  int successes = 0;
+  for (const EpisodeRecord& e : RunConfigEpisodes(BackendKind::kCpu, c)) successes += e.task.success;
+  ASSERT_GT(successes, 0) << "the default thresholds' successes: the check below would be empty";
+  c.task.model.touch_force = Real(1000);
+  const std::vector<EpisodeRecord> cpu = RunConfigEpisodes(BackendKind::kCpu, c);
+  for (const EpisodeRecord& e : cpu) EXPECT_FALSE(e.task.success) << "episode " << e.episode;
+  ExpectSameEpisodes(cpu, RunConfigEpisodes(BackendKind::kCudaEmulation, c));
 }
 
 // The sweep on the CUDA backend (experts, observations, labels and recording in the device's
