@@ -312,9 +312,9 @@ struct PolicyBatch {
 // One control step of every world with the policy's actions: observe, ask, act. What the policy is
 // told of each active world is its row of the observe pass (SweepPolicyRow, written by the
 // backend's step: on the device with CUDA).
-// `policy_seconds` gains the time the policy took to answer.
-void PolicyStep(const SweepConfig& c, int nworld, SweepBuffers& buffers, ActionSource* policy, PolicyBatch* batch,
-                const std::function<void()>& overlap, double* policy_seconds) {
+// Returns the seconds the policy took to answer.
+double PolicyStep(const SweepConfig& c, int nworld, SweepBuffers& buffers, ActionSource* policy, PolicyBatch* batch,
+                  const std::function<void()>& overlap) {
   buffers.Observe();
   const SweepStepArgs& h = buffers.host();
   PolicyInput& in = batch->in;
@@ -336,10 +336,11 @@ void PolicyStep(const SweepConfig& c, int nworld, SweepBuffers& buffers, ActionS
     in.target.insert(in.target.end(), r.target, r.target + ntarget);
   }
   std::vector<float>& actions = batch->actions;
+  double seconds = 0;
   if (!world.empty()) {
     const auto asked = Clock::now();
     policy->Act(in, &actions);
-    *policy_seconds += std::chrono::duration<double>(Clock::now() - asked).count();
+    seconds = std::chrono::duration<double>(Clock::now() - asked).count();
   }
   const int na = h.nactuator;
   for (size_t i = 0; i < world.size(); ++i) {
@@ -347,6 +348,7 @@ void PolicyStep(const SweepConfig& c, int nworld, SweepBuffers& buffers, ActionS
     for (int k = 0; k < na; ++k) act[k] = static_cast<Real>(actions[i * na + k]);
   }
   buffers.Act(overlap);
+  return seconds;
 }
 
 }  // namespace
@@ -512,15 +514,14 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
   summary.setup_seconds = std::chrono::duration<double>(Clock::now() - start_time).count();
   while (collected < planned) {
     const auto step_start = Clock::now();
-    const double asked_before = summary.policy_seconds;
+    double asked = 0;  // the policy's time is its own, not the steps'
     if (policy) {
-      PolicyStep(c, nworld, *buffers, policy, &batch, complete_and_write, &summary.policy_seconds);
+      asked = PolicyStep(c, nworld, *buffers, policy, &batch, complete_and_write);
     } else {
       buffers->Step(complete_and_write);
     }
-    // the policy's time is its own, not the steps'
-    summary.step_seconds += std::chrono::duration<double>(Clock::now() - step_start).count() -
-                            (summary.policy_seconds - asked_before);
+    summary.policy_seconds += asked;
+    summary.step_seconds += std::chrono::duration<double>(Clock::now() - step_start).count() - asked;
     for (int w = 0; w < nworld; ++w) world_steps += h.stepped[w];
     // finished episodes leave their world
     ended.clear();
