@@ -324,6 +324,14 @@ __global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) 
   SweepKernelPass<kFeatures, kSweepAct>(m, s, dw, args);
 }
 
+// A pass of a policy network's control steps (`s2r sweep --policy-net`): the expert's pass with the
+// network's forward pass (kernels/policy_net.h) for the expert's action, the weights read by every
+// thread of a warp at once (one broadcast). Its own kernel, so the expert's keeps its footprint.
+template <unsigned kFeatures>
+__global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) SweepNetKernel(const __grid_constant__ ModelView m, const __grid_constant__ StateView s, DeviceWorkspaces dw, const SweepStepArgs* args) {
+  SweepKernelPass<kFeatures, kSweepNet>(m, s, dw, args);
+}
+
 // The sweep's episode starts and finished episodes travel in one packed copy each way, not one
 // copy per world and array: a slot per listed world, `slot_bytes` apart, holding the world's
 // SweepWorld (and, in a start, its task parameters; in a finish, its rows: state, obs, action,
@@ -574,7 +582,10 @@ class CudaBackend : public Backend {
   std::unique_ptr<SweepBuffers> MakeSweepBuffers(const SweepStepArgs& shape) override;
 
   void LaunchSweepStep(const SweepStepArgs* device_args, int mode) {
-    NvtxRange range(mode == kSweepObserve ? "s2r.sweep_observe" : mode == kSweepAct ? "s2r.sweep_act" : "s2r.sweep_step");
+    NvtxRange range(mode == kSweepObserve ? "s2r.sweep_observe"
+                    : mode == kSweepAct   ? "s2r.sweep_act"
+                    : mode == kSweepNet   ? "s2r.sweep_net"
+                                          : "s2r.sweep_step");
     WithStepVariant(variant_, [&](auto features) {
       constexpr unsigned f = features.value;
       const int blocks = Blocks(nworld_);
@@ -582,11 +593,16 @@ class CudaBackend : public Backend {
         S2R_LAUNCH(SweepObserveKernel<f>, blocks, kThreadsPerBlock, stream_)(model_, device_, workspaces_, device_args);
       } else if (mode == kSweepAct) {
         S2R_LAUNCH(SweepActKernel<f>, blocks, kThreadsPerBlock, stream_)(model_, device_, workspaces_, device_args);
+      } else if (mode == kSweepNet) {
+        S2R_LAUNCH(SweepNetKernel<f>, blocks, kThreadsPerBlock, stream_)(model_, device_, workspaces_, device_args);
       } else {
         S2R_LAUNCH(SweepStepKernel<f>, blocks, kThreadsPerBlock, stream_)(model_, device_, workspaces_, device_args);
       }
     });
-    CheckFramedLaunch(mode == kSweepObserve ? "SweepObserveKernel" : mode == kSweepAct ? "SweepActKernel" : "SweepStepKernel",
+    CheckFramedLaunch(mode == kSweepObserve ? "SweepObserveKernel"
+                      : mode == kSweepAct   ? "SweepActKernel"
+                      : mode == kSweepNet   ? "SweepNetKernel"
+                                            : "SweepStepKernel",
                       variant_);
   }
   cudaStream_t stream() const { return stream_; }
@@ -789,6 +805,10 @@ class CudaSweepBuffers : public SweepBuffers {
     d.action_rows = d_action_rows_.get<Real>();
     d.ended = d_ended_.get<int32_t>();
     d.stepped = d_ended_.get<int32_t>() + nw;
+    if (shape.net.nlayer > 0) {  // a policy network's weights (kernels/policy_net.h), read-only
+      d_net_.Upload(shape.net.params, size_t(shape.net.nparams) * sizeof(float), st);
+      d.net.params = d_net_.get<float>();
+    }
     device_args_ = d;
     d_args_.Upload(&d, sizeof(d), st);
     S2R_CUDA_CHECK(cudaStreamCreate(&copy_stream_));
@@ -830,7 +850,8 @@ class CudaSweepBuffers : public SweepBuffers {
     S2R_CUDA_CHECK(cudaStreamSynchronize(st));  // the staging is reused by the next call
   }
 
-  void Step(const std::function<void()>& overlap) override { Pass(kSweepExpert, overlap); }
+  // the expert's pass, or a policy network's (host_.net)
+  void Step(const std::function<void()>& overlap) override { Pass(host_.net.nlayer > 0 ? kSweepNet : kSweepExpert, overlap); }
 
   // A policy's control step (SweepBuffers::Observe, Act): the observe pass gathers every world's
   // policy row on the device (SweepPolicyRow, 168 B a world) and they come to the host in one
@@ -956,7 +977,7 @@ class CudaSweepBuffers : public SweepBuffers {
   cudaStream_t copy_stream_ = nullptr;
   cudaEvent_t gathered_ = nullptr, copied_ = nullptr;
   DeviceBuffer d_worlds_, d_task_params_, d_actions_, d_state_rows_, d_obs_rows_, d_action_rows_, d_ended_, d_args_,
-      d_list_, d_staging_, d_fetch_list_, d_fetch_staging_, d_policy_rows_;
+      d_list_, d_staging_, d_fetch_list_, d_fetch_staging_, d_policy_rows_, d_net_;
 };
 
 std::unique_ptr<SweepBuffers> CudaBackend::MakeSweepBuffers(const SweepStepArgs& shape) {

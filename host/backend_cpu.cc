@@ -200,6 +200,8 @@ class CpuBackend : public Backend {
             SweepWorldPass<features.value, kSweepObserve>(args, model_, state_, w, ws, timed);
           } else if (mode == kSweepAct) {
             SweepWorldPass<features.value, kSweepAct>(args, model_, state_, w, ws, timed);
+          } else if (mode == kSweepNet) {
+            SweepWorldPass<features.value, kSweepNet>(args, model_, state_, w, ws, timed);
           } else {
             SweepWorldPass<features.value, kSweepExpert>(args, model_, state_, w, ws, timed);
           }
@@ -329,7 +331,10 @@ class CpuSweepBuffers : public SweepBuffers {
     host_.stepped = stepped_.data();
   }
   void Begin(const int32_t*, int) override {}
-  void Step(const std::function<void()>& overlap) override { backend_->SweepStep(host_, overlap); }
+  // the expert's pass, or a policy network's (host_.net)
+  void Step(const std::function<void()>& overlap) override {
+    backend_->SweepStep(host_, overlap, host_.net.nlayer > 0 ? kSweepNet : kSweepExpert);
+  }
   void Observe() override {
     if (policy_rows_.empty()) {
       policy_rows_.resize(static_cast<size_t>(backend_->nworld()));

@@ -30,6 +30,7 @@
 #include "host/store/dataset.h"
 #include "host/store/outcomes.h"
 #include "host/store/store_error.h"
+#include "host/sweep/policy_net.h"
 #include "host/sweep/sweep_config.h"
 #include "host/version.h"
 
@@ -100,6 +101,7 @@ struct LaunchArgs {
   std::string select = "failed";
   std::string policy;  // sweep --policy: each task's sweep acts with this command (docs/sweep.md)
   double policy_timeout_s = 60;
+  std::string policy_net;  // sweep --policy-net: each task's sweep acts with this network (an absolute path)
 };
 
 std::string SbatchScript(const LaunchArgs& a, const std::string& config_path, const std::string& from_path,
@@ -131,6 +133,7 @@ std::string SbatchScript(const LaunchArgs& a, const std::string& config_path, co
     std::snprintf(timeout, sizeof timeout, "%g", a.policy_timeout_s);
     sweep << " --policy " << ShellQuote(a.policy) << " --policy-timeout " << timeout;
   }
+  if (!a.policy_net.empty()) sweep << " --policy-net " << ShellQuote(a.policy_net);
   if (a.container.empty()) {
     s << "exec " << ShellQuote(SelfPath()) << " " << sweep.str() << "\n";
   } else {
@@ -139,6 +142,7 @@ std::string SbatchScript(const LaunchArgs& a, const std::string& config_path, co
     std::string mounts = dir.string() + ":" + dir.string();
     if (cfg_dir != dir.string()) mounts += "," + cfg_dir + ":" + cfg_dir;  // a builtin config lives in DIR
     if (!from_path.empty()) mounts += "," + from_path + ":" + from_path;  // the hard set's source store
+    if (!a.policy_net.empty()) mounts += "," + a.policy_net + ":" + a.policy_net;  // the policy network's file
     s << "exec srun --container-image=" << ShellQuote(a.container) << " --container-mounts=" << ShellQuote(mounts)
       << " s2r " << sweep.str() << "\n";
   }
@@ -148,7 +152,14 @@ std::string SbatchScript(const LaunchArgs& a, const std::string& config_path, co
 void RunLaunch(const LaunchArgs& a) {
   if (a.scheduler != "slurm") throw std::runtime_error("launch: the scheduler s2r launches on is slurm");
   if (a.shards < 1) throw std::runtime_error("--shards: must be >= 1");
+  LaunchArgs args = a;
   const SweepConfig c = LoadSweepConfig(a.config);  // a bad config fails here, before anything is written
+  // a policy network: read and checked against the task here, run by every task from where it is
+  PolicyNetFile net;
+  if (!a.policy_net.empty()) {
+    args.policy_net = fs::absolute(a.policy_net).lexically_normal().string();
+    net = LoadPolicyNet(args.policy_net, c);
+  }
   const fs::path dir = fs::absolute(a.out);
   // the config as the tasks will read it: builtin configs are written out, files run where they are
   std::string config_path;
@@ -174,7 +185,7 @@ void RunLaunch(const LaunchArgs& a) {
     if (picked.empty()) throw StoreError(from_path, "--select " + a.select + ": selects no episode");
     episodes = static_cast<int64_t>(picked.size());
   }
-  const std::string script = SbatchScript(a, config_path, from_path, dir);
+  const std::string script = SbatchScript(args, config_path, from_path, dir);
   if (a.dry_run) {
     std::fputs(script.c_str(), stdout);
     return;
@@ -206,6 +217,7 @@ void RunLaunch(const LaunchArgs& a) {
                        {"submitted_unix", static_cast<int64_t>(std::time(nullptr))}};
   if (!from_path.empty()) launch["episodes_from"] = {{"store", from_path}, {"select", a.select}};
   if (!a.policy.empty()) launch["policy"] = a.policy;
+  if (!a.policy_net.empty()) launch["policy_net"] = net.Describe();
   WriteFileAtomically(dir / "launch.json", launch.dump(2) + "\n");
   std::printf("%s\n", job.c_str());
   std::fprintf(stderr, "submitted job %s: %d shards of %s into %s (s2r status %s)\n", job.c_str(), a.shards,
@@ -361,6 +373,10 @@ void AddClusterCommands(CLI::App* app) {
   cmd->add_option("--policy-timeout", launch->policy_timeout_s, "s2r sweep --policy-timeout")
       ->check(CLI::PositiveNumber)
       ->needs(policy);
+  cmd->add_option("--policy-net", launch->policy_net,
+                  "each task's sweep acts with this policy network (s2r sweep --policy-net); checked against the task "
+                  "here, read by every task from where it is (mounted into the container, with --container)")
+      ->excludes(policy);
   cmd->add_option("--container", launch->container, "run each task in this image (Pyxis/Enroot --container-image)");
   cmd->add_option("--threads", launch->threads, "CPU threads per task (--cpus-per-task)")->check(CLI::NonNegativeNumber);
   cmd->add_flag("--dry-run", launch->dry_run, "print the sbatch script; write and submit nothing");

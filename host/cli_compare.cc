@@ -63,6 +63,13 @@ nlohmann::json RunChanges(const DatasetReader& rb, const DatasetReader& ra) {
     }
     if (g.contains("sweep") && g["sweep"].contains("seed")) Flatten(g["sweep"]["seed"], "seed", m);
     if (g.contains("sweep") && g["sweep"].contains("policy")) Flatten(g["sweep"]["policy"], "policy", m);
+    if (g.contains("sweep") && g["sweep"].contains("policy_net") && g["sweep"]["policy_net"].is_object()) {
+      const nlohmann::json& n = g["sweep"]["policy_net"];  // one entry: the file and what it holds
+      std::string layers;
+      for (const auto& w : n.value("layers", nlohmann::json::array())) layers += (layers.empty() ? "" : "-") + w.dump();
+      (*m)["policy_net"] = n.value("file", std::string()) + " (" + layers + " " + n.value("activation", std::string()) +
+                           ", sha256 " + n.value("sha256", std::string()).substr(0, 12) + ")";
+    }
     const std::string checker = StoredChecker(g);  // what labelled the episodes
     if (!checker.empty()) (*m)["checker"] = checker;
     if (g.contains("scene_text")) (*m)["scene (its text)"] = g["scene_text"].dump();

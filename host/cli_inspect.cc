@@ -111,6 +111,8 @@ nlohmann::json DatasetSummary(const std::string& store) {
   if (!checker.empty()) {
     const bool policy = gen["sweep"].contains("policy") && gen["sweep"]["policy"].is_string();
     out["generator"]["policy"] = policy ? json(gen["sweep"]["policy"]) : json(nullptr);
+    const bool net = gen["sweep"].contains("policy_net") && gen["sweep"]["policy_net"].is_object();
+    out["generator"]["policy_net"] = net ? gen["sweep"]["policy_net"] : json(nullptr);
     out["generator"]["checker"] = checker;
   }
   out["embodiment"] = spec.embodiment;
@@ -350,10 +352,19 @@ void PrintDatasetSummary(const nlohmann::json& s) {
   }
   if (s["generator"].contains("checker")) {
     const nlohmann::json& policy = s["generator"]["policy"];
+    const nlohmann::json& net = s["generator"]["policy_net"];
     const std::string checker = s["generator"]["checker"].get<std::string>();
-    std::printf("  acted by %s; labelled by the %s checker\n",
-                policy.is_null() ? "the task's expert" : ("policy '" + policy.get<std::string>() + "'").c_str(),
-                checker == "phases" ? "phase" : checker.c_str());
+    std::string actor = "the task's expert";
+    if (!policy.is_null()) actor = "policy '" + policy.get<std::string>() + "'";
+    if (net.is_object()) {  // file, sha256, layers, activation
+      std::string layers;
+      for (const auto& w : net.value("layers", nlohmann::json::array())) {
+        layers += (layers.empty() ? "" : "-") + std::to_string(w.get<int>());
+      }
+      actor = "the policy network " + net.value("file", std::string()) + " (" + layers + ", " +
+              net.value("activation", std::string()) + ", sha256 " + net.value("sha256", std::string()).substr(0, 12) + ")";
+    }
+    std::printf("  acted by %s; labelled by the %s checker\n", actor.c_str(), checker == "phases" ? "phase" : checker.c_str());
   }
   if (s["success_rate"].is_null()) {
     std::printf("  success rate: - (no episodes)\n");

@@ -112,9 +112,10 @@ void RunReplay(const ReplayArgs& a) {
   // a policy's episode is replayed with the actions it recorded (the policy is not run again); an
   // expert's by its expert
   std::unique_ptr<RecordedActions> recorded;
-  if (sweep.contains("policy")) {
-    std::printf("episode %lld was acted by the policy '%s': replayed with its recorded actions\n", (long long)a.episode,
-                sweep["policy"].get<std::string>().c_str());
+  if (sweep.contains("policy") || sweep.contains("policy_net")) {
+    const std::string who = sweep.contains("policy") ? "the policy '" + sweep["policy"].get<std::string>() + "'"
+                                                     : "the policy network " + sweep["policy_net"].value("file", std::string());
+    std::printf("episode %lld was acted by %s: replayed with its recorded actions\n", (long long)a.episode, who.c_str());
     recorded = std::make_unique<RecordedActions>(StoredRows(r, "action", start, length), c.model.nactuator());
   }
   EpisodeRecord e = ReplayEpisode(c, seed, a.episode, recorded.get());

@@ -1,7 +1,7 @@
 // s2r sweep CONFIG --out STORE [--episodes E] [--worlds N] [--seed S] [--backend cpu|cuda] [--threads T]
 //                  [--shard K/N] [--resume] [--overwrite] [--summary-json FILE]
 //                  [--episodes-from STORE [--select failed|success|near_miss|all|LABEL|NAME<VALUE,...]]
-//                  [--policy COMMAND [--policy-timeout S]]
+//                  [--policy COMMAND [--policy-timeout S] | --policy-net FILE.npz]
 // Runs a sweep (host/sweep/sweep.h) into a dataset store. A progress line on stderr when stderr is
 // a terminal; at the end a table of episodes, success rate, failures by kind, near misses and
 // throughput (and the same numbers as JSON with --summary-json). --episodes-from reruns a hard set:
@@ -20,6 +20,7 @@
 #include "host/store/dataset.h"
 #include "host/store/outcomes.h"
 #include "host/store/store_error.h"
+#include "host/sweep/policy_net.h"
 #include "host/sweep/sweep.h"
 
 namespace s2r {
@@ -42,6 +43,7 @@ struct SweepArgs {
   std::string select = "failed";
   std::string policy;
   double policy_timeout_s = 60;
+  std::string policy_net;
 };
 
 nlohmann::json SummaryJson(const SweepSummary& s) {
@@ -135,6 +137,7 @@ void RunSweepCommand(const SweepArgs& a) {
     };
   }
   SweepConfig config = LoadSweepConfig(a.config);
+  if (!a.policy_net.empty()) o.policy_net = std::make_shared<PolicyNetFile>(LoadPolicyNet(a.policy_net, config));
   SweepSummary s = RunSweep(config, a.out, o);
   if (o.progress) std::fprintf(stderr, "\n");
   PrintTable(s);
@@ -192,10 +195,16 @@ void AddSweepCommand(CLI::App* app) {
   auto* policy = cmd->add_option("--policy", args->policy,
                                  "act with this command's answers instead of the task's expert: /bin/sh -c COMMAND, "
                                  "fed each control step's observations and joint positions (docs/sweep.md, "
-                                 "python/s2r_policy.py); CPU backend; the episodes are labelled by the state checker");
+                                 "python/s2r_policy.py), one control step per exchange; the episodes are labelled by "
+                                 "the state checker");
   cmd->add_option("--policy-timeout", args->policy_timeout_s, "seconds the policy may take to answer a step (default 60)")
       ->check(CLI::PositiveNumber)
       ->needs(policy);
+  cmd->add_option("--policy-net", args->policy_net,
+                  "act with this policy network instead of the task's expert: an .npz of torch-style layers "
+                  "(layer0.weight, layer0.bias, ..., activation) evaluated inside each world's step, on the device "
+                  "with CUDA (docs/sweep.md); the episodes are labelled by the state checker")
+      ->excludes(policy);
   cmd->callback([args] { RunSweepCommand(*args); });
 }
 

@@ -18,6 +18,7 @@
 
 #include "kernels/events.h"
 #include "kernels/observation.h"
+#include "kernels/policy_net.h"
 #include "kernels/step_world.h"
 #include "kernels/tasks.h"
 
@@ -82,6 +83,7 @@ struct SweepStepArgs {
   // (the host swaps in fresh ones): the rows are never copied on their way to the store.
   const SweepRows* world_rows = nullptr;
   SweepPolicyRow* policy_rows = nullptr;  // (nworld): a kSweepObserve pass's policy inputs
+  PolicyNet net;                          // a kSweepNet pass's policy (kernels/policy_net.h)
   int32_t* ended = nullptr;       // (nworld): 1 when the world's episode ended in the last pass
   // control steps per pass (SweepWorldPass): a world takes up to `steps` in one go, stopping after
   // the one that ends its episode; `stepped` (nworld) says how many it took in the last pass
@@ -196,18 +198,21 @@ struct SweepControlStep {
 // backend does (`s2r sweep --policy`, host/sweep/policy.h), in two passes with the host between
 // them: kSweepObserve (the episode's start, events, the rows before the step, and the policy's
 // inputs, SweepPolicyRow), then, with the policy's answers in a.actions, kSweepAct (the action row,
-// the physics, the task's evaluation). The task's checkers run as with the expert; its TaskAct
-// does not. One control step per observe/act pair.
+// the physics, the task's evaluation); or a policy network acts inside the pass (`s2r sweep
+// --policy-net`, a.net): kSweepNet, the expert's pass with the network's actions for the expert's,
+// computed from the row a policy process would be sent. The task's checkers run as with the
+// expert; its TaskAct does not. One control step per observe/act pair; a kSweepNet pass takes up
+// to a.steps, as the expert's.
 enum SweepPassMode : int32_t {
   kSweepExpert = 0,
   kSweepObserve = 1,
   kSweepAct = 2,
+  kSweepNet = 3,
 };
 
-// world w's policy row, after the rows before its step were recorded (`obs` is its obs row)
+// world w's policy row `p`, after the rows before its step were recorded (`obs` is its obs row)
 S2R_HD void SweepWorldPolicyRow(const SweepStepArgs& a, const StateView& s, int w, const SweepWorld& r,
-                                const Real* obs) {
-  SweepPolicyRow& p = a.policy_rows[w];
+                                const Real* obs, SweepPolicyRow& p) {
   p.episode = r.episode;
   p.active = 1;
   p.first = r.task.steps == 0 ? 1 : 0;
@@ -222,8 +227,39 @@ S2R_HD void SweepWorldPolicyRow(const SweepStepArgs& a, const StateView& s, int 
   for (int i = 0; i < 3; ++i) p.target[i] = x ? static_cast<float>(x[i]) : 0.0f;
 }
 
-// One pass of world w. kSweepExpert: up to a.steps control steps, stopping after the step that
-// ends its episode (the host collects it and starts the world's next one between passes).
+// The network's inputs from a policy row: its blocks in the network's order (kernels/policy_net.h).
+S2R_HD void NetInputs(const PolicyNet& net, const SweepPolicyRow& p, float* x) {
+  int n = 0;
+  for (int k = 0; k < net.ninput; ++k) {
+    const int block = net.input[k];
+    const float* from = block == kNetInputObs           ? p.obs
+                        : block == kNetInputTaskParams ? p.task_params
+                        : block == kNetInputJoints     ? p.joints
+                                                       : p.target;
+    for (int i = 0; i < net.input_size[k]; ++i) x[n++] = from[i];
+  }
+}
+
+// A kSweepNet step's start: as SweepWorldBefore, with the network's actions for the expert's.
+S2R_HD Real* SweepWorldNetBefore(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, Workspace* ws,
+                                 SweepWorld& r) {
+  const bool active = SweepWorldPrepare(a, m, s, w, ws, r);
+  Real* act = a.actions + static_cast<int64_t>(w) * a.action_stride;
+  if (!active) return act;
+  const SweepRows rows = a.RowsAt(w, r.task.steps);
+  SweepWorldRecordState(a, s, w, r, rows);
+  SweepPolicyRow p;
+  SweepWorldPolicyRow(a, s, w, r, rows.obs, p);
+  float x[kNetMaxInputs], scratch[2 * kNetMaxWidth], out[kNetMaxOutputs];
+  NetInputs(a.net, p, x);
+  NetForward(a.net, x, scratch, out);
+  for (int i = 0; i < a.nactuator; ++i) act[i] = static_cast<Real>(out[i]);
+  SweepWorldRecordAction(a, rows, act);
+  return act;
+}
+
+// One pass of world w. kSweepExpert and kSweepNet: up to a.steps control steps, stopping after the
+// step that ends its episode (the host collects it and starts the world's next one between passes).
 // kSweepObserve / kSweepAct: the halves of one control step with a policy's actions (above). Several
 // steps per pass keep a world's state in cache (CPU) or in its thread (CUDA) and spread the host's
 // work between passes over more steps. An episode's rows do not depend on how its steps fell into
@@ -250,7 +286,7 @@ S2R_HD void SweepWorldPass(const SweepStepArgs& a, const ModelView& m, const Sta
     if (SweepWorldPrepare(a, m, s, w, ws, r())) {  // true: the world was active or begins here
       const SweepRows rows = a.RowsAt(w, r().task.steps);
       SweepWorldRecordState(a, s, w, r(), rows);
-      SweepWorldPolicyRow(a, s, w, r(), rows.obs);
+      SweepWorldPolicyRow(a, s, w, r(), rows.obs, a.policy_rows[w]);
     }
   } else {
     int k = 0;
@@ -258,6 +294,8 @@ S2R_HD void SweepWorldPass(const SweepStepArgs& a, const ModelView& m, const Sta
       Real* act;
       if constexpr (kMode == kSweepExpert) {
         act = SweepWorldBefore(a, m, s, w, ws, r());
+      } else if constexpr (kMode == kSweepNet) {
+        act = SweepWorldNetBefore(a, m, s, w, ws, r());
       } else {  // the policy's actions, written by the host after the observe pass
         act = a.actions + static_cast<int64_t>(w) * a.action_stride;
         SweepWorldRecordAction(a, a.RowsAt(w, r().task.steps), act);
@@ -265,7 +303,7 @@ S2R_HD void SweepWorldPass(const SweepStepArgs& a, const ModelView& m, const Sta
       physics(m, s, w, ws, act);
       SweepWorldAfter(a, m, s, w, r());
       ++k;
-    } while (kMode == kSweepExpert && k < a.steps && !a.ended[w]);
+    } while ((kMode == kSweepExpert || kMode == kSweepNet) && k < a.steps && !a.ended[w]);
     a.stepped[w] = k;
   }
 }

@@ -83,3 +83,59 @@ def serve(act, stdin=None, stdout=None):
         stdout.write(struct.pack("<4sI", b"S2RA", n))
         stdout.write(actions.tobytes())
         stdout.flush()
+
+
+def net_act(path):
+    """The policy network of an .npz file (`s2r sweep --policy-net FILE`, docs/sweep.md) as an act
+    function for serve(): the arithmetic of s2r's step (kernels/policy_net.h), in float32, each output
+    summed over its inputs in order starting from its bias, so that `--policy 'python3
+    python/s2r_policy.py --net FILE'` acts as `--policy-net FILE` does on the CPU backend (bit for bit
+    with relu or linear layers; tanh and elu may differ in the last bit between NumPy and the C
+    library). A reference for what the file means, and a way to run it outside the step."""
+    z = np.load(path)
+    names = list(z.files)
+    nlayer = 0
+    while f"layer{nlayer}.weight" in names:
+        nlayer += 1
+    weights = [z[f"layer{k}.weight"].astype(np.float32) for k in range(nlayer)]
+    biases = [z[f"layer{k}.bias"].astype(np.float32) if f"layer{k}.bias" in names
+              else np.zeros(len(weights[k]), np.float32) for k in range(nlayer)]
+    hidden = str(z["activation"]) if "activation" in names else "linear"
+    output = str(z["output_activation"]) if "output_activation" in names else "linear"
+    opt = {k: z[k].astype(np.float32) for k in ("input_mean", "input_std", "action_scale", "action_bias")
+           if k in names}
+    clip = np.float32(z["input_clip"]) if "input_clip" in names else None
+    inputs = [str(s) for s in z["inputs"]] if "inputs" in names else None
+    functions = {"linear": lambda v: v, "relu": lambda v: np.maximum(v, np.float32(0)), "tanh": np.tanh,
+                 "elu": lambda v: np.where(v > 0, v, np.expm1(v)).astype(np.float32)}
+
+    def act(obs, task_params, episodes, first, info, joints, target):
+        blocks = {"obs": obs, "task_params": task_params, "joints": joints, "target": target}
+        names_in = inputs or ["obs", "task_params", "joints"] + (["target"] if info["target_size"] else [])
+        x = np.concatenate([blocks[k] for k in names_in], axis=1).astype(np.float32)
+        if "input_mean" in opt:
+            x = x - opt["input_mean"]
+        if "input_std" in opt:
+            x = x / opt["input_std"]
+        if clip is not None:
+            x = np.clip(x, -clip, clip)
+        for k in range(nlayer):
+            w = weights[k]
+            y = np.broadcast_to(biases[k], (len(x), len(w))).copy()
+            for j in range(w.shape[1]):
+                y = y + w[:, j][None, :] * x[:, j:j + 1]
+            x = functions[output if k + 1 == nlayer else hidden](y).astype(np.float32)
+        if "action_scale" in opt:
+            x = x * opt["action_scale"]
+        if "action_bias" in opt:
+            x = x + opt["action_bias"]
+        return x
+
+    return act
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--net":
+        serve(net_act(sys.argv[2]))
+    else:
+        sys.exit("usage: python3 s2r_policy.py --net FILE.npz  (serve a policy network as a policy process)")

@@ -14,6 +14,7 @@
 #include "host/store/store_error.h"
 #include "host/backend.h"
 #include "host/sweep/policy.h"
+#include "host/sweep/policy_net.h"
 #include "kernels/events.h"
 #include "kernels/observation.h"
 #include "kernels/tasks.h"
@@ -248,7 +249,8 @@ DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
                     {"scene_text", m.source_text},
                     {"sweep", {{"seed", seed}, {"episodes", episodes}, {"shard", o.shard}, {"shards", o.shards}}}};
   if (!o.policy.empty()) spec.generator["sweep"]["policy"] = o.policy;
-  spec.generator["sweep"]["checker"] = TaskCheckerName(SweepChecker(c, !o.policy.empty()));
+  if (o.policy_net) spec.generator["sweep"]["policy_net"] = o.policy_net->Describe();
+  spec.generator["sweep"]["checker"] = TaskCheckerName(SweepChecker(c, !o.policy.empty() || o.policy_net));
   if (!o.episode_indices.empty()) {
     spec.generator["sweep"]["episodes_from"] = {
         {"store", o.episodes_from_store},
@@ -268,8 +270,8 @@ void CheckPolicySweep(const SweepConfig& c) {
   if (c.task.info->kind != kTaskPush && SweepChecker(c, true) == kCheckerPhases) {
     throw std::runtime_error(c.source + ": task.checker: 'phases' labels " + c.task.info->name +
                              "'s episodes by its expert's phases, which advance on the expert's timers, so a policy's "
-                             "episodes would be mislabelled; --policy needs the state checker (task.checker: state, "
-                             "the default with a policy)");
+                             "episodes would be mislabelled; --policy and --policy-net need the state checker "
+                             "(task.checker: state, the default with a policy)");
   }
 }
 
@@ -376,7 +378,11 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
   // the per-world step (kernels/sweep_step.h) and its buffers on the stepping backend
   SweepStepArgs shape;
   shape.task = c.task.model;
-  const TaskChecker checker = SweepChecker(c, o.actions != nullptr || !o.policy.empty());
+  if (int(o.actions != nullptr) + int(!o.policy.empty()) + int(o.net != nullptr) > 1) {
+    throw std::invalid_argument("a sweep takes its actions from one of a policy process, a policy network or "
+                                "recorded actions");
+  }
+  const TaskChecker checker = SweepChecker(c, o.actions != nullptr || !o.policy.empty() || o.net != nullptr);
   shape.task.checker = checker;
   shape.observation = c.observation;
   shape.nevents = static_cast<int32_t>(c.events.size());
@@ -394,6 +400,11 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
   for (size_t i = 0; i < bodies.size(); ++i) shape.body[i] = bodies[i];
   shape.nactuator = na;
   shape.action_stride = std::max(na, 1);
+  if (o.net) {  // the network acts in the step (SweepBuffers::Step runs kSweepNet passes)
+    CheckPolicySweep(c);
+    if (o.net->net.width[o.net->net.nlayer] != na) throw std::logic_error("the policy network's outputs are not the actions");
+    shape.net = o.net->view();
+  }
   shape.steps = o.steps_per_pass > 0                ? o.steps_per_pass
                 : o.backend == BackendKind::kCpu ? kSweepStepsPerPassCpu
                                                  : kSweepStepsPerPassCuda;
@@ -611,7 +622,8 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
   }
   const int64_t episodes = SweepEpisodes(c, o);
   const int64_t planned = episodes > o.shard ? (episodes - o.shard + o.shards - 1) / o.shards : 0;
-  if (!o.policy.empty()) CheckPolicySweep(c);  // before the store is made
+  if (!o.policy.empty() || o.policy_net) CheckPolicySweep(c);  // before the store is made
+  if (!o.policy.empty() && o.policy_net) throw std::invalid_argument("--policy and --policy-net: one or the other");
   DatasetSpec spec = SweepDatasetSpec(c, o);
   CheckEpisodeBuffers(c, spec, std::min<int64_t>(o.worlds > 0 ? o.worlds : c.worlds, std::max<int64_t>(planned, 1)));
   // the episode index (seed column) of the shard's slot-th episode
@@ -655,7 +667,7 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
       throw ConfigError(out + ": sweep." + diff + " differs (" + DumpAt(was, diff) + " in the store, " +
                         DumpAt(spec.generator["sweep"], diff) +
                         " now); resume with the same seed, episodes, shard and --episodes-from selection, and the same "
-                        "--policy");
+                        "--policy or --policy-net");
     }
     // a store from before the checker was recorded (2026-12-07) labelled as this run does: keep its
     // schema as it is, so the writer resumes it
@@ -688,6 +700,7 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
   ro.steps_per_pass = o.steps_per_pass;
   ro.policy = o.policy;
   ro.policy_timeout_s = o.policy_timeout_s;
+  ro.net = o.policy_net.get();
   ro.progress = o.progress;
   RunEpisodes(c, seed, first, planned, index_of, ro,
       [&](EpisodeRecord& f) {

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,9 @@ struct SweepOptions {
   // (generator.sweep.policy) and checked on resume
   std::string policy;
   double policy_timeout_s = 60;
+  // or a policy network in the step (RunnerOptions::net, --policy-net FILE: LoadPolicyNet);
+  // recorded in the store (generator.sweep.policy_net: file, sha256, layers, ...), checked on resume
+  std::shared_ptr<const struct PolicyNetFile> policy_net;
   // called about once a second and at the end with the running summary
   std::function<void(const struct SweepSummary&)> progress;
 };
@@ -100,6 +104,9 @@ struct RunnerOptions {
   double policy_timeout_s = 60;
   // or this in-process source of actions (s2r replay of a policy's episode); not owned
   class ActionSource* actions = nullptr;
+  // or this policy network, evaluated in the worlds' step (kernels/policy_net.h: on the device with
+  // CUDA), up to steps_per_pass control steps per pass as the expert; not owned
+  const struct PolicyNetFile* net = nullptr;
   std::function<void(const struct SweepSummary&)> progress;
 };
 // The defaults: on the CPU a waiting world costs nothing (the threads step the others), so long

@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <functional>
 #include <random>
 #include <set>
 #include <string>
@@ -27,6 +29,7 @@
 #include "host/store/store_error.h"
 #include "host/store/zarr_array.h"
 #include "host/sweep/policy.h"
+#include "host/sweep/policy_net.h"
 #include "host/sweep/sweep.h"
 #include "kernels/tasks.h"
 #include "tests/host/run_command.h"
@@ -856,7 +859,7 @@ TEST(Sweep, CudaWithoutADeviceIsRefusedBeforeAnyStoreIsWritten) {
 // 48 episodes of the sweep `c` (seed 7) in 16 worlds on `kind`, acted by the task's expert or, given
 // `policy`, by it (RunnerOptions::actions: a policy in this process, as --policy's would be)
 std::vector<EpisodeRecord> RunConfigEpisodes(BackendKind kind, const SweepConfig& c, int steps_per_pass = 0,
-                                             ActionSource* policy = nullptr) {
+                                             ActionSource* policy = nullptr, const PolicyNetFile* net = nullptr) {
   std::vector<EpisodeRecord> out;
   SweepSummary summary;
   summary.failure_counts.assign(kNumTaskLabels, 0);
@@ -866,6 +869,7 @@ std::vector<EpisodeRecord> RunConfigEpisodes(BackendKind kind, const SweepConfig
   o.backend = kind;
   o.steps_per_pass = steps_per_pass;
   o.actions = policy;
+  o.net = net;
   RunEpisodes(c, 7, 0, 48, [](int64_t slot) { return slot; }, o,
               [&out](EpisodeRecord& r) { out.push_back(std::move(r)); }, &summary);
   return out;
@@ -1160,6 +1164,240 @@ TEST(SweepPolicy, AFailingPolicyIsAnErrorNamingTheCommandAndTheStep) {
             std::string::npos)
       << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir + "/pick"));
+}
+
+// --- a policy network in the step (--policy-net, kernels/policy_net.h) ----------------------------
+
+NpyArray Floats(std::vector<int64_t> shape, std::vector<float> values) {
+  NpyArray a;
+  a.shape = std::move(shape);
+  a.values = std::move(values);
+  return a;
+}
+NpyArray Strings(std::vector<std::string> strings) {
+  NpyArray a;
+  a.is_string = true;
+  a.shape = {int64_t(strings.size())};
+  a.strings = std::move(strings);
+  return a;
+}
+
+// A network that steers as SteeringPolicy does, through a relu layer: the hidden layer holds the
+// joints, observation differences, target and first task parameter shifted by +10 (relu is the
+// identity there), the output layer combines them and takes the shift back out in its bias. So its
+// episodes move and end at different steps, as a policy's do.
+std::map<std::string, NpyArray> SteeringNet(const SweepConfig& c) {
+  const int nobs = kObsSize, ntask = int(c.task.params.size()), nj = c.task.model.nactuator;
+  const int nt = c.task.model.target_body >= 0 ? 3 : 0, na = c.model.nactuator();
+  const int in = nobs + ntask + nj + nt;
+  const int hidden = in;  // identity
+  std::vector<float> w0(size_t(hidden) * in, 0.0f), b0(size_t(hidden), 10.0f);
+  for (int i = 0; i < in; ++i) w0[size_t(i) * in + i] = 1.0f;
+  std::vector<float> w1(size_t(na) * hidden, 0.0f), b1(size_t(na), 0.0f);
+  for (int k = 0; k < na; ++k) {
+    auto add = [&](int col, float v) { w1[size_t(k) * hidden + col] += v; };
+    if (k < nj) add(nobs + ntask + k, 1.0f);
+    if (k < 3) {
+      add(k, 0.05f);
+      add(7 + k, -0.05f);
+    }
+    if (nt == 3) add(nobs + ntask + nj + k % 3, 1e-3f);
+    if (ntask > 0) add(nobs, 1e-3f);
+    float sum = 0;
+    for (int j = 0; j < hidden; ++j) sum += w1[size_t(k) * hidden + j];
+    b1[size_t(k)] = -10.0f * sum;
+  }
+  return {{"layer0.weight", Floats({hidden, in}, w0)},
+          {"layer0.bias", Floats({hidden}, b0)},
+          {"layer1.weight", Floats({na, hidden}, w1)},
+          {"layer1.bias", Floats({na}, b1)},
+          {"activation", Strings({"relu"})}};
+}
+
+// The network evaluated outside the step, on the rows a policy process is sent: what an in-process
+// policy computing the same function answers.
+class NetOutsideTheStep : public ActionSource {
+ public:
+  explicit NetOutsideTheStep(const PolicyNetFile& f) : net_(f.view()) {}
+  void Act(const PolicyInput& in, std::vector<float>* actions) override {
+    const size_t n = in.episode.size(), na = size_t(net_.width[net_.nlayer]);
+    actions->assign(n * na, 0.0f);
+    for (size_t i = 0; i < n; ++i) {
+      float x[kNetMaxInputs], scratch[2 * kNetMaxWidth];
+      int m = 0;
+      for (int k = 0; k < net_.ninput; ++k) {
+        const std::vector<float>& from = net_.input[k] == kNetInputObs          ? in.obs
+                                         : net_.input[k] == kNetInputTaskParams ? in.task_params
+                                         : net_.input[k] == kNetInputJoints     ? in.joints
+                                                                                : in.target;
+        const size_t per = from.size() / n;
+        for (int j = 0; j < net_.input_size[k]; ++j) x[m++] = from[i * per + size_t(j)];
+      }
+      NetForward(net_, x, scratch, actions->data() + i * na);
+    }
+  }
+
+ private:
+  PolicyNet net_;
+};
+
+// The forward pass is the layers' arithmetic: against a double-precision evaluation of a random
+// 3-layer network (tanh, elu, relu hidden layers in turn, every optional vector and the clip), to
+// 1e-5 relative to the output's scale; and each output's sum runs in input order from the bias in
+// float32 (a relu network's outputs equal, bit for bit, a sequential float loop).
+TEST(PolicyNet, TheForwardPassIsTheLayersArithmetic) {
+  const SweepConfig c = LoadSweepConfig("builtin:peg_insert");
+  const int in = kObsSize + int(c.task.params.size()) + c.task.model.nactuator + 3, na = c.model.nactuator();
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  auto random = [&](size_t n, float scale) {
+    std::vector<float> v(n);
+    for (float& x : v) x = scale * normal(rng);
+    return v;
+  };
+  for (const char* hidden : {"tanh", "elu", "relu"}) {
+    SCOPED_TRACE(hidden);
+    const int h0 = 40, h1 = 24;
+    std::map<std::string, NpyArray> arrays = {
+        {"layer0.weight", Floats({h0, in}, random(size_t(h0) * in, 0.3f))},
+        {"layer0.bias", Floats({h0}, random(h0, 0.1f))},
+        {"layer1.weight", Floats({h1, h0}, random(size_t(h1) * h0, 0.3f))},
+        {"layer1.bias", Floats({h1}, random(h1, 0.1f))},
+        {"layer2.weight", Floats({na, h1}, random(size_t(na) * h1, 0.3f))},
+        {"activation", Strings({hidden})},
+        {"output_activation", Strings({"tanh"})},
+        {"input_mean", Floats({in}, random(in, 0.2f))},
+        {"input_std", Floats({in}, std::vector<float>(size_t(in), 0.5f))},
+        {"input_clip", Floats({}, {3.0f})},
+        {"action_scale", Floats({na}, random(na, 1.0f))},
+        {"action_bias", Floats({na}, random(na, 0.1f))}};
+    const PolicyNetFile f = BuildPolicyNet(arrays, "test.npz", c);
+    ASSERT_EQ(f.net.nlayer, 3);
+    EXPECT_EQ(f.net.width[0], in);
+    EXPECT_EQ(f.net.width[3], na);
+    EXPECT_EQ(f.net.bias[2] - f.net.weight[2], na * h1) << "a missing bias is zeros";
+    const PolicyNet net = f.view();
+    const int32_t kind = NetActivationFromName(hidden);
+    for (int trial = 0; trial < 20; ++trial) {
+      std::vector<float> x = random(in, 2.0f), x0 = x, scratch(2 * kNetMaxWidth), out(na);
+      NetForward(net, x.data(), scratch.data(), out.data());
+      // the reference, in double
+      auto act = [&](int32_t k, double v) {
+        return k == kNetRelu ? std::max(v, 0.0) : k == kNetTanh ? std::tanh(v) : k == kNetElu ? (v > 0 ? v : std::expm1(v)) : v;
+      };
+      std::vector<double> h(x0.begin(), x0.end());
+      for (int j = 0; j < in; ++j) {
+        h[j] = (h[j] - arrays["input_mean"].values[j]) / 0.5;
+        h[j] = std::clamp(h[j], -3.0, 3.0);
+      }
+      for (int l = 0; l < 3; ++l) {
+        const NpyArray& w = arrays["layer" + std::to_string(l) + ".weight"];
+        const int out_n = int(w.shape[0]), in_n = int(w.shape[1]);
+        std::vector<double> y(size_t(out_n), 0.0);
+        for (int o = 0; o < out_n; ++o) {
+          double s = l < 2 ? arrays["layer" + std::to_string(l) + ".bias"].values[o] : 0.0;
+          for (int j = 0; j < in_n; ++j) s += double(w.values[size_t(o) * in_n + j]) * h[j];
+          y[o] = act(l < 2 ? kind : kNetTanh, s);
+        }
+        h = y;
+      }
+      for (int o = 0; o < na; ++o) {
+        const double want = h[o] * arrays["action_scale"].values[o] + arrays["action_bias"].values[o];
+        EXPECT_NEAR(out[o], want, 1e-5 * (1 + std::abs(arrays["action_scale"].values[o]))) << "output " << o;
+      }
+    }
+  }
+  // relu, no extras: bit for bit the sequential float32 loop (what python/s2r_policy.py's net_act does)
+  const int h0 = 16;
+  std::map<std::string, NpyArray> arrays = {{"layer0.weight", Floats({h0, in}, random(size_t(h0) * in, 0.3f))},
+                                            {"layer0.bias", Floats({h0}, random(h0, 0.1f))},
+                                            {"layer1.weight", Floats({na, h0}, random(size_t(na) * h0, 0.3f))},
+                                            {"layer1.bias", Floats({na}, random(na, 0.1f))},
+                                            {"activation", Strings({"relu"})}};
+  const PolicyNetFile f = BuildPolicyNet(arrays, "test.npz", c);
+  std::vector<float> x = random(in, 1.0f), x0 = x, scratch(2 * kNetMaxWidth), out(na);
+  NetForward(f.view(), x.data(), scratch.data(), out.data());
+  std::vector<float> hidden(h0);
+  for (int o = 0; o < h0; ++o) {
+    float s = arrays["layer0.bias"].values[o];
+    for (int j = 0; j < in; ++j) s = s + arrays["layer0.weight"].values[size_t(o) * in + j] * x0[j];
+    hidden[o] = s > 0 ? s : 0;
+  }
+  for (int o = 0; o < na; ++o) {
+    float s = arrays["layer1.bias"].values[o];
+    for (int j = 0; j < h0; ++j) s = s + arrays["layer1.weight"].values[size_t(o) * h0 + j] * hidden[j];
+    EXPECT_EQ(out[o], s) << "output " << o;
+  }
+}
+
+// A network's episodes: the same, bit for bit, on the CPU backend (16 control steps per pass), on
+// the CUDA backend's path run by the emulated runtime (4 per pass, SweepNetKernel's code), and
+// with the network evaluated outside the step on the rows a policy process is sent (one control
+// step per exchange): the network sees what a policy process would. push and peg_insert (joints and
+// the socket among the inputs), 48 episodes in 16 worlds, of more than one length.
+TEST(SweepPolicyNet, TheNetworkActsAlikeInEveryBackendsStepAndOutsideIt) {
+  for (const char* config : {"builtin:push", "builtin:peg_insert"}) {
+    SCOPED_TRACE(config);
+    const SweepConfig c = LoadSweepConfig(config);
+    const PolicyNetFile f = BuildPolicyNet(SteeringNet(c), "steering.npz", c);
+    const std::vector<EpisodeRecord> cpu = RunConfigEpisodes(BackendKind::kCpu, c, 0, nullptr, &f);
+    ExpectSameEpisodes(cpu, RunConfigEpisodes(BackendKind::kCudaEmulation, c, 0, nullptr, &f));
+    ExpectSameEpisodes(cpu, RunConfigEpisodes(BackendKind::kCpu, c, 1, nullptr, &f));
+    NetOutsideTheStep outside(f);
+    ExpectSameEpisodes(cpu, RunConfigEpisodes(BackendKind::kCpu, c, 0, &outside));
+    std::set<int64_t> lengths;
+    for (const EpisodeRecord& e : cpu) lengths.insert(e.length);
+    EXPECT_GE(lengths.size(), 2u) << "episodes of one length: the network's actions did not matter";
+    // and not the expert's: the network's actions are what was recorded
+    const std::vector<EpisodeRecord> expert = RunConfigEpisodes(BackendKind::kCpu, c);
+    EXPECT_NE(cpu[0].action, expert[0].action);
+  }
+}
+
+// What a network file must be for the sweep's task, each failure named by the file and the array.
+TEST(SweepPolicyNet, BadNetworksAreNamedByFileAndArray) {
+  const SweepConfig push = LoadSweepConfig("builtin:push");
+  const std::map<std::string, NpyArray> good = SteeringNet(push);
+  EXPECT_NO_THROW(BuildPolicyNet(good, "n.npz", push));
+  struct Case {
+    std::function<void(std::map<std::string, NpyArray>&)> edit;
+    std::string expect;
+  };
+  const std::vector<Case> cases = {
+      {[](auto& a) { a["layer0.weight"].shape = {22, 21}; a["layer0.weight"].values.resize(22 * 21); },
+       "n.npz: layer0.weight: shape (22, 21); expected (out, 22): the inputs (obs 10 + task_params 10 + joints 2) are 22"},
+      {[](auto& a) { a["layer1.weight"].shape = {3, 22}; a["layer1.weight"].values.resize(66); },
+       "n.npz: layer1.weight: 3 outputs; the task's actions are 2"},
+      {[](auto& a) { a.erase("activation"); }, "n.npz: no 'activation' (relu, tanh, elu or linear) for its 1 hidden layer(s)"},
+      {[](auto& a) { a["activation"] = Strings({"gelu"}); }, "n.npz: activation: 'gelu' is not relu, tanh, elu or linear"},
+      {[](auto& a) { a["input_meen"] = Floats({22}, std::vector<float>(22, 0.0f)); },
+       "n.npz: 'input_meen' is not an array a policy network has"},
+      {[](auto& a) { a["layer1.bias"].values[1] = NAN; }, "n.npz: layer1.bias: element 1 is not finite"},
+      {[](auto& a) { a["input_std"] = Floats({22}, std::vector<float>(22, 1.0f)); a["input_std"].values[4] = 0; },
+       "n.npz: input_std: element 4 is not > 0"},
+      {[](auto& a) { a["inputs"] = Strings({"obs", "target"}); }, "n.npz: inputs: task push has no target"},
+      {[](auto& a) { a["inputs"] = Strings({"obs", "velocity"}); },
+       "n.npz: inputs: 'velocity' is not one of obs, task_params, joints, target"},
+      {[](auto& a) { a["layer0.bias"].shape = {21}; }, "n.npz: layer0.bias: shape (21,); expected (22,)"},
+      {[](auto& a) { a.erase("layer0.weight"); }, "n.npz: no layer0.weight"},
+      {[](auto& a) { a["layer3.weight"] = a["layer1.weight"]; },
+       "n.npz: 'layer3.weight': the layers are layer0 .. layer1 (numbered from 0 without gaps"},
+      {[](auto& a) { a["layer2.weight"] = a["layer1.weight"]; a["layer4.weight"] = a["layer1.weight"]; },
+       "n.npz: layer2.weight: shape (2, 22); expected (out, 2): layer1 has 2 outputs"},
+      {[](auto& a) { a["activation"] = Floats({}, {1.0f}); }, "n.npz: activation: expected a string array"},
+  };
+  for (const Case& k : cases) {
+    std::map<std::string, NpyArray> a = good;
+    k.edit(a);
+    try {
+      BuildPolicyNet(a, "n.npz", push);
+      ADD_FAILURE() << "accepted: " << k.expect;
+    } catch (const NetError& e) {
+      EXPECT_NE(std::string(e.what()).find(k.expect), std::string::npos) << e.what();
+    }
+  }
+  // not an .npz
+  EXPECT_THROW(ReadNpz("definitely not a zip archive", "x.npz"), NetError);
 }
 
 }  // namespace

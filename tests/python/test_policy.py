@@ -410,3 +410,104 @@ def test_a_store_from_before_the_checker_was_recorded_resumes(tmp_path):
     r = run("sweep", "builtin:pick_lift", "--out", out, "--episodes", 8, "--worlds", 4, "--resume", "--policy", "cat",
             check=False)
     assert r.returncode == 1 and 'sweep.checker differs ("phases" in the store, "state" now)' in r.stderr, r.stderr
+
+
+def random_net(path, n_in, n_out, seed=3, save=None, **extra):
+    """A random relu network for builtin:push's layout (obs, task_params, joints: n_in inputs)."""
+    rng = np.random.default_rng(seed)
+    arrays = {"layer0.weight": rng.normal(0, 0.4, (24, n_in)).astype(np.float32),
+              "layer0.bias": rng.normal(0, 0.1, 24).astype(np.float32),
+              "layer1.weight": rng.normal(0, 0.4, (16, 24)).astype(np.float32),
+              "layer1.bias": rng.normal(0, 0.1, 16).astype(np.float32),
+              "layer2.weight": rng.normal(0, 0.4, (n_out, 16)).astype(np.float32),
+              "activation": np.array("relu"),
+              "input_mean": rng.normal(0, 0.05, n_in).astype(np.float32),
+              "input_std": np.full(n_in, 0.2, np.float32),
+              "input_clip": np.float32(5),
+              "action_scale": np.full(n_out, 0.05, np.float32),
+              "action_bias": np.array([0.05, 0.0], np.float32)}
+    arrays.update(extra)
+    (save or np.savez_compressed)(path, **arrays)
+    return arrays
+
+
+def test_a_policy_network_in_the_step_acts_as_its_numpy_reference(tmp_path):
+    """--policy-net FILE: the network evaluated in each world's step (kernels/policy_net.h) on the
+    CPU backend and on the CUDA backend's code (the emulated runtime), and the same file served as
+    a policy process by python/s2r_policy.py's NumPy reference (--policy '... s2r_policy.py --net
+    FILE'), write the same store array for array: a relu network's float32 arithmetic is the same
+    in both, bit for bit. The file as np.savez_compressed and as np.savez with float64,
+    Fortran-ordered weights holds the same network."""
+    need_s2r()
+    net = tmp_path / "net.npz"
+    arrays = random_net(net, 22, 2)
+    stores = {}
+    for name, args in {"cpu": ["--policy-net", net], "cuda": ["--policy-net", net, "--backend", "cuda-emulation"],
+                       "numpy": ["--policy", f"{PYTHON} {os.path.join(python_dir(), 's2r_policy.py')} --net {net}"]}.items():
+        stores[name] = tmp_path / f"{name}.zarr"
+        run("sweep", "builtin:push", "--out", stores[name], "--episodes", 24, "--worlds", 8, *args)
+    assert hashes(stores["cpu"]) == hashes(stores["cuda"]) == hashes(stores["numpy"])
+    root = zarr.open_group(store=str(stores["cpu"]), mode="r")
+    assert root.attrs["s2r"]["generator"]["sweep"]["policy_net"]["layers"] == [22, 24, 16, 2]
+    assert root.attrs["s2r"]["generator"]["sweep"]["checker"] == "state"
+    E = root.attrs["s2r"]["commit"]["episodes"]
+    assert E == 24
+    action = root["steps/action"][:]
+    assert np.ptp(action[:, 0]) > 0.01, "the network moved the pusher"
+    assert "acted by the policy network" in run("inspect", stores["cpu"]).stdout
+    # the same network in another file layout
+    other = tmp_path / "other.npz"
+    random_net(other, 22, 2, save=np.savez,
+               **{k: np.asfortranarray(arrays[k].astype(np.float64)) for k in arrays if k.endswith("weight")})
+    run("sweep", "builtin:push", "--out", tmp_path / "other.zarr", "--episodes", 24, "--worlds", 8,
+        "--policy-net", other)
+    assert hashes(tmp_path / "other.zarr") == hashes(stores["cpu"])
+    # s2r compare names the network as what differs from the expert's run
+    run("sweep", "builtin:push", "--out", tmp_path / "expert.zarr", "--episodes", 24, "--worlds", 8)
+    r = run("compare", tmp_path / "expert.zarr", stores["cpu"])
+    assert "runs differ in: policy_net (not set) -> " + str(net) + " (22-24-16-2 relu, sha256 " in r.stdout, r.stdout
+
+
+def test_a_resume_needs_the_same_policy_network(tmp_path):
+    need_s2r()
+    net, other = tmp_path / "net.npz", tmp_path / "other.npz"
+    random_net(net, 22, 2)
+    random_net(other, 22, 2, seed=4)
+    out = tmp_path / "net.zarr"
+    run("sweep", "builtin:push", "--out", out, "--episodes", 8, "--worlds", 4, "--policy-net", net)
+    for args in ([], ["--policy-net", other]):
+        r = run("sweep", "builtin:push", "--out", out, "--episodes", 8, "--worlds", 4, "--resume", *args, check=False)
+        assert r.returncode == 1 and "sweep.policy_net" in r.stderr and "differs" in r.stderr, r.stderr
+    r = run("sweep", "builtin:push", "--out", out, "--episodes", 8, "--worlds", 4, "--resume", "--policy-net", net)
+    assert "episodes        0 written (8 of 8 in the store)" in r.stdout
+
+
+@pytest.mark.parametrize("damage,expect", [
+    ("truncate", "not an .npz file (no zip directory)"),
+    ("crc", "CRC mismatch (the file is corrupt)"),
+    ("shape", "layer0.weight: shape (24, 21); expected (out, 22): the inputs (obs 10 + task_params 10 + joints 2) are 22"),
+    ("dtype", "layer0.bias: dtype '<c8' is not supported"),
+    ("missing", "cannot open the policy network"),
+])
+def test_a_bad_policy_network_is_named_and_no_store_is_made(tmp_path, damage, expect):
+    """A network file that cannot be read or does not fit the task: exit 1, an error naming the
+    file (and the array), and no store."""
+    need_s2r()
+    net = tmp_path / "net.npz"
+    if damage == "shape":
+        random_net(net, 21, 2)
+    elif damage == "dtype":
+        random_net(net, 22, 2, **{"layer0.bias": np.zeros(24, np.complex64)})
+    elif damage != "missing":
+        random_net(net, 22, 2, save=np.savez)
+        data = bytearray(net.read_bytes())
+        if damage == "truncate":
+            data = data[:len(data) // 2]
+        else:  # flip a byte inside the first array's data (np.savez stores it as is)
+            data[200] ^= 0xFF
+        net.write_bytes(bytes(data))
+    out = tmp_path / "net.zarr"
+    r = run("sweep", "builtin:push", "--out", out, "--episodes", 4, "--worlds", 2, "--policy-net", net, check=False)
+    assert r.returncode == 1, r.stderr
+    assert f"s2r: error: {net}" in r.stderr and expect in r.stderr, r.stderr
+    assert not out.exists()
