@@ -9,7 +9,8 @@
 #   4. Nsight Compute on one step kernel launch per scene (occupancy, DRAM throughput, stalls),
 #   5. sweeps of every builtin task on the device beside the same sweep on the CPU (outcome parity),
 #      a push sweep at 16k worlds (env-steps/s with the store writing), and push and peg_insert
-#      sweeps acted by the example policy processes on the device and on the CPU,
+#      sweeps acted by the example policy processes on the device and on the CPU, and by a policy
+#      network in the step (--policy-net),
 #   6. compute-sanitizer memcheck over a small bench and a small sweep,
 #   7. where a second build for 8 blocks per SM is carried (64 registers), its bench at 65k worlds
 #      and its box_push launch's bytes under ncu (local memory: its spills, bench/sass_local.py),
@@ -268,6 +269,19 @@ for backend in $cuda cpu; do
     --summary-json "$work/sweep_policy_peg_insert_$backend.json"
   rm -rf "$TMPDIR/policy_peg_$backend.zarr"
 done
+# a policy network in the step (--policy-net python/examples/push_net.npz, cloned from the expert): the
+# expert's pass with the network's forward pass for the expert's action, 4 control steps per launch, no
+# host round trip (SweepNetKernel); beside the CPU, then at the 16k expert sweep's size for its throughput
+for backend in $cuda cpu; do
+  run 40 "sweep_net_push_$backend.txt" "$bin/s2r" sweep builtin:push --backend $backend --worlds $(n 4096) \
+    --episodes $(n 8192) --seed 13 --out "$TMPDIR/net_$backend.zarr" --policy-net python/examples/push_net.npz \
+    --summary-json "$work/sweep_net_push_$backend.json"
+  rm -rf "$TMPDIR/net_$backend.zarr"
+done
+run 60 sweep_net_push_cuda_16k.txt "$bin/s2r" sweep builtin:push --backend $cuda --worlds $(n 16384) \
+  --episodes $(n 32768) --seed 12 --out "$TMPDIR/net16k.zarr" --policy-net python/examples/push_net.npz \
+  --summary-json "$work/sweep_net_push_cuda_16k.json"
+rm -rf "$TMPDIR/net16k.zarr"
 pack
 
 # --- 6. memcheck ------------------------------------------------------------------------------------
