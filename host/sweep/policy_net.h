@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "host/sweep/npz.h"
 #include "kernels/policy_net.h"
 
 namespace s2r {
@@ -32,23 +33,6 @@ class NetError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
-
-// One array of an .npz: float values (converted from the file's float or integer type), or
-// strings (a NumPy unicode array), in C order.
-struct NpyArray {
-  std::vector<int64_t> shape;
-  std::vector<float> values;
-  std::vector<std::string> strings;
-  bool is_string = false;
-  int64_t size() const {
-    int64_t n = 1;
-    for (int64_t d : shape) n *= d;
-    return n;
-  }
-};
-
-// The arrays of an .npz file's bytes, by name (".npy" dropped). `source` names the file in errors.
-std::map<std::string, NpyArray> ReadNpz(const std::string& bytes, const std::string& source);
 
 // A network ready for the step: `view()` points into `params`.
 struct PolicyNetFile {

@@ -193,6 +193,34 @@ def malformed_metadata():
     }
 
 
+def write_npz(out):
+    """NumPy's own .npz files for the policy network reader (host/sweep/npz.h): np.savez and
+    np.savez_compressed, float32/float64/int/bool/unicode arrays, C and Fortran order, 0-d arrays."""
+    import io
+    rng = np.random.default_rng(1)
+    arrays = {"layer0.weight": rng.normal(size=(3, 4)).astype(np.float32),
+              "layer0.bias": np.arange(3, dtype=np.float64),
+              "f": np.asfortranarray(rng.normal(size=(2, 3))),
+              "i": np.array([-1, 2, 3], np.int16),
+              "u": np.array([7], np.uint8),
+              "b": np.array([True, False]),
+              "activation": np.array("tanh"),
+              "inputs": np.array(["obs", "joints"]),
+              "clip": np.float32(3)}
+    n = 0
+    for name, save in (("savez", np.savez), ("savez_compressed", np.savez_compressed)):
+        buf = io.BytesIO()
+        save(buf, **arrays)
+        with open(os.path.join(out, f"numpy-{name}.npz"), "wb") as f:
+            f.write(buf.getvalue())
+        buf = io.BytesIO()
+        save(buf, x=np.zeros((0, 5), np.float32))
+        with open(os.path.join(out, f"numpy-{name}-empty.npz"), "wb") as f:
+            f.write(buf.getvalue())
+        n += 2
+    return n
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -208,9 +236,12 @@ def main():
             with open(os.path.join(meta_dir, name), "wb") as f:
                 f.write(text if isinstance(text, bytes) else text.encode())
         n_chunks = write_chunks(chunk_dir, tmp)
+        npz_dir = os.path.join(out, "npz")
+        os.makedirs(npz_dir, exist_ok=True)
+        n_npz = write_npz(npz_dir)
     finally:
         shutil.rmtree(tmp)
-    print(f"make_seed_corpus: {len(docs)} metadata documents, {n_chunks} chunks under {out}")
+    print(f"make_seed_corpus: {len(docs)} metadata documents, {n_chunks} chunks, {n_npz} .npz files under {out}")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Bounded libFuzzer run of the Zarr store's metadata parser and chunk/shard decoder.
+# Bounded libFuzzer run of the Zarr store's metadata parser and chunk/shard decoder, and of the .npz
+# reader of `s2r sweep --policy-net` (host/sweep/npz.h).
 #
 #   tests/fuzz/run_fuzz.sh [SECONDS] [--update-corpus]
 #
@@ -15,7 +16,7 @@
 #      files are always kept; new crashes are added as crash-*).
 # Exits 1 on any finding and prints the reproducer path; exits 0 with a message when clang++ or
 # libFuzzer is missing. Environment: S2R_FUZZ_CXX (default clang++), S2R_FUZZ_BUILD (default
-# build/fuzz), S2R_FUZZ_TARGETS (default "metadata chunk").
+# build/fuzz), S2R_FUZZ_TARGETS (default "metadata chunk npz").
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -31,7 +32,7 @@ done
 
 cxx="${S2R_FUZZ_CXX:-clang++}"
 work="${S2R_FUZZ_BUILD:-build/fuzz}"
-targets=(${S2R_FUZZ_TARGETS:-metadata chunk})
+targets=(${S2R_FUZZ_TARGETS:-metadata chunk npz})
 jobs=$(nproc 2>/dev/null || echo 2)
 
 # --- toolchain check: skip cleanly where libFuzzer is not installed ----------------------------
@@ -75,14 +76,14 @@ store_objs=()
 pids=()
 # The store sources the harnesses reach (metadata parsing and the codec chain).
 store_srcs=(host/store/codecs.cc host/store/crc32c.cc host/store/dtype.cc host/store/file_io.cc host/store/metadata.cc
-            host/store/nd_box.cc host/store/zarr_array.cc)
+            host/store/nd_box.cc host/store/zarr_array.cc host/sweep/npz.cc)
 for src in "${store_srcs[@]}" tests/fuzz/fuzz_*.cc tests/fuzz/replay_main.cc; do
   name=$(basename "${src%.cc}")
   obj="$work/obj/$name.o"
   # The code under test carries coverage instrumentation; replay_main does not need it.
   extra=(-fsanitize=fuzzer-no-link)
   [ "$name" = replay_main ] && extra=()
-  case "$src" in host/store/*) store_objs+=("$obj") ;; esac
+  case "$src" in host/store/* | host/sweep/npz.cc) store_objs+=("$obj") ;; esac
   compile "$src" "$obj" "${extra[@]}" &
   pids+=($!)
   if [ ${#pids[@]} -ge "$jobs" ]; then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi

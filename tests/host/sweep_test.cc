@@ -1397,7 +1397,7 @@ TEST(SweepPolicyNet, BadNetworksAreNamedByFileAndArray) {
     }
   }
   // not an .npz
-  EXPECT_THROW(ReadNpz("definitely not a zip archive", "x.npz"), NetError);
+  EXPECT_THROW(ReadNpz("definitely not a zip archive", "x.npz"), NpzError);
 }
 
 }  // namespace
