@@ -5,6 +5,7 @@
 #include "host/scene/scene_source.h"
 #include "kernels/collide.h"
 #include "kernels/observation.h"
+#include "kernels/policy_net.h"
 #include "kernels/state_view.h"
 
 #include <vector>
@@ -95,6 +96,45 @@ BENCHMARK_CAPTURE(BM_ControlStep, stack5, "builtin:stack5");
 BENCHMARK_CAPTURE(BM_ControlStep, pick_lift, "builtin:pick_lift");
 
 // One control step's observation with every distortion on (configs/sweeps/push.yaml's model).
+// A policy network's forward pass for one world (kernels/policy_net.h, `s2r sweep --policy-net`):
+// compare with BM_ControlStep/box_push, what the network's step adds to a world's step on the CPU.
+// Widths in, hidden, hidden, out; random weights, tanh or relu hidden layers.
+void BM_NetForward(benchmark::State& state, int in, int hidden, int out, int32_t activation) {
+  PolicyNet net;
+  net.nlayer = 3;
+  const int width[4] = {in, hidden, hidden, out};
+  std::vector<float> params;
+  uint32_t seed = 1;
+  auto next = [&seed]() {
+    seed = seed * 1664525u + 1013904223u;
+    return (static_cast<float>(seed >> 8) / 16777216.0f - 0.5f) * 0.3f;
+  };
+  for (int l = 0; l < 3; ++l) {
+    net.width[l] = width[l];
+    net.weight[l] = static_cast<int64_t>(params.size());
+    for (int k = 0; k < width[l] * width[l + 1]; ++k) params.push_back(next());
+    net.bias[l] = static_cast<int64_t>(params.size());
+    for (int k = 0; k < width[l + 1]; ++k) params.push_back(next());
+  }
+  net.width[3] = out;
+  net.activation = activation;
+  net.nparams = static_cast<int64_t>(params.size());
+  net.params = params.data();
+  std::vector<float> x0(static_cast<size_t>(in)), x(x0.size()), scratch(2 * kNetMaxWidth), y(static_cast<size_t>(out));
+  for (float& v : x0) v = next();
+  for (auto _ : state) {
+    x = x0;
+    NetForward(net, x.data(), scratch.data(), y.data());
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["flops"] = benchmark::Counter(
+      2.0 * (in * hidden + hidden * hidden + hidden * out), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK_CAPTURE(BM_NetForward, push_22_64_64_2_tanh, 22, 64, 2, kNetTanh);
+BENCHMARK_CAPTURE(BM_NetForward, push_22_64_64_2_relu, 22, 64, 2, kNetRelu);
+BENCHMARK_CAPTURE(BM_NetForward, peg_37_256_256_8_tanh, 37, 256, 8, kNetTanh);
+BENCHMARK_CAPTURE(BM_NetForward, peg_37_256_256_8_relu, 37, 256, 8, kNetRelu);
+
 void BM_Observe(benchmark::State& state) {
   ObservationModel om;
   om.position_noise_std = Real(0.002);

@@ -83,6 +83,8 @@ class SweepBuffers {
   // time the steps spent in the physics (ControlStep) alone, averaged over the threads that
   // stepped; -1 where the backend cannot tell (CUDA: one kernel does it all)
   virtual double PhysicsSeconds() const { return -1; }
+  // ... and in a policy network's forward passes (kSweepNet), the same way; -1 where it cannot tell
+  virtual double NetSeconds() const { return -1; }
 
  protected:
   SweepStepArgs host_{};

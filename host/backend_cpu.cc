@@ -184,12 +184,23 @@ class CpuBackend : public Backend {
     WithStepVariant(variant_, [&](auto features) {
       pool_.ParallelFor(nworld_, [&](int begin, int end, int t) {
         Workspace* ws = &scratch_[t].ws;
-        uint64_t physics = 0;
-        auto timed = [&](const ModelView& m, const StateView& s, int world, Workspace* wsp, const Real* act) {
-          const uint64_t t0 = Ticks();
-          ControlStep<features.value>(m, s, world, wsp, act);
-          physics += Ticks() - t0;
+        uint64_t physics = 0, net = 0;
+        using Features = decltype(features);
+        struct Timed {  // ControlStep and a policy network's forward pass, timed
+          uint64_t* physics;
+          uint64_t* net;
+          void operator()(const ModelView& m, const StateView& s, int world, Workspace* wsp, const Real* act) const {
+            const uint64_t t0 = Ticks();
+            ControlStep<Features::value>(m, s, world, wsp, act);
+            *physics += Ticks() - t0;
+          }
+          void Net(const PolicyNet& n, float* x, float* scratch, float* out) const {
+            const uint64_t t0 = Ticks();
+            NetForward(n, x, scratch, out);
+            *net += Ticks() - t0;
+          }
         };
+        const Timed timed{&physics, &net};
         for (int w = begin; w < end; ++w) {
           if (w + 1 < end) {
             PrefetchContacts(w + 1);
@@ -207,15 +218,16 @@ class CpuBackend : public Backend {
           }
         }
         scratch_[t].physics += physics;
+        scratch_[t].net += net;
       }, overlap);
     });
   }
   // thread-seconds in ControlStep during sweep steps, over the threads (the ticks converted at
   // the rate they ran since the first sweep step)
-  double SweepPhysicsSeconds() const {
+  double SweepPhysicsSeconds(bool net = false) const {
     if (sweep_steps_ == 0) return 0;
     uint64_t sum = 0;
-    for (const ThreadWorkspace& t : scratch_) sum += t.physics;
+    for (const ThreadWorkspace& t : scratch_) sum += net ? t.net : t.physics;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - tick_start_.time).count();
     const double ticks = double(Ticks() - tick_start_.ticks);
     if (!(seconds > 0) || !(ticks > 0)) return 0;
@@ -286,6 +298,7 @@ class CpuBackend : public Backend {
   struct alignas(kCacheLine) ThreadWorkspace {
     Workspace ws;
     uint64_t physics = 0;  // Ticks() in ControlStep during sweep steps
+    uint64_t net = 0;      // ... and in a policy network's forward passes (kSweepNet)
   };
   // a cheap monotonic counter: the time-stamp counter on x86 (constant-rate on the CPUs s2r
   // targets), steady-clock nanoseconds elsewhere
@@ -344,6 +357,7 @@ class CpuSweepBuffers : public SweepBuffers {
   }
   void Act(const std::function<void()>& overlap) override { backend_->SweepStep(host_, overlap, kSweepAct); }
   double PhysicsSeconds() const override { return backend_->SweepPhysicsSeconds(); }
+  double NetSeconds() const override { return backend_->SweepPhysicsSeconds(/*net=*/true); }
   void Fetch(const int32_t* worlds, int count, std::vector<FetchedEpisode>* out) override {
     out->clear();
     for (int i = 0; i < count; ++i) {

@@ -64,6 +64,7 @@ nlohmann::json SummaryJson(const SweepSummary& s) {
           {"close_seconds", s.close_seconds},
           {"world_steps", s.world_steps},
           {"physics_seconds", s.physics_seconds >= 0 ? nlohmann::json(s.physics_seconds) : nlohmann::json(nullptr)},
+          {"net_seconds", s.net_seconds >= 0 ? nlohmann::json(s.net_seconds) : nlohmann::json(nullptr)},
           {"env_steps_per_s", s.env_steps_per_s}};
 }
 
@@ -87,6 +88,7 @@ void PrintTable(const SweepSummary& s) {
     std::printf(" (world steps %.0f%%", share * s.step_seconds);
   }
   if (s.policy_seconds > 0) std::printf(", the policy %.0f%%", share * s.policy_seconds);
+  if (s.net_seconds >= 0) std::printf(", the network %.0f%%", share * s.net_seconds);
   std::printf(" of the time)\n");
   std::fflush(stdout);
 }

@@ -186,12 +186,14 @@ S2R_HD void SweepWorldAfter(const SweepStepArgs& a, const ModelView& m, const St
   }
 }
 
-// the physics of one control step, untimed (SweepWorldPass's default `physics`)
+// the physics of one control step, untimed (SweepWorldPass's default `physics`), and a policy
+// network's forward pass (kSweepNet)
 template <unsigned kFeatures>
 struct SweepControlStep {
   S2R_HD void operator()(const ModelView& m, const StateView& s, int w, Workspace* ws, const Real* act) const {
     ControlStep<kFeatures>(m, s, w, ws, act);
   }
+  S2R_HD void Net(const PolicyNet& net, float* x, float* scratch, float* out) const { NetForward(net, x, scratch, out); }
 };
 
 // What a sweep pass does (SweepWorldPass): the task's expert acts, or a policy outside the
@@ -240,9 +242,11 @@ S2R_HD void NetInputs(const PolicyNet& net, const SweepPolicyRow& p, float* x) {
   }
 }
 
-// A kSweepNet step's start: as SweepWorldBefore, with the network's actions for the expert's.
+// A kSweepNet step's start: as SweepWorldBefore, with the network's actions for the expert's
+// (`physics.Net` runs the forward pass: a backend may time it, as the physics).
+template <typename Physics>
 S2R_HD Real* SweepWorldNetBefore(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, Workspace* ws,
-                                 SweepWorld& r) {
+                                 SweepWorld& r, const Physics& physics) {
   const bool active = SweepWorldPrepare(a, m, s, w, ws, r);
   Real* act = a.actions + static_cast<int64_t>(w) * a.action_stride;
   if (!active) return act;
@@ -252,7 +256,7 @@ S2R_HD Real* SweepWorldNetBefore(const SweepStepArgs& a, const ModelView& m, con
   SweepWorldPolicyRow(a, s, w, r, rows.obs, p);
   float x[kNetMaxInputs], scratch[2 * kNetMaxWidth], out[kNetMaxOutputs];
   NetInputs(a.net, p, x);
-  NetForward(a.net, x, scratch, out);
+  physics.Net(a.net, x, scratch, out);
   for (int i = 0; i < a.nactuator; ++i) act[i] = static_cast<Real>(out[i]);
   SweepWorldRecordAction(a, rows, act);
   return act;
@@ -264,8 +268,9 @@ S2R_HD Real* SweepWorldNetBefore(const SweepStepArgs& a, const ModelView& m, con
 // steps per pass keep a world's state in cache (CPU) or in its thread (CUDA) and spread the host's
 // work between passes over more steps. An episode's rows do not depend on how its steps fell into
 // passes. A world with no episode to run or start takes none (the sweep's tail).
-// `physics(m, s, w, ws, act)` steps the world (a backend may wrap ControlStep to time it: the CPU
-// backend reports the sweep's physics share). `record` is the world's episode record to use, when
+// `physics(m, s, w, ws, act)` steps the world and `physics.Net(net, x, scratch, out)` runs a policy
+// network (a backend may wrap ControlStep and NetForward to time them: the CPU backend reports the
+// sweep's physics and network shares). `record` is the world's episode record to use, when
 // not a.worlds[w] itself: the CUDA step kernel passes a copy in the thread's local memory and
 // writes it back after the pass. The mode is a template parameter: the CUDA backend compiles a
 // kernel per mode (cuda/backend_cuda.cu), and the expert's is the code it was before the policy's
@@ -295,7 +300,7 @@ S2R_HD void SweepWorldPass(const SweepStepArgs& a, const ModelView& m, const Sta
       if constexpr (kMode == kSweepExpert) {
         act = SweepWorldBefore(a, m, s, w, ws, r());
       } else if constexpr (kMode == kSweepNet) {
-        act = SweepWorldNetBefore(a, m, s, w, ws, r());
+        act = SweepWorldNetBefore(a, m, s, w, ws, r(), physics);
       } else {  // the policy's actions, written by the host after the observe pass
         act = a.actions + static_cast<int64_t>(w) * a.action_stride;
         SweepWorldRecordAction(a, a.RowsAt(w, r().task.steps), act);

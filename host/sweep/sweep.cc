@@ -571,6 +571,7 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
   summary.world_steps = world_steps;
   summary.env_steps_per_s = world_steps / std::max(summary.seconds, 1e-9);
   summary.physics_seconds = buffers->PhysicsSeconds();
+  summary.net_seconds = o.net ? buffers->NetSeconds() : -1;
 }
 
 namespace {

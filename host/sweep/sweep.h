@@ -71,6 +71,9 @@ struct SweepSummary {
                                  // randomization, resets, the store, a policy)
   double policy_seconds = 0;     // of which asking a policy (--policy): its inputs sent, its answers
                                  // read (its own computing in between); 0 without one
+  double net_seconds = -1;       // of step_seconds, in a policy network's forward passes (--policy-net),
+                                 // averaged over the threads as physics_seconds; -1 without a network
+                                 // or where the backend cannot tell (CUDA)
   double setup_seconds = 0;      // of which before the first pass: the engine, its buffers, the
                                  // first episodes' sampling and resets
   double close_seconds = 0;      // of which closing the store: the last commit, made durable

@@ -441,12 +441,19 @@ def test_a_policy_network_in_the_step_acts_as_its_numpy_reference(tmp_path):
     need_s2r()
     net = tmp_path / "net.npz"
     arrays = random_net(net, 22, 2)
-    stores = {}
+    stores, summaries = {}, {}
     for name, args in {"cpu": ["--policy-net", net], "cuda": ["--policy-net", net, "--backend", "cuda-emulation"],
                        "numpy": ["--policy", f"{PYTHON} {os.path.join(python_dir(), 's2r_policy.py')} --net {net}"]}.items():
         stores[name] = tmp_path / f"{name}.zarr"
-        run("sweep", "builtin:push", "--out", stores[name], "--episodes", 24, "--worlds", 8, *args)
+        run("sweep", "builtin:push", "--out", stores[name], "--episodes", 24, "--worlds", 8, *args,
+            "--summary-json", tmp_path / f"{name}.json")
+        summaries[name] = json.loads((tmp_path / f"{name}.json").read_text())
     assert hashes(stores["cpu"]) == hashes(stores["cuda"]) == hashes(stores["numpy"])
+    # the network's share of the CPU's steps is timed, as the physics' (the CUDA backend cannot tell)
+    cpu = summaries["cpu"]
+    assert 0 < cpu["net_seconds"] and 0 < cpu["physics_seconds"]
+    assert cpu["net_seconds"] + cpu["physics_seconds"] < cpu["step_seconds"]
+    assert summaries["cuda"]["net_seconds"] is None and summaries["numpy"]["net_seconds"] is None
     root = zarr.open_group(store=str(stores["cpu"]), mode="r")
     assert root.attrs["s2r"]["generator"]["sweep"]["policy_net"]["layers"] == [22, 24, 16, 2]
     assert root.attrs["s2r"]["generator"]["sweep"]["checker"] == "state"
