@@ -220,6 +220,19 @@ TEST(Cluster, LaunchDryRunWritesAJobArrayThatResumesEachShard) {
   ASSERT_EQ(p.exit_code, 0) << p.output;
   EXPECT_NE(p.output.find("--resume --policy 'python3 my_policy.py --ckpt a.pt' --policy-timeout 5"), std::string::npos)
       << p.output;
+  // a policy network: checked against the task before anything is written, its absolute path passed
+  // to each task and mounted into a container
+  const std::string net = std::string(S2R_SOURCE_DIR) + "/python/examples/push_net.npz";
+  const CommandResult n = RunCommand(kBin + " launch slurm builtin:push --out " + dir + "/run --shards 2 --container "
+                                     "img --policy-net " + net + " --dry-run", false);
+  ASSERT_EQ(n.exit_code, 0) << n.output;
+  EXPECT_NE(n.output.find("--resume --policy-net '" + net + "'"), std::string::npos) << n.output;
+  EXPECT_NE(n.output.find("," + net + ":" + net + "' s2r sweep"), std::string::npos) << n.output;
+  const CommandResult wrong = RunCommand(kBin + " launch slurm builtin:pick_lift --out " + dir + "/run --shards 2 "
+                                         "--policy-net " + net + " --dry-run");
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_NE(wrong.output.find(net + ": layer0.weight: shape (64, 22); expected (out, "), std::string::npos)
+      << wrong.output;
   // without sbatch on the PATH, a real launch fails clearly (the script is kept for the record)
   const CommandResult no = RunCommand("PATH=/nonexistent " + kBin + " launch slurm builtin:push --out " + dir +
                                       "/run --shards 2");
