@@ -27,6 +27,10 @@ module a policy is one function:
 `joints` and `target` are passed only to a function that names them (or takes **kwargs).
 
 Anything the policy prints must go to standard error: standard output carries the answers.
+
+`python3 s2r_policy.py --net FILE.npz` serves a policy network file (`s2r sweep --policy-net`'s) as
+a policy process, computed in NumPy as s2r's step computes it (net_act): a reference for the file's
+meaning.
 """
 
 import inspect
