@@ -297,12 +297,12 @@ def sweep_traffic(j, rows, per_pass):
 
 
 def policy_sweep_traffic(j, rows, action_bytes):
-    """Global bytes per env-step of the sweep when a policy process acts (--policy): two launches
-    per control step (SweepObserveKernel, SweepActKernel), each staging the state, record and world block in
-    and the state and record out; the observe launch writes each world's policy row, the act launch
-    reads its actions; the rows logged as with the expert."""
+    """Global bytes per env-step of the sweep when a policy process acts (--policy): one launch per
+    control step (SweepActObserveKernel, since stop 45; the observe kernel runs once at the start),
+    staging the state, record and world block in and the state and record out, reading the world's
+    actions and writing its next policy row; the rows logged as with the expert."""
     state, record, world = j["state_bytes_per_world"], j["sweep_record_bytes"], j["world_scratch_bytes"]
-    return sum(rows.values()) + 2 * (2 * state + 2 * record + world) + j["policy_row_bytes"] + action_bytes
+    return sum(rows.values()) + (2 * state + 2 * record + world) + j["policy_row_bytes"] + action_bytes
 
 
 def build_command(compile_commands, source="cuda/backend_cuda.cu"):
@@ -592,11 +592,13 @@ def write_report(a, kernels, budgets):
                   "what the physics steps move in the thread's local memory (step block, staged state, world block "
                   "and record), counted as in the table above as if none of it stayed on chip; *bound* divides "
                   "4.8 TB/s by the global bytes, then by global and local together.", "",
-                  "*With a policy* is the sweep's global bytes when a policy process acts (`--policy`): an "
-                  "observe and an act launch per control step (`SweepObserveKernel`, `SweepActKernel`), each "
-                  "staging the world in and out, the policy's "
-                  "inputs (`SweepPolicyRow`) written and its actions read (the host's copies of them cross PCIe, "
-                  "not counted here).", "",
+                  "*With a policy* is the sweep's global bytes when a policy process acts (`--policy`): one "
+                  "launch per control step (`SweepActObserveKernel`: the policy's actions, the physics, the "
+                  "labels, then the next step's observation), staging the world in and out once, its actions "
+                  "read and its next policy inputs (`SweepPolicyRow`) written (the host's copies of them cross "
+                  "PCIe, not counted here). A policy network in the step (`--policy-net`, `SweepNetKernel`) "
+                  "moves what the expert's pass moves, *global, as built*, plus its weights, which all threads "
+                  "read at once.", "",
                   "| task | scene | logged (B/env-step) | global, as built (B/env-step) | global / logged | "
                   "bound, global (env-steps/s) | local (B/env-step) | bound, global + local (env-steps/s) | "
                   "global, with a policy (B/env-step) |",

@@ -250,9 +250,9 @@ run 60 sweep_push_cuda_16k_p16.txt "$bin/s2r" sweep builtin:push --backend $cuda
   --episodes $(n 32768) --seed 12 --steps-per-pass 16 --out "$TMPDIR/push16k_p16.zarr" \
   --summary-json "$work/sweep_push_cuda_16k_p16.json"
 rm -rf "$TMPDIR/push16k_p16.zarr"
-# a policy process acting (python/examples/push_policy.py, NumPy): each control step, the observe launch
-# gathers its inputs on the device, one copy brings them over, one takes its actions back to the act
-# launch (docs/sweep.md, *On the CUDA backend*); against the same on the CPU
+# a policy process acting (python/examples/push_policy.py, NumPy): each control step one launch takes its
+# actions, steps, and gathers its next inputs on the device; one copy brings them over, one takes the
+# actions back (docs/sweep.md, *On the CUDA backend*); against the same on the CPU
 for backend in $cuda cpu; do
   run 45 "sweep_policy_push_$backend.txt" "$bin/s2r" sweep builtin:push --backend $backend --worlds $(n 4096) \
     --episodes $(n 8192) --seed 13 --out "$TMPDIR/policy_$backend.zarr" \

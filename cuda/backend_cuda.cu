@@ -310,18 +310,19 @@ template <unsigned kFeatures>
 __global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) SweepStepKernel(const __grid_constant__ ModelView m, const __grid_constant__ StateView s, DeviceWorkspaces dw, const SweepStepArgs* args) {
   SweepKernelPass<kFeatures, kSweepExpert>(m, s, dw, args);
 }
-// A policy's control step (`s2r sweep --policy`) in two launches with the host between them: the
-// observe pass (the episode's start, events, the rows before the step, each world's policy inputs
-// into a.policy_rows; no physics), then, with the policy's actions in a.actions, the act pass. Their
-// own kernels, so the expert's keeps its registers and spills, and the observe pass does not
-// reserve the physics' registers.
+// A policy process's control steps (`s2r sweep --policy`), the host asking the policy between
+// launches: the observe pass once at the start (the episodes' start, events, the rows before the
+// step, each world's policy inputs into a.policy_rows; no physics), then, with the policy's actions
+// in a.actions, one act-and-observe pass per control step (the action row, the physics, the labels,
+// then the next step's observation: one staging of the world a step). Their own kernels, so the
+// expert's keeps its registers and spills.
 template <unsigned kFeatures>
 __global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) SweepObserveKernel(const __grid_constant__ ModelView m, const __grid_constant__ StateView s, DeviceWorkspaces dw, const SweepStepArgs* args) {
   SweepKernelPass<kFeatures, kSweepObserve>(m, s, dw, args);
 }
 template <unsigned kFeatures>
-__global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) SweepActKernel(const __grid_constant__ ModelView m, const __grid_constant__ StateView s, DeviceWorkspaces dw, const SweepStepArgs* args) {
-  SweepKernelPass<kFeatures, kSweepAct>(m, s, dw, args);
+__global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) SweepActObserveKernel(const __grid_constant__ ModelView m, const __grid_constant__ StateView s, DeviceWorkspaces dw, const SweepStepArgs* args) {
+  SweepKernelPass<kFeatures, kSweepActObserve>(m, s, dw, args);
 }
 
 // A pass of a policy network's control steps (`s2r sweep --policy-net`): the expert's pass with the
@@ -583,7 +584,7 @@ class CudaBackend : public Backend {
 
   void LaunchSweepStep(const SweepStepArgs* device_args, int mode) {
     NvtxRange range(mode == kSweepObserve ? "s2r.sweep_observe"
-                    : mode == kSweepAct   ? "s2r.sweep_act"
+                    : mode == kSweepActObserve ? "s2r.sweep_act_observe"
                     : mode == kSweepNet   ? "s2r.sweep_net"
                                           : "s2r.sweep_step");
     WithStepVariant(variant_, [&](auto features) {
@@ -591,8 +592,8 @@ class CudaBackend : public Backend {
       const int blocks = Blocks(nworld_);
       if (mode == kSweepObserve) {
         S2R_LAUNCH(SweepObserveKernel<f>, blocks, kThreadsPerBlock, stream_)(model_, device_, workspaces_, device_args);
-      } else if (mode == kSweepAct) {
-        S2R_LAUNCH(SweepActKernel<f>, blocks, kThreadsPerBlock, stream_)(model_, device_, workspaces_, device_args);
+      } else if (mode == kSweepActObserve) {
+        S2R_LAUNCH(SweepActObserveKernel<f>, blocks, kThreadsPerBlock, stream_)(model_, device_, workspaces_, device_args);
       } else if (mode == kSweepNet) {
         S2R_LAUNCH(SweepNetKernel<f>, blocks, kThreadsPerBlock, stream_)(model_, device_, workspaces_, device_args);
       } else {
@@ -600,7 +601,7 @@ class CudaBackend : public Backend {
       }
     });
     CheckFramedLaunch(mode == kSweepObserve ? "SweepObserveKernel"
-                      : mode == kSweepAct   ? "SweepActKernel"
+                      : mode == kSweepActObserve ? "SweepActObserveKernel"
                       : mode == kSweepNet   ? "SweepNetKernel"
                                             : "SweepStepKernel",
                       variant_);
@@ -853,11 +854,11 @@ class CudaSweepBuffers : public SweepBuffers {
   // the expert's pass, or a policy network's (host_.net)
   void Step(const std::function<void()>& overlap) override { Pass(host_.net.nlayer > 0 ? kSweepNet : kSweepExpert, overlap); }
 
-  // A policy's control step (SweepBuffers::Observe, Act): the observe pass gathers every world's
-  // policy row on the device (SweepPolicyRow, 168 B a world) and they come to the host in one
-  // copy; the host's actions for every world go back in one copy before the act pass. The rows,
-  // the actions' pinned mirror and the device rows are allocated at the first Observe, so an
-  // expert's sweep holds none of them.
+  // A policy's control steps (SweepBuffers::Observe, ActAndObserve): an observe pass gathers every
+  // world's policy row on the device (SweepPolicyRow, 168 B a world) and they come to the host in
+  // one copy; the host's actions for every world go back in one copy before the act-and-observe
+  // pass, whose next rows come back with the `ended` flags. The rows, the actions' pinned mirror
+  // and the device rows are allocated at the first Observe, so an expert's sweep holds none of them.
   void Observe() override {
     const size_t nw = size_t(backend_->nworld());
     cudaStream_t st = backend_->stream();
@@ -875,11 +876,11 @@ class CudaSweepBuffers : public SweepBuffers {
     d_policy_rows_.Download(policy_rows_, nw * sizeof(SweepPolicyRow), st);
     S2R_CUDA_CHECK(cudaStreamSynchronize(st));
   }
-  void Act(const std::function<void()>& overlap) override {
-    if (policy_rows_ == nullptr) throw std::logic_error("SweepBuffers::Act before Observe");
+  void ActAndObserve(const std::function<void()>& overlap) override {
+    if (policy_rows_ == nullptr) throw std::logic_error("SweepBuffers::ActAndObserve before Observe");
     const size_t bytes = size_t(backend_->nworld()) * size_t(host_.action_stride) * sizeof(Real);
     S2R_CUDA_CHECK(cudaMemcpyAsync(d_actions_.get<void>(), actions_, bytes, cudaMemcpyHostToDevice, backend_->stream()));
-    Pass(kSweepAct, overlap);
+    Pass(kSweepActObserve, overlap);
   }
   // The finished episodes are gathered on the compute stream (before the worlds' next Begin and
   // Step, which follow on it) and copied to the host on a copy stream, so the copy overlaps the
@@ -951,6 +952,9 @@ class CudaSweepBuffers : public SweepBuffers {
   void Pass(int mode, const std::function<void()>& overlap) {
     backend_->LaunchSweepStep(d_args_.get<SweepStepArgs>(), mode);
     d_ended_.Download(ended_, 2 * size_t(backend_->nworld()) * sizeof(int32_t), backend_->stream());
+    if (mode == kSweepActObserve) {  // the next step's rows, in the same wait
+      d_policy_rows_.Download(policy_rows_, size_t(backend_->nworld()) * sizeof(SweepPolicyRow), backend_->stream());
+    }
     std::exception_ptr error;  // the step completes (and is waited for) before a host error leaves
     if (overlap) {
       try {

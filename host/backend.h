@@ -61,15 +61,17 @@ class SweepBuffers {
   // CPU the calling thread does it before joining the parallel pass, on CUDA while the kernel
   // runs -- instead of between steps, when the other cores (or the device) would wait.
   virtual void Step(const std::function<void()>& overlap = {}) = 0;
-  // A control step with actions from outside (s2r sweep --policy; kernels/sweep_step.h
-  // SweepWorldPass, kSweepObserve and kSweepAct), in two calls: Observe starts episodes, fires
-  // events, records each world's rows before the step and fills host().policy_rows (nworld: what
-  // the policy is told of each world, `active` for those that take actions); the host then writes
-  // every active world's actions into host().actions; Act records them and steps. `overlap` as in
-  // Step. CUDA: the rows are gathered on the device and come over in one copy, the actions go back
-  // in one.
+  // Control steps with actions from outside (s2r sweep --policy; kernels/sweep_step.h
+  // SweepWorldPass, kSweepObserve and kSweepActObserve). Observe, once at the start: episodes
+  // start, events fire, each world's rows before its step are recorded and host().policy_rows
+  // (nworld) say what the policy is told of each world (`active` for those that take actions).
+  // Then per control step the host writes every active world's actions into host().actions and
+  // ActAndObserve records them, steps those worlds, labels them, and observes the next step of
+  // every world still active or begun since (Begin): host().policy_rows hold the next step's
+  // inputs when it returns, and `ended` / `stepped` this step's outcome. `overlap` as in Step.
+  // CUDA: one launch per call; the rows come to the host in one copy, the actions go in one.
   virtual void Observe() = 0;
-  virtual void Act(const std::function<void()>& overlap = {}) = 0;
+  virtual void ActAndObserve(const std::function<void()>& overlap = {}) = 0;
   // The listed worlds' finished episodes, valid until the next Fetch. A backend may return before
   // the data has arrived (CUDA: the copy to the host overlaps the next step): read them only
   // after WaitFetched. The worlds' next Begin and Step may follow at once.

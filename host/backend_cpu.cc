@@ -174,8 +174,9 @@ class CpuBackend : public Backend {
   std::unique_ptr<SweepBuffers> MakeSweepBuffers(const SweepStepArgs& shape) override;
 
   // one pass of a sweep: every world's SweepWorldPass in `mode` (kernels/sweep_step.h: up to
-  // args.steps control steps of the expert, or a half of a control step whose actions a policy
-  // gives: SweepBuffers::Observe, Act) in one parallel pass. The time in ControlStep (the pass's
+  // args.steps control steps of the expert or a policy network, or a policy process's observation,
+  // or its actions and the next observation: SweepBuffers::Observe, ActAndObserve) in one parallel
+  // pass. The time in ControlStep (the pass's
   // `physics`, wrapped) is summed per thread: two reads of the time-stamp counter per world and
   // step, a few nanoseconds (a clock_gettime pair cost about 1 % of a box-push step), so the sweep
   // can say what it adds to the physics of its own trajectories
@@ -209,8 +210,8 @@ class CpuBackend : public Backend {
           BindWorldBlock(ws, w);
           if (mode == kSweepObserve) {
             SweepWorldPass<features.value, kSweepObserve>(args, model_, state_, w, ws, timed);
-          } else if (mode == kSweepAct) {
-            SweepWorldPass<features.value, kSweepAct>(args, model_, state_, w, ws, timed);
+          } else if (mode == kSweepActObserve) {
+            SweepWorldPass<features.value, kSweepActObserve>(args, model_, state_, w, ws, timed);
           } else if (mode == kSweepNet) {
             SweepWorldPass<features.value, kSweepNet>(args, model_, state_, w, ws, timed);
           } else {
@@ -355,7 +356,9 @@ class CpuSweepBuffers : public SweepBuffers {
     }
     backend_->SweepStep(host_, {}, kSweepObserve);
   }
-  void Act(const std::function<void()>& overlap) override { backend_->SweepStep(host_, overlap, kSweepAct); }
+  void ActAndObserve(const std::function<void()>& overlap) override {
+    backend_->SweepStep(host_, overlap, kSweepActObserve);
+  }
   double PhysicsSeconds() const override { return backend_->SweepPhysicsSeconds(); }
   double NetSeconds() const override { return backend_->SweepPhysicsSeconds(/*net=*/true); }
   void Fetch(const int32_t* worlds, int count, std::vector<FetchedEpisode>* out) override {

@@ -45,7 +45,8 @@ struct SweepRows {
   Real* action;
 };
 
-// One world's inputs to a policy at a control step (a kSweepObserve pass writes a.policy_rows[w]),
+// One world's inputs to a policy at a control step (kSweepObserve and kSweepActObserve passes write
+// a.policy_rows[w]; a kSweepNet pass builds it in the world's thread),
 // in the protocol's float32 (host/sweep/policy.h): the same on every backend, so that a policy sees
 // the same numbers whichever stepped the worlds.
 struct SweepPolicyRow {
@@ -197,18 +198,22 @@ struct SweepControlStep {
 };
 
 // What a sweep pass does (SweepWorldPass): the task's expert acts, or a policy outside the
-// backend does (`s2r sweep --policy`, host/sweep/policy.h), in two passes with the host between
-// them: kSweepObserve (the episode's start, events, the rows before the step, and the policy's
-// inputs, SweepPolicyRow), then, with the policy's answers in a.actions, kSweepAct (the action row,
-// the physics, the task's evaluation); or a policy network acts inside the pass (`s2r sweep
-// --policy-net`, a.net): kSweepNet, the expert's pass with the network's actions for the expert's,
-// computed from the row a policy process would be sent. The task's checkers run as with the
-// expert; its TaskAct does not. One control step per observe/act pair; a kSweepNet pass takes up
-// to a.steps, as the expert's.
+// backend does (`s2r sweep --policy`, host/sweep/policy.h), with the host between passes: a
+// kSweepObserve pass first (the episode's start, events, the rows before the step, and the
+// policy's inputs, SweepPolicyRow), then, with the policy's answers in a.actions, a kSweepActObserve
+// pass per control step: the action row, the physics and the task's evaluation of the worlds the
+// last observation left active, then the next step's observation of every world still active or
+// begun by the host since (one pass, one staging of the world, per control step). A world whose
+// episode ends in a pass is begun again by the host after it, and observed in the next pass: its
+// next episode's first step is asked one exchange later than the others' steps. Or a policy network
+// acts inside the pass (`s2r sweep --policy-net`, a.net): kSweepNet, the expert's pass with the
+// network's actions for the expert's, computed from the row a policy process would be sent. The
+// task's checkers run as with the expert; its TaskAct does not. A kSweepNet pass takes up to
+// a.steps control steps, as the expert's.
 enum SweepPassMode : int32_t {
   kSweepExpert = 0,
   kSweepObserve = 1,
-  kSweepAct = 2,
+  kSweepActObserve = 2,
   kSweepNet = 3,
 };
 
@@ -264,7 +269,8 @@ S2R_HD Real* SweepWorldNetBefore(const SweepStepArgs& a, const ModelView& m, con
 
 // One pass of world w. kSweepExpert and kSweepNet: up to a.steps control steps, stopping after the
 // step that ends its episode (the host collects it and starts the world's next one between passes).
-// kSweepObserve / kSweepAct: the halves of one control step with a policy's actions (above). Several
+// kSweepObserve / kSweepActObserve: a policy process's observation, then its actions and the next
+// observation, one control step a pass (above). Several
 // steps per pass keep a world's state in cache (CPU) or in its thread (CUDA) and spread the host's
 // work between passes over more steps. An episode's rows do not depend on how its steps fell into
 // passes. A world with no episode to run or start takes none (the sweep's tail).
@@ -280,18 +286,35 @@ S2R_HD void SweepWorldPass(const SweepStepArgs& a, const ModelView& m, const Sta
                            const Physics& physics = Physics(), SweepWorld* record = nullptr) {
   // the record is looked up again after the physics rather than kept live across it (registers)
   auto r = [&]() -> SweepWorld& { return record ? *record : a.worlds[w]; };
-  // act: the worlds observe left active (a world that begins does so in observe)
-  if (kMode == kSweepAct ? !r().active : !r().active && !r().begin) {
-    if constexpr (kMode != kSweepAct) a.ended[w] = 0;
+  if (!r().active && !r().begin) {  // no episode to run or start
+    a.ended[w] = 0;
     if constexpr (kMode != kSweepObserve) a.stepped[w] = 0;
-    if constexpr (kMode == kSweepObserve) a.policy_rows[w].active = 0;
+    if constexpr (kMode == kSweepObserve || kMode == kSweepActObserve) a.policy_rows[w].active = 0;
     return;
   }
-  if constexpr (kMode == kSweepObserve) {
-    if (SweepWorldPrepare(a, m, s, w, ws, r())) {  // true: the world was active or begins here
+  if constexpr (kMode == kSweepObserve || kMode == kSweepActObserve) {
+    if constexpr (kMode == kSweepActObserve) {
+      // the act half: the worlds the last observation left active (a begun world is not: it
+      // starts in the observe half below), with the policy's actions the host wrote
+      a.ended[w] = 0;
+      a.stepped[w] = 0;
+      if (r().active) {
+        const Real* act = a.actions + static_cast<int64_t>(w) * a.action_stride;
+        SweepWorldRecordAction(a, a.RowsAt(w, r().task.steps), act);
+        physics(m, s, w, ws, act);
+        SweepWorldAfter(a, m, s, w, r());  // an episode that ends leaves a.ended[w] set
+        a.stepped[w] = 1;
+      }
+    }
+    // the observe half: a world still active, or begun by the host (after its last episode ended
+    // in an earlier pass), starts its next step and sends its row
+    if (r().active || r().begin) {
+      SweepWorldPrepare(a, m, s, w, ws, r());  // its a.ended[w] = 0 is not a flag this pass set
       const SweepRows rows = a.RowsAt(w, r().task.steps);
       SweepWorldRecordState(a, s, w, r(), rows);
       SweepWorldPolicyRow(a, s, w, r(), rows.obs, a.policy_rows[w]);
+    } else {
+      a.policy_rows[w].active = 0;
     }
   } else {
     int k = 0;
@@ -299,16 +322,13 @@ S2R_HD void SweepWorldPass(const SweepStepArgs& a, const ModelView& m, const Sta
       Real* act;
       if constexpr (kMode == kSweepExpert) {
         act = SweepWorldBefore(a, m, s, w, ws, r());
-      } else if constexpr (kMode == kSweepNet) {
+      } else {
         act = SweepWorldNetBefore(a, m, s, w, ws, r(), physics);
-      } else {  // the policy's actions, written by the host after the observe pass
-        act = a.actions + static_cast<int64_t>(w) * a.action_stride;
-        SweepWorldRecordAction(a, a.RowsAt(w, r().task.steps), act);
       }
       physics(m, s, w, ws, act);
       SweepWorldAfter(a, m, s, w, r());
       ++k;
-    } while ((kMode == kSweepExpert || kMode == kSweepNet) && k < a.steps && !a.ended[w]);
+    } while (k < a.steps && !a.ended[w]);
     a.stepped[w] = k;
   }
 }

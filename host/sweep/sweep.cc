@@ -306,18 +306,23 @@ std::unique_ptr<PolicyProcess> StartPolicy(const SweepConfig& c, const RunnerOpt
 
 // What one control step sends a policy and gets back (kept between steps for their capacity).
 struct PolicyBatch {
+  bool observed = false;  // the first observation was made (SweepBuffers::Observe)
   PolicyInput in;
   std::vector<float> actions;
   std::vector<int> world;
 };
 
-// One control step of every world with the policy's actions: observe, ask, act. What the policy is
-// told of each active world is its row of the observe pass (SweepPolicyRow, written by the
-// backend's step: on the device with CUDA).
+// One control step of every world with the policy's actions: ask, act, observe the next step (the
+// first call observes first). What the policy is told of each active world is its row of the last
+// observation (SweepPolicyRow, written by the backend's pass: on the device with CUDA); a world
+// begun since is observed by this step's pass and asked at the next.
 // Returns the seconds the policy took to answer.
 double PolicyStep(const SweepConfig& c, int nworld, SweepBuffers& buffers, ActionSource* policy, PolicyBatch* batch,
                   const std::function<void()>& overlap) {
-  buffers.Observe();
+  if (!batch->observed) {
+    buffers.Observe();
+    batch->observed = true;
+  }
   const SweepStepArgs& h = buffers.host();
   PolicyInput& in = batch->in;
   std::vector<int>& world = batch->world;
@@ -349,7 +354,7 @@ double PolicyStep(const SweepConfig& c, int nworld, SweepBuffers& buffers, Actio
     Real* act = h.actions + static_cast<size_t>(world[i]) * h.action_stride;
     for (int k = 0; k < na; ++k) act[k] = static_cast<Real>(actions[i * na + k]);
   }
-  buffers.Act(overlap);
+  buffers.ActAndObserve(overlap);
   return seconds;
 }
 

@@ -1082,9 +1082,9 @@ TEST(Sweep, CudaEmulationRunsTheSameEpisodesAsTheCpu) {
   ExpectSameEpisodes(cpu, RunSweepEpisodes(BackendKind::kCudaEmulation, "builtin:push", 3));  // 3 steps a launch
 }
 
-// A policy's control step on the CUDA backend's path (the sweep kernel's observe pass gathers each
-// world's inputs, SweepPolicyRow, into one copy to the host; the actions go back in one copy before
-// the act pass), run on the CPU by the emulated runtime: a policy is sent the same inputs, step by
+// A policy's control step on the CUDA backend's path (the sweep kernel's observing pass gathers
+// each world's inputs, SweepPolicyRow, into one copy to the host; the actions go back in one copy
+// before the act-and-observe pass), run on the CPU by the emulated runtime: a policy is sent the same inputs, step by
 // step and bit for bit, as on the CPU backend, and the episodes are the same, bit for bit. push,
 // and peg_insert (joints and the socket's position among the inputs).
 TEST(SweepPolicy, ThePolicyIsSentTheSameInputsOnTheCudaPath) {

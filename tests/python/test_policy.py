@@ -376,8 +376,8 @@ def test_the_example_peg_policy_inserts_with_the_socket_it_is_sent(tmp_path):
 
 
 def test_a_policy_on_the_cuda_path_writes_the_cpus_store(tmp_path):
-    """--policy on the CUDA backend's code (the sweep kernel's observe pass gathers the policy's
-    inputs on the device, the act pass takes its answers), run on the CPU by the emulated runtime:
+    """--policy on the CUDA backend's code (the sweep kernel's observing pass gathers the policy's
+    inputs on the device, the act-and-observe pass takes its answers), run on the CPU by the emulated runtime:
     the example peg policy (observations, joints and the socket's position) writes the CPU
     backend's store array for array."""
     need_s2r()
