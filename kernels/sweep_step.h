@@ -83,7 +83,7 @@ struct SweepStepArgs {
   // The CPU backend gives every world buffers of its own and hands them to the finished episode
   // (the host swaps in fresh ones): the rows are never copied on their way to the store.
   const SweepRows* world_rows = nullptr;
-  SweepPolicyRow* policy_rows = nullptr;  // (nworld): a kSweepObserve pass's policy inputs
+  SweepPolicyRow* policy_rows = nullptr;  // (nworld): a kSweepObserve / kSweepActObserve pass's policy inputs
   PolicyNet net;                          // a kSweepNet pass's policy (kernels/policy_net.h)
   int32_t* ended = nullptr;       // (nworld): 1 when the world's episode ended in the last pass
   // control steps per pass (SweepWorldPass): a world takes up to `steps` in one go, stopping after

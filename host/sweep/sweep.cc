@@ -278,7 +278,6 @@ void CheckPolicySweep(const SweepConfig& c) {
 // The policy process of a sweep (RunnerOptions::policy), told the layout of what it receives and
 // answers (host/sweep/policy.h).
 std::unique_ptr<PolicyProcess> StartPolicy(const SweepConfig& c, const RunnerOptions& o, int nworld) {
-  CheckPolicySweep(c);
   std::vector<std::string> task_params, joints;
   for (const TaskParamInfo& p : c.task.info->params) task_params.push_back(p.name);
   const TaskModel& t = c.task.model;
@@ -383,11 +382,13 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
   // the per-world step (kernels/sweep_step.h) and its buffers on the stepping backend
   SweepStepArgs shape;
   shape.task = c.task.model;
-  if (int(o.actions != nullptr) + int(!o.policy.empty()) + int(o.net != nullptr) > 1) {
+  const int sources = int(o.actions != nullptr) + int(!o.policy.empty()) + int(o.net != nullptr);
+  if (sources > 1) {
     throw std::invalid_argument("a sweep takes its actions from one of a policy process, a policy network or "
                                 "recorded actions");
   }
-  const TaskChecker checker = SweepChecker(c, o.actions != nullptr || !o.policy.empty() || o.net != nullptr);
+  if (sources > 0) CheckPolicySweep(c);  // not the expert: labels that do not follow it
+  const TaskChecker checker = SweepChecker(c, sources > 0);
   shape.task.checker = checker;
   shape.observation = c.observation;
   shape.nevents = static_cast<int32_t>(c.events.size());
@@ -406,7 +407,6 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
   shape.nactuator = na;
   shape.action_stride = std::max(na, 1);
   if (o.net) {  // the network acts in the step (SweepBuffers::Step runs kSweepNet passes)
-    CheckPolicySweep(c);
     if (o.net->net.width[o.net->net.nlayer] != na) throw std::logic_error("the policy network's outputs are not the actions");
     shape.net = o.net->view();
   }
@@ -418,7 +418,6 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
   std::unique_ptr<PolicyProcess> process;  // --policy's
   PolicyBatch batch;
   ActionSource* policy = o.actions;
-  if (policy) CheckPolicySweep(c);
   if (!policy && !o.policy.empty()) {
     process = StartPolicy(c, o, nworld);
     policy = process.get();

@@ -554,3 +554,22 @@ def test_the_cloning_example_writes_a_network_the_sweep_runs(tmp_path):
     r = run("sweep", "builtin:push", "--out", tmp_path / "net.zarr", "--episodes", 8, "--worlds", 4,
             "--policy-net", net)
     assert "episodes        8 written" in r.stdout
+
+
+def test_a_policy_network_needs_the_state_checker(tmp_path):
+    """--policy-net on a grasping task labelled by its expert's phases (task.checker: phases): refused
+    before a store exists, as --policy is (the phases follow the expert's timers)."""
+    need_s2r()
+    net = tmp_path / "net.npz"
+    np.savez(net, **{"layer0.weight": np.zeros((5, 10), np.float32), "inputs": np.array(["obs"])})
+    config = tmp_path / "phases.yaml"
+    config.write_text("scene: builtin:pick_lift\ntask:\n  name: pick_lift\n  checker: phases\nepisodes: 2\n")
+    out = tmp_path / "pick.zarr"
+    r = run("sweep", config, "--out", out, "--policy-net", net, check=False)
+    assert r.returncode == 1 and "task.checker: 'phases' labels pick_lift's episodes" in r.stderr, r.stderr
+    assert "--policy and --policy-net need the state checker" in r.stderr
+    assert not out.exists()
+    # with the state checker (the default with a policy) the same network runs
+    config.write_text("scene: builtin:pick_lift\ntask:\n  name: pick_lift\nepisodes: 2\n")
+    r = run("sweep", config, "--out", out, "--policy-net", net)
+    assert "episodes        2 written" in r.stdout
