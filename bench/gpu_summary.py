@@ -124,6 +124,20 @@ def sweep_parity(sweeps):
     return out
 
 
+def network_cost(sweeps):
+    """The policy network's device sweep (--policy-net, SweepNetKernel) against the expert's at the
+    same size (16k worlds, 32k episodes): what the forward pass costs on the device."""
+    net, expert = sweeps.get("net_push_cuda_16k"), sweeps.get("push_cuda_16k")
+    if not net or not expert:
+        return ["== policy network on the device: not run"]
+    rate = lambda s: s.get("env_steps_per_s") if isinstance(s.get("env_steps_per_s"), (int, float)) else None  # noqa: E731
+    a, b = rate(net), rate(expert)
+    if not a or not b:
+        return ["== policy network on the device: no rate"]
+    return ["== policy network on the device (push, 16k worlds)",
+            f"  network {a:.4g} env-steps/s, expert {b:.4g}: {a / b:.2f} of the expert's"]
+
+
 def read(path):
     try:
         with open(path, errors="replace") as f:
@@ -209,6 +223,7 @@ def main():
             out.append(f"{os.path.basename(path)}: rc={rc[-1]}: " + " | ".join(text.strip().splitlines()[-3:])[:300])
 
     out += sweep_parity(sweeps)
+    out += network_cost(sweeps)
 
     mem = read(os.path.join(work, "memcheck.txt"))
     out.append("== memcheck")

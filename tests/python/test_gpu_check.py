@@ -116,6 +116,7 @@ def test_rehearsal_runs_every_stage(pack, tmp_path):
         assert re.search(rf"^  {task}: successes \d+ cpu, \d+ device; same counts$", summary, re.M), summary
     assert re.search(r"^push_cuda_16k_p16 +episodes (\d+)/\1 ", summary, re.M), summary
     assert re.search(r"^net_push_cuda_16k +episodes (\d+)/\1 ", summary, re.M), summary
+    assert re.search(r"^  network \S+ env-steps/s, expert \S+: \d+\.\d\d of the expert's$", summary, re.M), summary
     assert re.search(r"^\d+ kernels within their budgets", summary, re.M), summary
     assert seconds < 300
 
