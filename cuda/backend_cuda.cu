@@ -855,7 +855,7 @@ class CudaSweepBuffers : public SweepBuffers {
   void Step(const std::function<void()>& overlap) override { Pass(host_.net.nlayer > 0 ? kSweepNet : kSweepExpert, overlap); }
 
   // A policy's control steps (SweepBuffers::Observe, ActAndObserve): an observe pass gathers every
-  // world's policy row on the device (SweepPolicyRow, 168 B a world) and they come to the host in
+  // world's policy row on the device (SweepPolicyRow, 200 B a world) and they come to the host in
   // one copy; the host's actions for every world go back in one copy before the act-and-observe
   // pass, whose next rows come back with the `ended` flags. The rows, the actions' pinned mirror
   // and the device rows are allocated at the first Observe, so an expert's sweep holds none of them.

@@ -1,7 +1,7 @@
 // Sweeps across machines (docs/cluster.md):
 //   s2r launch slurm CONFIG --out DIR --shards N [--partition P] [--gpus-per-shard G] [--time T]
 //                    [--account A] [--sbatch-arg ARG]... [--container IMAGE] [--threads T] [--dry-run]
-//                    [--episodes-from STORE [--select TERMS]]
+//                    [--episodes-from STORE [--select TERMS]] [--policy COMMAND [--policy-expert] | --policy-net FILE]
 //   s2r status DIR [--json]
 //   s2r merge DIR | STORE... --out STORE [--resume]
 // launch writes one sbatch script (a job array of `s2r sweep --shard K/N --resume` tasks), saves it
@@ -101,6 +101,7 @@ struct LaunchArgs {
   std::string select = "failed";
   std::string policy;  // sweep --policy: each task's sweep acts with this command (docs/sweep.md)
   double policy_timeout_s = 60;
+  bool policy_expert = false;  // sweep --policy-expert
   std::string policy_net;  // sweep --policy-net: each task's sweep acts with this network (an absolute path)
 };
 
@@ -132,6 +133,7 @@ std::string SbatchScript(const LaunchArgs& a, const std::string& config_path, co
     char timeout[32];
     std::snprintf(timeout, sizeof timeout, "%g", a.policy_timeout_s);
     sweep << " --policy " << ShellQuote(a.policy) << " --policy-timeout " << timeout;
+    if (a.policy_expert) sweep << " --policy-expert";
   }
   if (!a.policy_net.empty()) sweep << " --policy-net " << ShellQuote(a.policy_net);
   if (a.container.empty()) {
@@ -217,6 +219,7 @@ void RunLaunch(const LaunchArgs& a) {
                        {"submitted_unix", static_cast<int64_t>(std::time(nullptr))}};
   if (!from_path.empty()) launch["episodes_from"] = {{"store", from_path}, {"select", a.select}};
   if (!a.policy.empty()) launch["policy"] = a.policy;
+  if (a.policy_expert) launch["policy_expert"] = true;
   if (!a.policy_net.empty()) launch["policy_net"] = net.Describe();
   WriteFileAtomically(dir / "launch.json", launch.dump(2) + "\n");
   std::printf("%s\n", job.c_str());
@@ -373,6 +376,7 @@ void AddClusterCommands(CLI::App* app) {
   cmd->add_option("--policy-timeout", launch->policy_timeout_s, "s2r sweep --policy-timeout")
       ->check(CLI::PositiveNumber)
       ->needs(policy);
+  cmd->add_flag("--policy-expert", launch->policy_expert, "s2r sweep --policy-expert")->needs(policy);
   cmd->add_option("--policy-net", launch->policy_net,
                   "each task's sweep acts with this policy network (s2r sweep --policy-net); checked against the task "
                   "here, read by every task from where it is (mounted into the container, with --container)")

@@ -43,6 +43,7 @@ struct SweepArgs {
   std::string select = "failed";
   std::string policy;
   double policy_timeout_s = 60;
+  bool policy_expert = false;
   std::string policy_net;
 };
 
@@ -100,6 +101,7 @@ void RunSweepCommand(const SweepArgs& a) {
   o.steps_per_pass = a.steps_per_pass;
   o.policy = a.policy;
   o.policy_timeout_s = a.policy_timeout_s;
+  o.policy_expert = a.policy_expert;
   o.episodes = a.episodes;
   o.seed = a.seed;
   o.resume = a.resume;
@@ -201,6 +203,11 @@ void AddSweepCommand(CLI::App* app) {
                                  "the state checker");
   cmd->add_option("--policy-timeout", args->policy_timeout_s, "seconds the policy may take to answer a step (default 60)")
       ->check(CLI::PositiveNumber)
+      ->needs(policy);
+  cmd->add_flag("--policy-expert", args->policy_expert,
+                "also send the --policy process the task's expert's actions at every step (what the scripted expert "
+                "would do in that world now: labels for DAgger-style training on the policy's own episodes; "
+                "docs/sweep.md)")
       ->needs(policy);
   cmd->add_option("--policy-net", args->policy_net,
                   "act with this policy network instead of the task's expert: an .npz of torch-style layers "

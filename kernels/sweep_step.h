@@ -57,6 +57,10 @@ struct SweepPolicyRow {
   float task_params[kTaskMaxParams];    // the episode's task parameters (events may have edited them)
   float joints[kTaskMaxActuators];      // the task joints' positions (true), TaskModel::joint order
   float target[3];                      // the task's target body's position (true), where it has one
+  // what the task's expert would do at this step (TaskAct on the world's task state, whose phases
+  // the task's evaluation advances whoever acts), TaskModel actuator order: sent to a policy that
+  // asks for it (--policy-expert), the label of a DAgger-style correction
+  float expert[kTaskMaxActuators];
 };
 
 // Everything the per-world step reads besides the model and the state. The pointers are in the
@@ -234,6 +238,18 @@ S2R_HD void SweepWorldPolicyRow(const SweepStepArgs& a, const StateView& s, int 
   for (int i = 0; i < 3; ++i) p.target[i] = x ? static_cast<float>(x[i]) : 0.0f;
 }
 
+// world w's expert's action at its step, into p.expert, after SweepWorldPrepare (as SweepWorldBefore
+// calls TaskAct). TaskAct writes the world's actuator vector, a.actions' row w: its values are
+// spent (the act half stepped with them) and the host writes the next ones before the next pass.
+S2R_HD void SweepWorldExpertRow(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, SweepWorld& r,
+                                SweepPolicyRow& p) {
+  Real* act = a.actions + static_cast<int64_t>(w) * a.action_stride;
+  TaskAct(a.task, m, s, w, a.task_params + static_cast<int64_t>(w) * kTaskMaxParams, &r.task, act);
+  for (int i = 0; i < kTaskMaxActuators; ++i) {
+    p.expert[i] = i < a.task.nactuator ? static_cast<float>(act[a.task.actuator[i]]) : 0.0f;
+  }
+}
+
 // The network's inputs from a policy row: its blocks in the network's order (kernels/policy_net.h).
 S2R_HD void NetInputs(const PolicyNet& net, const SweepPolicyRow& p, float* x) {
   int n = 0;
@@ -313,6 +329,7 @@ S2R_HD void SweepWorldPass(const SweepStepArgs& a, const ModelView& m, const Sta
       const SweepRows rows = a.RowsAt(w, r().task.steps);
       SweepWorldRecordState(a, s, w, r(), rows);
       SweepWorldPolicyRow(a, s, w, r(), rows.obs, a.policy_rows[w]);
+      SweepWorldExpertRow(a, m, s, w, r(), a.policy_rows[w]);
     } else {
       a.policy_rows[w].active = 0;
     }

@@ -8,7 +8,7 @@ module a policy is one function:
     import numpy as np
     import s2r_policy
 
-    def act(obs, task_params, episodes, first, info, joints=None, target=None):
+    def act(obs, task_params, episodes, first, info, joints=None, target=None, expert=None):
         # obs: (n, info["obs_size"]) float32, the observation model's output (noise, bias,
         #      latency as configured), columns info["obs_names"]
         # task_params: (n, info["task_param_size"]) float32, the episode's task parameters
@@ -19,12 +19,15 @@ module a policy is one function:
         #      (info["joint_names"]; true values, as encoders read them)
         # target: (n, info["target_size"]) float32, the task's target body's position, world
         #      (peg_insert: the socket's hole mouth; (n, 0) for tasks without one)
+        # expert: (n, info["action_size"]) float32, what the task's scripted expert would do in
+        #      each world at this step, when the sweep runs with --policy-expert (else None): the
+        #      labels for DAgger-style training on the policy's own episodes
         # -> (n, info["action_size"]) actions, the task's actuator targets (info["action_names"])
         return np.zeros((len(obs), info["action_size"]), np.float32)
 
     s2r_policy.serve(act)
 
-`joints` and `target` are passed only to a function that names them (or takes **kwargs).
+`joints`, `target` and `expert` are passed only to a function that names them (or takes **kwargs).
 
 Anything the policy prints must go to standard error: standard output carries the answers.
 
@@ -54,8 +57,9 @@ def serve(act, stdin=None, stdout=None):
     """Answer s2r's steps with act(obs, task_params, episodes, first, info) until s2r says the
     sweep ended. `info` is the layout s2r sent at the start (a dict: obs_size, obs_names,
     action_size, action_names, task_param_size, task_param_names, joint_size, joint_names,
-    target_size, target_names, target_body, control_hz, task, worlds). act also gets joints= and
-    target= when its signature names them or takes **kwargs."""
+    target_size, target_names, target_body, expert_size, control_hz, task, worlds). act also gets
+    joints=, target= and expert= when its signature names them or takes **kwargs (expert is None
+    unless the sweep sends it: `s2r sweep --policy-expert`, info["expert_size"] > 0)."""
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout.buffer
     info = json.loads(stdin.readline())
@@ -63,9 +67,10 @@ def serve(act, stdin=None, stdout=None):
         raise ValueError(f"s2r speaks {info.get('protocol')!r}, this module {PROTOCOL!r}")
     obs_size, action_size, tp_size = info["obs_size"], info["action_size"], info["task_param_size"]
     joint_size, target_size = info["joint_size"], info["target_size"]
+    expert_size = info.get("expert_size", 0)
     params = inspect.signature(act).parameters
     takes_all = any(p.kind == inspect.Parameter.VAR_KEYWORD for p in params.values())
-    wants = [k for k in ("joints", "target") if takes_all or k in params]
+    wants = [k for k in ("joints", "target", "expert") if takes_all or k in params]
     while True:
         magic, n, _step = struct.unpack("<4sIQ", _read(stdin, 16))
         if magic == b"S2RE":
@@ -80,6 +85,8 @@ def serve(act, stdin=None, stdout=None):
             "joints": np.frombuffer(_read(stdin, 4 * n * joint_size), "<f4").reshape(n, joint_size),
             "target": np.frombuffer(_read(stdin, 4 * n * target_size), "<f4").reshape(n, target_size),
         }
+        extra["expert"] = (np.frombuffer(_read(stdin, 4 * n * expert_size), "<f4").reshape(n, expert_size)
+                           if expert_size else None)
         kwargs = {k: extra[k] for k in wants}
         actions = np.asarray(act(obs, task_params, episodes, first, info, **kwargs), dtype="<f4")
         if actions.shape != (n, action_size):

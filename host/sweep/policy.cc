@@ -63,6 +63,7 @@ PolicyProcess::PolicyProcess(const std::string& command, const nlohmann::json& h
   task_param_size_ = hello.at("task_param_size").get<int>();
   joint_size_ = hello.at("joint_size").get<int>();
   target_size_ = hello.at("target_size").get<int>();
+  expert_size_ = hello.value("expert_size", 0);
   // a policy that exits makes our writes fail with EPIPE, not kill s2r
   ::signal(SIGPIPE, SIG_IGN);
   int in[2], out[2];
@@ -176,7 +177,8 @@ void PolicyProcess::Act(const PolicyInput& in, std::vector<float>* actions) {
   const std::vector<int64_t>& episode = in.episode;
   const size_t n = episode.size();
   if (in.first.size() != n || in.obs.size() != n * size_t(obs_size_) || in.task_params.size() != n * size_t(task_param_size_) ||
-      in.joints.size() != n * size_t(joint_size_) || in.target.size() != n * size_t(target_size_)) {
+      in.joints.size() != n * size_t(joint_size_) || in.target.size() != n * size_t(target_size_) ||
+      (expert_size_ > 0 && in.expert.size() != n * size_t(expert_size_))) {
     throw std::logic_error("PolicyProcess::Act: the step's blocks do not match the layout sent");
   }
   StepHeader head{};
@@ -190,6 +192,7 @@ void PolicyProcess::Act(const PolicyInput& in, std::vector<float>* actions) {
   Write(in.task_params.data(), in.task_params.size() * sizeof(float));
   Write(in.joints.data(), in.joints.size() * sizeof(float));
   Write(in.target.data(), in.target.size() * sizeof(float));
+  if (expert_size_ > 0) Write(in.expert.data(), in.expert.size() * sizeof(float));
   char magic[4];
   uint32_t count = 0;
   Read(magic, 4);

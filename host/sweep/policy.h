@@ -6,11 +6,15 @@
 // binary, float32 values (python/s2r_policy.py speaks it):
 //
 //   s2r -> policy, once:  a JSON object and '\n' ("protocol": "s2r.policy/2", obs_size, action_size,
-//                         task_param_size, joint_size, target_size and their names, control_hz,
-//                         task, worlds)
+//                         task_param_size, joint_size, target_size, expert_size and their names,
+//                         control_hz, task, worlds)
 //   s2r -> policy, per step:  "S2RS" u32 n  u64 step  |  n x i64 episode  |  n x u8 first  |
 //                             n x obs_size f32  |  n x task_param_size f32  |  n x joint_size f32  |
-//                             n x target_size f32
+//                             n x target_size f32  |  n x expert_size f32
+//
+// expert_size is action_size when the sweep sends the task's expert's actions (`--policy-expert`:
+// what the scripted expert would do in each world at this step, the label for a DAgger-style
+// correction of the policy's own episodes), else 0 (the block is empty).
 //   policy -> s2r, per step:  "S2RA" u32 n  |  n x action_size f32
 //   s2r -> policy, at the end:  "S2RE" u32 0  u64 step; then its input closes and s2r waits for it
 //                               to exit (status 0)
@@ -40,6 +44,8 @@ struct PolicyInput {
   std::vector<float> task_params;   // (n, task_param_size): the episode's task parameters
   std::vector<float> joints;        // (n, joint_size): the positions of the joints the actions drive (true)
   std::vector<float> target;        // (n, target_size): the task's target body's position (true; peg_insert)
+  std::vector<float> expert;        // (n, action_size): the task's expert's actions at this step (zero for
+                                    // the actuators the task does not drive); sent with --policy-expert
   void clear() {
     episode.clear();
     first.clear();
@@ -47,6 +53,7 @@ struct PolicyInput {
     task_params.clear();
     joints.clear();
     target.clear();
+    expert.clear();
   }
 };
 
@@ -82,7 +89,7 @@ class PolicyProcess : public ActionSource {
 
   std::string command_;
   double timeout_s_;
-  int obs_size_ = 0, action_size_ = 0, task_param_size_ = 0, joint_size_ = 0, target_size_ = 0;
+  int obs_size_ = 0, action_size_ = 0, task_param_size_ = 0, joint_size_ = 0, target_size_ = 0, expert_size_ = 0;
   pid_t pid_ = -1;
   int to_ = -1, from_ = -1;  // its standard input and output
   uint64_t step_ = 0;        // steps answered so far

@@ -249,6 +249,7 @@ DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
                     {"scene_text", m.source_text},
                     {"sweep", {{"seed", seed}, {"episodes", episodes}, {"shard", o.shard}, {"shards", o.shards}}}};
   if (!o.policy.empty()) spec.generator["sweep"]["policy"] = o.policy;
+  if (o.policy_expert) spec.generator["sweep"]["policy_expert"] = true;
   if (o.policy_net) spec.generator["sweep"]["policy_net"] = o.policy_net->Describe();
   spec.generator["sweep"]["checker"] = TaskCheckerName(SweepChecker(c, !o.policy.empty() || o.policy_net));
   if (!o.episode_indices.empty()) {
@@ -299,7 +300,9 @@ std::unique_ptr<PolicyProcess> StartPolicy(const SweepConfig& c, const RunnerOpt
       {"joint_names", joints},
       {"target_size", target ? 3 : 0},
       {"target_names", target ? std::vector<std::string>{"target_x", "target_y", "target_z"} : std::vector<std::string>{}},
-      {"target_body", target ? c.model.body_name[t.target_body] : std::string()}};
+      {"target_body", target ? c.model.body_name[t.target_body] : std::string()},
+      {"expert_size", o.policy_expert ? c.model.nactuator() : 0},
+      {"expert_names", o.policy_expert ? c.model.actuator_name : std::vector<std::string>{}}};
   return std::make_unique<PolicyProcess>(o.policy, hello, o.policy_timeout_s);
 }
 
@@ -340,6 +343,11 @@ double PolicyStep(const SweepConfig& c, int nworld, SweepBuffers& buffers, Actio
     in.task_params.insert(in.task_params.end(), r.task_params, r.task_params + ntask);
     in.joints.insert(in.joints.end(), r.joints, r.joints + njoint);
     in.target.insert(in.target.end(), r.target, r.target + ntarget);
+    // the expert's action row: its task actuators' values where they are, zero elsewhere (as in
+    // the expert's own episodes, whose other actuators stay at their reset's zero)
+    const size_t at = in.expert.size();
+    in.expert.resize(at + size_t(h.nactuator), 0.0f);
+    for (int i = 0; i < njoint; ++i) in.expert[at + size_t(c.task.model.actuator[i])] = r.expert[i];
   }
   std::vector<float>& actions = batch->actions;
   double seconds = 0;
@@ -629,6 +637,7 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
   const int64_t planned = episodes > o.shard ? (episodes - o.shard + o.shards - 1) / o.shards : 0;
   if (!o.policy.empty() || o.policy_net) CheckPolicySweep(c);  // before the store is made
   if (!o.policy.empty() && o.policy_net) throw std::invalid_argument("--policy and --policy-net: one or the other");
+  if (o.policy_expert && o.policy.empty()) throw std::invalid_argument("--policy-expert sends the expert's actions to a --policy process; there is none");
   DatasetSpec spec = SweepDatasetSpec(c, o);
   CheckEpisodeBuffers(c, spec, std::min<int64_t>(o.worlds > 0 ? o.worlds : c.worlds, std::max<int64_t>(planned, 1)));
   // the episode index (seed column) of the shard's slot-th episode
@@ -705,6 +714,7 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
   ro.steps_per_pass = o.steps_per_pass;
   ro.policy = o.policy;
   ro.policy_timeout_s = o.policy_timeout_s;
+  ro.policy_expert = o.policy_expert;
   ro.net = o.policy_net.get();
   ro.progress = o.progress;
   RunEpisodes(c, seed, first, planned, index_of, ro,

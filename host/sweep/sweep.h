@@ -48,6 +48,7 @@ struct SweepOptions {
   // (generator.sweep.policy) and checked on resume
   std::string policy;
   double policy_timeout_s = 60;
+  bool policy_expert = false;  // --policy-expert (RunnerOptions); recorded (generator.sweep.policy_expert)
   // or a policy network in the step (RunnerOptions::net, --policy-net FILE: LoadPolicyNet);
   // recorded in the store (generator.sweep.policy_net: file, sha256, layers, ...), checked on resume
   std::shared_ptr<const struct PolicyNetFile> policy_net;
@@ -105,6 +106,9 @@ struct RunnerOptions {
   // per pass, on the CPU backend; empty: the expert. An answer must come within policy_timeout_s.
   std::string policy;
   double policy_timeout_s = 60;
+  // the policy process is also sent the task's expert's actions at each step (its hello's
+  // expert_size; host/sweep/policy.h): what the expert would do where the policy's episode is
+  bool policy_expert = false;
   // or this in-process source of actions (s2r replay of a policy's episode); not owned
   class ActionSource* actions = nullptr;
   // or this policy network, evaluated in the worlds' step (kernels/policy_net.h: on the device with

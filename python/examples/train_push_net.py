@@ -1,16 +1,21 @@
-"""Behaviour cloning of builtin:push's expert into a policy network for `s2r sweep --policy-net`.
+"""Behaviour cloning of builtin:push's expert into a policy network for `s2r sweep --policy-net`,
+then DAgger rounds on the network's own episodes.
 
-    python3 python/examples/train_push_net.py push_net.npz [--episodes 512] [--s2r build/s2r]
+    python3 python/examples/train_push_net.py push_net.npz [--episodes 512] [--dagger 4] [--s2r build/s2r]
 
-1. `s2r sweep builtin:push` runs the expert's episodes into a store;
-2. the same sweep again with this script as a policy process (`--policy`) that answers each world's
-   step with the expert's recorded action (the same seeds: the same worlds, so the episodes are
-   the expert's, bit for bit) and keeps what it was sent: the observation, the task parameters and
-   the joints, the inputs a network gets in the step (kernels/policy_net.h);
-3. a tanh MLP (two hidden layers of 64) fits the actions to those inputs (mean squared error, Adam,
-   NumPy only), its inputs standardised and its outputs scaled by the data's statistics (input_mean,
-   input_std, action_scale, action_bias in the file);
-4. the file: layer0.weight ... as torch's nn.Linear lays them out.
+1. `s2r sweep builtin:push --policy ME --policy-expert`: this script as the policy process, sent
+   the expert's action at every step (`--policy-expert`), answers with it and keeps what it was
+   sent: the observation, the task parameters and the joints (the inputs a network gets in the
+   step, kernels/policy_net.h) and the expert's action. The episodes are the expert's own.
+2. A tanh MLP (two hidden layers of 64) fits the actions to those inputs (mean squared error, Adam,
+   NumPy only), its inputs standardised and its outputs scaled by the data's statistics
+   (input_mean, input_std, action_scale, action_bias in the file): behaviour cloning.
+3. DAgger (Ross, Gordon and Bagnell, 2011), --dagger rounds: the same sweep (new seeds) with the
+   network acting (s2r_policy.net_act, the step's arithmetic in NumPy) and the expert's actions
+   still sent: the network visits the states its own mistakes lead to, the expert says what it
+   would do there, those pairs join the data and the network is fitted again. Each round prints
+   the network's success rate on its episodes.
+4. The file: layer0.weight ... as torch's nn.Linear lays them out.
 
 Then `s2r sweep builtin:push --out net.zarr --policy-net push_net.npz` evaluates it in every world's
 step (on the GPU with --backend cuda), and `s2r compare expert.zarr net.zarr` shows where it falls
@@ -18,6 +23,7 @@ short of the expert it imitates. The network has no memory: what the expert does
 it can only guess from what it sees.
 """
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -30,24 +36,26 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
 
-def serve_replay(store, record):
-    """The policy process of step 2: the expert's actions back, the inputs kept in RECORD (.npz)."""
+def serve(record, net=None, beta="0"):
+    """The policy process of steps 1 and 3: the expert's actions back (net None) or the network's
+    (the expert's in a fraction beta of the episodes, chosen by episode index), every step's inputs
+    and the expert's actions kept in RECORD (.npz)."""
     import s2r_policy
-    import zarr
 
-    root = zarr.open_group(store=store, mode="r")
-    n = root.attrs["s2r"]["commit"]["episodes"]
-    start = dict(zip(root["episodes/seed"][:n].tolist(), root["episodes/start"][:n].tolist()))
-    action = root["steps/action"][:]
-    step, xs, ys = {}, [], []
+    act_net = s2r_policy.net_act(net) if net else None
+    beta = float(beta)
+    xs, ys = [], []
 
-    def act(obs, task_params, episodes, first, info, joints):
-        out = np.empty((len(obs), info["action_size"]), np.float32)
-        for i, e in enumerate(episodes.tolist()):
-            step[e] = 0 if first[i] else step[e] + 1
-            out[i] = action[start[e] + step[e]]
+    def act(obs, task_params, episodes, first, info, joints, target, expert):
+        if expert is None:
+            raise RuntimeError("the sweep sends no expert actions: run it with --policy-expert")
         xs.append(np.concatenate([obs, task_params, joints], axis=1))
-        ys.append(out.copy())
+        ys.append(expert.copy())
+        if act_net is None:
+            return expert
+        out = act_net(obs, task_params, episodes, first, info, joints, target)
+        by_expert = (episodes * 2654435761 % 1000) < beta * 1000
+        out[by_expert] = expert[by_expert]
         return out
 
     try:
@@ -101,31 +109,52 @@ def train(x, y, hidden, steps, seed):
     return net
 
 
+def collect(a, work, name, seed, net=None, beta=0.0):
+    """One sweep of a.episodes push episodes with this script as the policy (the expert's actions,
+    or the network's), returning the inputs, the expert's actions and the sweep's success rate."""
+    record, store, summary = (os.path.join(work, name + ext) for ext in (".npz", ".zarr", ".json"))
+    me = f"{sys.executable} {os.path.abspath(__file__)} --serve {record}" + (f" {net} {beta}" if net else "")
+    subprocess.run([a.s2r, "sweep", "builtin:push", "--episodes", str(a.episodes), "--worlds", "64", "--seed",
+                    str(seed), "--out", store, "--policy", me, "--policy-expert", "--summary-json", summary],
+                   check=True, stdout=subprocess.DEVNULL)
+    data = np.load(record)
+    with open(summary) as f:
+        rate = json.load(f)["success_rate"]
+    shutil.rmtree(store, ignore_errors=True)
+    return data["x"].astype(np.float64), data["y"].astype(np.float64), rate
+
+
 def main():
-    if len(sys.argv) == 4 and sys.argv[1] == "--serve-replay":
-        serve_replay(sys.argv[2], sys.argv[3])
+    if len(sys.argv) in (3, 5) and sys.argv[1] == "--serve":
+        serve(*sys.argv[2:])
         return
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("out", help="the network file to write (.npz)")
-    p.add_argument("--episodes", type=int, default=512, help="expert episodes to learn from (default 512)")
+    p.add_argument("--episodes", type=int, default=512, help="episodes per sweep: the expert's, then each round's (default 512)")
+    p.add_argument("--dagger", type=int, default=0, help="DAgger rounds after behaviour cloning (default 0: cloning only)")
+    p.add_argument("--beta", type=float, default=0.5,
+                   help="round k acts with the expert in a fraction beta^k of its episodes (default 0.5)")
     p.add_argument("--s2r", default=os.environ.get("S2R_BIN", "s2r"), help="the s2r binary (default: s2r on PATH)")
     p.add_argument("--hidden", default="64,64", help="hidden layer widths (default 64,64)")
-    p.add_argument("--steps", type=int, default=6000, help="Adam steps (default 6000)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--steps", type=int, default=6000, help="Adam steps per fit (default 6000)")
+    p.add_argument("--seed", type=int, default=0, help="the first sweep's seed (round k's: seed + k) and the fits'")
     a = p.parse_args()
     work = tempfile.mkdtemp(prefix="s2r_bc_")
+    hidden = [int(h) for h in a.hidden.split(",")]
     try:
-        expert, replay, record = (os.path.join(work, n) for n in ("expert.zarr", "replay.zarr", "inputs.npz"))
-        sweep = [a.s2r, "sweep", "builtin:push", "--episodes", str(a.episodes), "--worlds", "64"]
-        subprocess.run(sweep + ["--out", expert], check=True, stdout=subprocess.DEVNULL)
-        me = f"{sys.executable} {os.path.abspath(__file__)} --serve-replay {expert} {record}"
-        subprocess.run(sweep + ["--out", replay, "--policy", me], check=True, stdout=subprocess.DEVNULL)
-        data = np.load(record)
-        print(f"{len(data['x'])} steps of {a.episodes} expert episodes", file=sys.stderr)
-        net = train(data["x"].astype(np.float64), data["y"].astype(np.float64),
-                    [int(h) for h in a.hidden.split(",")], a.steps, a.seed)
+        x, y, rate = collect(a, work, "expert", a.seed)
+        print(f"expert: {len(x)} steps of {a.episodes} episodes, success {rate:.3f}", file=sys.stderr)
+        net = train(x, y, hidden, a.steps, a.seed)
+        for k in range(1, a.dagger + 1):
+            path = os.path.join(work, f"round{k - 1}.npz")
+            np.savez(path, **net)
+            xk, yk, rate = collect(a, work, f"round{k}", a.seed + k, path, a.beta ** k)
+            print(f"round {k}: the network succeeds in {rate:.3f} of its {a.episodes} episodes; "
+                  f"{len(xk)} steps labelled by the expert join {len(x)}", file=sys.stderr)
+            x, y = np.concatenate([x, xk]), np.concatenate([y, yk])
+            net = train(x, y, hidden, a.steps, a.seed)
         np.savez(a.out, **net)
-        print(f"wrote {a.out}: layers {[net[f'layer{k}.weight'].shape[::-1] for k in range(len(net) // 2 - 3)]}",
+        print(f"wrote {a.out}: layers {[net[f'layer{k}.weight'].shape[::-1] for k in range(len(hidden) + 1)]}",
               file=sys.stderr)
     finally:
         shutil.rmtree(work, ignore_errors=True)

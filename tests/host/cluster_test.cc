@@ -220,6 +220,13 @@ TEST(Cluster, LaunchDryRunWritesAJobArrayThatResumesEachShard) {
   ASSERT_EQ(p.exit_code, 0) << p.output;
   EXPECT_NE(p.output.find("--resume --policy 'python3 my_policy.py --ckpt a.pt' --policy-timeout 5"), std::string::npos)
       << p.output;
+  EXPECT_EQ(p.output.find("--policy-expert"), std::string::npos) << p.output;
+  // ... sent the expert's actions (--policy-expert) where asked
+  const CommandResult pe = RunCommand(kBin + " launch slurm builtin:push --out " + dir + "/run --shards 2 --policy "
+                                      "'python3 dagger.py' --policy-expert --dry-run", false);
+  ASSERT_EQ(pe.exit_code, 0) << pe.output;
+  EXPECT_NE(pe.output.find("--policy 'python3 dagger.py' --policy-timeout 60 --policy-expert"), std::string::npos)
+      << pe.output;
   // a policy network: checked against the task before anything is written, its absolute path passed
   // to each task and mounted into a container
   const std::string net = std::string(S2R_SOURCE_DIR) + "/python/examples/push_net.npz";

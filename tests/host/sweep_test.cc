@@ -931,6 +931,17 @@ class SteeringPolicy : public ActionSource {
   int na_;
 };
 
+// A policy in the test's process that answers with the expert's actions it is sent (PolicyInput::expert,
+// what --policy-expert sends a process) and keeps them.
+class ExpertEchoPolicy : public ActionSource {
+ public:
+  void Act(const PolicyInput& in, std::vector<float>* actions) override {
+    *actions = in.expert;
+    sent.push_back(in.expert);
+  }
+  std::vector<std::vector<float>> sent;
+};
+
 // A pass of several control steps per world (SweepWorldPass) changes when episodes start, not
 // what they hold: 1 and 5 steps per pass give the same 48 pick_lift episodes, bit for bit, and so
 // does the default (16 on the CPU) against 1 for peg_insert.
@@ -992,25 +1003,35 @@ TEST(Sweep, TheStateCheckersThresholdsComeFromTheConfig) {
 // agree to rounding, not bits: each episode's first recorded row (the reset state) within 1e-5,
 // its first 10 control steps within 1 mm, and the batch's outcomes nearly alike (success counts
 // within 3 of 48: a rounding difference may tip an episode near a threshold); for builtin:push
-// for builtin:pick_lift under the state checker, and for builtin:peg_insert acted by a policy
-// (SteeringPolicy: the observe and act launches, the policy rows' and actions' copies). Skipped
-// (never passed) without a device.
+// for builtin:pick_lift under the state checker, for builtin:peg_insert acted by a policy
+// (SteeringPolicy: the observe and act launches, the policy rows' and actions' copies), and for
+// pick_lift acted by a policy answering the expert's actions it is sent (ExpertEchoPolicy: the
+// expert computed in the observing kernels). Skipped (never passed) without a device.
 TEST(Sweep, CudaBackendRunsTheSameEpisodesAsTheCpu) {
   if (!CudaAvailable()) GTEST_SKIP() << (CudaBackendCompiled() ? "no CUDA device present" : "built without CUDA");
   // builtin:push, (since stop 43) pick_lift labelled by the state checker, (stop 44) a policy
+  // (stop 46) a policy answering the expert's actions it is sent, computed on the device
+  enum Acting { kExpert, kSteering, kEcho };
   struct Case {
     const char* config;
     int checker;
-    bool policy;
+    Acting policy;
   };
-  for (const Case& k : {Case{"builtin:push", -1, false}, Case{"builtin:pick_lift", kCheckerState, false},
-                        Case{"builtin:peg_insert", -1, true}}) {
+  for (const Case& k : {Case{"builtin:push", -1, kExpert}, Case{"builtin:pick_lift", kCheckerState, kExpert},
+                        Case{"builtin:peg_insert", -1, kSteering}, Case{"builtin:pick_lift", kCheckerState, kEcho}}) {
     const char* config = k.config;
-    SCOPED_TRACE(config);
+    SCOPED_TRACE(std::string(config) + (k.policy == kEcho ? " (echo)" : ""));
     const int na = LoadSweepConfig(config).model.nactuator();
-    SteeringPolicy on_cpu(na), on_gpu(na);
-    std::vector<EpisodeRecord> cpu = RunSweepEpisodes(BackendKind::kCpu, config, 0, k.checker, k.policy ? &on_cpu : nullptr),
-                               gpu = RunSweepEpisodes(BackendKind::kCuda, config, 0, k.checker, k.policy ? &on_gpu : nullptr);
+    SteeringPolicy steer_cpu(na), steer_gpu(na);
+    ExpertEchoPolicy echo_cpu, echo_gpu;
+    ActionSource* on_cpu = nullptr;
+    if (k.policy == kSteering) on_cpu = &steer_cpu;
+    if (k.policy == kEcho) on_cpu = &echo_cpu;
+    ActionSource* on_gpu = nullptr;
+    if (k.policy == kSteering) on_gpu = &steer_gpu;
+    if (k.policy == kEcho) on_gpu = &echo_gpu;
+    std::vector<EpisodeRecord> cpu = RunSweepEpisodes(BackendKind::kCpu, config, 0, k.checker, on_cpu),
+                               gpu = RunSweepEpisodes(BackendKind::kCuda, config, 0, k.checker, on_gpu);
     ASSERT_EQ(cpu.size(), 48u);
     ASSERT_EQ(gpu.size(), 48u);
     int cpu_success = 0, gpu_success = 0;
@@ -1114,6 +1135,42 @@ TEST(SweepPolicy, ThePolicyIsSentTheSameInputsOnTheCudaPath) {
     std::set<int> lengths;
     for (const EpisodeRecord& e : cpu) lengths.insert(e.length);
     EXPECT_GE(lengths.size(), 2u) << "episodes of one length: the policy's steps did not matter";
+  }
+}
+
+// The expert's actions a policy is sent are the ones the expert takes: a policy answering with them
+// runs the expert's own episodes, bit for bit (float32 builds: the actions cross the protocol as
+// float32; a float64 build rounds them, so its episodes agree to that rounding: the same lengths
+// and outcomes in most, within 3 of 48), on the CPU and on the CUDA path (the observing kernels
+// compute them on the device: cuda-emulation), for push (its one checker) and both grasping tasks
+// under the state checker. The expert is asked where the task's evaluation has put its phases, so
+// what it says changes along an episode.
+TEST(SweepPolicy, APolicyAnsweringTheExpertsActionsRunsTheExpertsEpisodes) {
+  for (const char* config : {"builtin:push", "builtin:pick_lift", "builtin:peg_insert"}) {
+    SCOPED_TRACE(config);
+    const std::vector<EpisodeRecord> expert = RunSweepEpisodes(BackendKind::kCpu, config, 0, kCheckerState);
+    for (BackendKind kind : {BackendKind::kCpu, BackendKind::kCudaEmulation}) {
+      ExpertEchoPolicy echo;
+      const std::vector<EpisodeRecord> policy = RunSweepEpisodes(kind, config, 0, kCheckerState, &echo);
+      ASSERT_GT(echo.sent.size(), 48u);
+      std::set<std::vector<float>> rows;  // distinct expert rows sent, over all steps
+      const size_t na = size_t(LoadSweepConfig(config).model.nactuator());
+      for (const std::vector<float>& step : echo.sent) {
+        ASSERT_EQ(step.size() % na, 0u);
+        for (size_t i = 0; i < step.size(); i += na) rows.insert(std::vector<float>(step.begin() + i, step.begin() + i + na));
+      }
+      EXPECT_GT(rows.size(), 100u) << "the expert's actions do not follow the episodes";
+      if constexpr (sizeof(Real) == sizeof(float)) {
+        ExpectSameEpisodes(expert, policy);
+      } else {
+        ASSERT_EQ(expert.size(), policy.size());
+        int same = 0;
+        for (size_t e = 0; e < expert.size(); ++e) {
+          same += expert[e].length == policy[e].length && expert[e].task.success == policy[e].task.success;
+        }
+        EXPECT_GE(same, 45) << "of 48 episodes alike after the float32 round trip";
+      }
+    }
   }
 }
 

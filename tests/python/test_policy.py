@@ -293,6 +293,57 @@ def test_a_policy_replaying_a_grasping_expert_writes_its_state_checked_store(tas
     assert (z2["episodes/failure_label"][:E] == root["episodes/failure_label"][:E]).all()
 
 
+# answers with the expert's actions it is sent (--policy-expert), and checks that they come
+# exactly when asked for
+ECHO = """
+import sys
+sys.path.insert(0, {python_dir!r})
+import s2r_policy
+def act(obs, task_params, episodes, first, info, expert):
+    assert info["expert_size"] == info["action_size"] and expert.shape == (len(obs), info["action_size"])
+    return expert
+s2r_policy.serve(act)
+"""
+
+
+@pytest.mark.parametrize("task", ["push", "pick_lift", "peg_insert"])
+def test_a_policy_answering_the_experts_actions_it_is_sent_writes_the_experts_store(task, tmp_path):
+    """--policy-expert: a policy process is sent the task's expert's action at every step (what the
+    scripted expert would do in that world now, from the task state the evaluation keeps whoever
+    acts). A policy that answers with it runs the expert's episodes: the same store, array for
+    array (float32 actions as the expert's, so a float64 build would round them), for push and for
+    both grasping tasks under the state checker. The flag is recorded and resumed with."""
+    need_s2r()
+    config = f"builtin:{task}" if task == "push" else state_config(tmp_path, task)
+    expert = tmp_path / "expert.zarr"
+    run("sweep", config, "--out", expert, "--episodes", 32, "--worlds", 8)
+    script = tmp_path / "echo.py"
+    script.write_text(ECHO.format(python_dir=python_dir()))
+    out = tmp_path / "policy.zarr"
+    run("sweep", config, "--out", out, "--episodes", 32, "--worlds", 8, "--policy", f"{PYTHON} {script}",
+        "--policy-expert")
+    assert hashes(out) == hashes(expert)
+    root = zarr.open_group(store=str(out), mode="r")
+    assert root.attrs["s2r"]["generator"]["sweep"]["policy_expert"] is True
+    E = root.attrs["s2r"]["commit"]["episodes"]
+    assert 0 < root["episodes/success"][:E].sum() < E or task == "push"
+    # resuming without the flag is refused, naming it
+    r = run("sweep", config, "--out", out, "--episodes", 32, "--worlds", 8, "--policy", f"{PYTHON} {script}",
+            "--resume", check=False)
+    assert r.returncode == 1 and "sweep.policy_expert differs" in r.stderr, r.stderr
+    # without the flag the policy is sent no expert (expert=None: its assertion fails, named)
+    r = run("sweep", config, "--out", tmp_path / "none.zarr", "--episodes", 4, "--worlds", 2, "--policy",
+            f"{PYTHON} {script}", check=False)
+    assert r.returncode == 1 and "AssertionError" in r.stderr, r.stderr
+
+
+def test_the_expert_is_sent_only_to_a_policy(tmp_path):
+    need_s2r()
+    r = run("sweep", "builtin:push", "--out", tmp_path / "x.zarr", "--episodes", 2, "--policy-expert", check=False)
+    assert r.returncode != 0 and "--policy-expert requires --policy" in r.stderr, r.stderr
+    assert not (tmp_path / "x.zarr").exists()
+
+
 # logs the joints and target a peg_insert policy is sent at each episode's first step
 JOINTS = """
 import json, sys
@@ -542,13 +593,16 @@ def test_the_example_network_pushes_where_friction_is_low(tmp_path):
 
 
 def test_the_cloning_example_writes_a_network_the_sweep_runs(tmp_path):
-    """python/examples/train_push_net.py end to end at a small size (32 expert episodes, 300 Adam
-    steps): the expert's sweep, the replaying sweep that records the inputs, the fit, and a file
-    that --policy-net takes (a 22-64-64-2 tanh network)."""
+    """python/examples/train_push_net.py end to end at a small size (32 episodes a sweep, 300 Adam
+    steps, one DAgger round): the expert's sweep recording the inputs and the expert's actions, the
+    fit, the network's own sweep labelled by the expert, the second fit, and a file that
+    --policy-net takes (a 22-64-64-2 tanh network)."""
     need_s2r()
     net = tmp_path / "net.npz"
-    subprocess.run([PYTHON, os.path.join(REPO, "python", "examples", "train_push_net.py"), str(net), "--episodes",
-                    "32", "--steps", "300", "--s2r", S2R_BIN], check=True, capture_output=True, text=True)
+    r = subprocess.run([PYTHON, os.path.join(REPO, "python", "examples", "train_push_net.py"), str(net), "--episodes",
+                        "32", "--steps", "300", "--dagger", "1", "--s2r", S2R_BIN], check=True, capture_output=True,
+                       text=True)
+    assert "expert: " in r.stderr and "round 1: the network succeeds in " in r.stderr, r.stderr
     z = np.load(net)
     assert [z[f"layer{k}.weight"].shape for k in range(3)] == [(64, 22), (64, 64), (2, 64)]
     r = run("sweep", "builtin:push", "--out", tmp_path / "net.zarr", "--episodes", 8, "--worlds", 4,
