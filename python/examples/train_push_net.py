@@ -124,6 +124,15 @@ def collect(a, work, name, seed, net=None, beta=0.0):
     return data["x"].astype(np.float64), data["y"].astype(np.float64), rate
 
 
+def backing_off(x, y):
+    """The share of steps whose expert action moves the pusher away from the box: its target (the
+    slide joints' targets, y) minus where the joints are (x's last two columns) against the pusher's
+    observed offset to the box (x's obs: object px py, effector px py at columns 0-1 and 7-8)."""
+    step = y - x[:, -2:]
+    to_box = x[:, 0:2] - x[:, 7:9]
+    return float(np.mean((step * to_box).sum(1) < 0))
+
+
 def main():
     if len(sys.argv) in (3, 5) and sys.argv[1] == "--serve":
         serve(*sys.argv[2:])
@@ -143,14 +152,16 @@ def main():
     hidden = [int(h) for h in a.hidden.split(",")]
     try:
         x, y, rate = collect(a, work, "expert", a.seed)
-        print(f"expert: {len(x)} steps of {a.episodes} episodes, success {rate:.3f}", file=sys.stderr)
+        print(f"expert: {len(x)} steps of {a.episodes} episodes, success {rate:.3f}; the expert backs off "
+              f"in {backing_off(x, y):.2f} of them", file=sys.stderr)
         net = train(x, y, hidden, a.steps, a.seed)
         for k in range(1, a.dagger + 1):
             path = os.path.join(work, f"round{k - 1}.npz")
             np.savez(path, **net)
             xk, yk, rate = collect(a, work, f"round{k}", a.seed + k, path, a.beta ** k)
-            print(f"round {k}: the network succeeds in {rate:.3f} of its {a.episodes} episodes; "
-                  f"{len(xk)} steps labelled by the expert join {len(x)}", file=sys.stderr)
+            print(f"round {k}: success {rate:.3f} in {a.episodes} episodes (the expert's in a fraction "
+                  f"{a.beta ** k:.3f}); {len(xk)} steps labelled by the expert, who backs off in "
+                  f"{backing_off(xk, yk):.2f} of them, join {len(x)}", file=sys.stderr)
             x, y = np.concatenate([x, xk]), np.concatenate([y, yk])
             net = train(x, y, hidden, a.steps, a.seed)
         np.savez(a.out, **net)
