@@ -89,6 +89,7 @@ class RecordedActions : public ActionSource {
     actions->assign(size_t(na_), 0.f);
     for (int i = 0; i < na_ && steps > 0; ++i) (*actions)[size_t(i)] = static_cast<float>(rows_[k * size_t(na_) + size_t(i)]);
   }
+  bool WantsExpert() const override { return false; }
 
  private:
   std::vector<Real> rows_;

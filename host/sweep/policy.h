@@ -11,13 +11,13 @@
 //   s2r -> policy, per step:  "S2RS" u32 n  u64 step  |  n x i64 episode  |  n x u8 first  |
 //                             n x obs_size f32  |  n x task_param_size f32  |  n x joint_size f32  |
 //                             n x target_size f32  |  n x expert_size f32
+//   policy -> s2r, per step:  "S2RA" u32 n  |  n x action_size f32
+//   s2r -> policy, at the end:  "S2RE" u32 0  u64 step; then its input closes and s2r waits for it
+//                               to exit (status 0)
 //
 // expert_size is action_size when the sweep sends the task's expert's actions (`--policy-expert`:
 // what the scripted expert would do in each world at this step, the label for a DAgger-style
 // correction of the policy's own episodes), else 0 (the block is empty).
-//   policy -> s2r, per step:  "S2RA" u32 n  |  n x action_size f32
-//   s2r -> policy, at the end:  "S2RE" u32 0  u64 step; then its input closes and s2r waits for it
-//                               to exit (status 0)
 //
 // Every failure (the process exits or closes its output, does not answer within the timeout,
 // answers another count, a bad header or a non-finite action) is a std::runtime_error naming the
@@ -66,6 +66,8 @@ class ActionSource {
   virtual void Act(const PolicyInput& in, std::vector<float>* actions) = 0;
   // After the last step.
   virtual void Finish() {}
+  // Whether Act reads PolicyInput::expert (else the caller may leave it empty).
+  virtual bool WantsExpert() const { return true; }
 };
 
 class PolicyProcess : public ActionSource {
@@ -78,6 +80,7 @@ class PolicyProcess : public ActionSource {
   void Act(const PolicyInput& in, std::vector<float>* actions) override;
   // The end: the closing message, then the process must exit with status 0 within the timeout.
   void Finish() override;
+  bool WantsExpert() const override { return expert_size_ > 0; }
 
  private:
   void Write(const void* data, size_t bytes);

@@ -333,6 +333,7 @@ double PolicyStep(const SweepConfig& c, int nworld, SweepBuffers& buffers, Actio
   const int ntask = static_cast<int>(c.task.params.size());
   const int njoint = c.task.model.nactuator;
   const int ntarget = c.task.model.target_body >= 0 ? 3 : 0;
+  const bool expert = policy->WantsExpert();
   for (int w = 0; w < nworld; ++w) {
     const SweepPolicyRow& r = h.policy_rows[w];
     if (!r.active) continue;
@@ -345,6 +346,7 @@ double PolicyStep(const SweepConfig& c, int nworld, SweepBuffers& buffers, Actio
     in.target.insert(in.target.end(), r.target, r.target + ntarget);
     // the expert's action row: its task actuators' values where they are, zero elsewhere (as in
     // the expert's own episodes, whose other actuators stay at their reset's zero)
+    if (!expert) continue;
     const size_t at = in.expert.size();
     in.expert.resize(at + size_t(h.nactuator), 0.0f);
     for (int i = 0; i < njoint; ++i) in.expert[at + size_t(c.task.model.actuator[i])] = r.expert[i];
