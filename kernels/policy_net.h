@@ -4,7 +4,7 @@
 // with CUDA, several control steps per launch, no host round trip -- instead of in a process the
 // host talks to each step (host/sweep/policy.h).
 //
-//   x  = concat of the chosen input blocks (obs, task_params, joints, target), float32
+//   x  = concat of the chosen input blocks (obs, task_params, joints, target, last_action), float32
 //   x  = clamp((x - input_mean) / input_std, -input_clip, input_clip)      (each optional)
 //   h  = act(W_l h + b_l) for the hidden layers, out_act(W_L h + b_L) for the last
 //   a  = h * action_scale + action_bias                                     (each optional)
@@ -27,9 +27,9 @@ namespace s2r {
 
 constexpr int kNetMaxLayers = 8;    // weight layers
 constexpr int kNetMaxWidth = 256;   // widest hidden layer
-constexpr int kNetMaxInputs = 64;   // inputs (the policy row has 10 + 16 + 8 + 3)
+constexpr int kNetMaxInputs = 64;   // inputs (the policy row has 10 + 16 + 8 + 3, the last action nactuator)
 constexpr int kNetMaxOutputs = 32;  // outputs: the actions
-constexpr int kNetInputBlocks = 4;  // obs, task_params, joints, target
+constexpr int kNetInputBlocks = 5;  // obs, task_params, joints, target, last_action
 
 enum NetActivation : int32_t {
   kNetLinear = 0,
@@ -43,6 +43,7 @@ enum NetInputBlock : int32_t {
   kNetInputTaskParams = 1,
   kNetInputJoints = 2,
   kNetInputTarget = 3,
+  kNetInputLastAction = 4,  // the world's actions in its last step (the network's own; zeros at the episode's start)
 };
 
 // The network as the step reads it; `params` is in the stepping backend's memory (host or device).

@@ -250,11 +250,17 @@ S2R_HD void SweepWorldExpertRow(const SweepStepArgs& a, const ModelView& m, cons
   }
 }
 
-// The network's inputs from a policy row: its blocks in the network's order (kernels/policy_net.h).
-S2R_HD void NetInputs(const PolicyNet& net, const SweepPolicyRow& p, float* x) {
+// The network's inputs from a policy row and the world's last actions (`last`: its actuator vector
+// before this step's, the network's own output, zeros at the episode's start): the blocks in the
+// network's order (kernels/policy_net.h).
+S2R_HD void NetInputs(const PolicyNet& net, const SweepPolicyRow& p, const Real* last, float* x) {
   int n = 0;
   for (int k = 0; k < net.ninput; ++k) {
     const int block = net.input[k];
+    if (block == kNetInputLastAction) {
+      for (int i = 0; i < net.input_size[k]; ++i) x[n++] = static_cast<float>(last[i]);
+      continue;
+    }
     const float* from = block == kNetInputObs           ? p.obs
                         : block == kNetInputTaskParams ? p.task_params
                         : block == kNetInputJoints     ? p.joints
@@ -276,7 +282,7 @@ S2R_HD Real* SweepWorldNetBefore(const SweepStepArgs& a, const ModelView& m, con
   SweepPolicyRow p;
   SweepWorldPolicyRow(a, s, w, r, rows.obs, p);
   float x[kNetMaxInputs], scratch[2 * kNetMaxWidth], out[kNetMaxOutputs];
-  NetInputs(a.net, p, x);
+  NetInputs(a.net, p, act, x);  // act: the last step's actions, not yet overwritten
   physics.Net(a.net, x, scratch, out);
   for (int i = 0; i < a.nactuator; ++i) act[i] = static_cast<Real>(out[i]);
   SweepWorldRecordAction(a, rows, act);

@@ -119,9 +119,16 @@ def net_act(path):
     inputs = [str(s) for s in z["inputs"]] if "inputs" in names else None
     functions = {"linear": lambda v: v, "relu": lambda v: np.maximum(v, np.float32(0)), "tanh": np.tanh,
                  "elu": lambda v: np.where(v > 0, v, np.expm1(v)).astype(np.float32)}
+    # episode -> its last actions (the `last_action` input; zeros at its first step). Every running
+    # episode is asked at every step, so the last step's answers are all there is to keep.
+    last = {}
 
     def act(obs, task_params, episodes, first, info, joints, target):
-        blocks = {"obs": obs, "task_params": task_params, "joints": joints, "target": target}
+        zeros = np.zeros(info["action_size"], np.float32)
+        previous = np.array([zeros if first[i] else last[e] for i, e in enumerate(episodes.tolist())],
+                            np.float32).reshape(len(obs), info["action_size"])
+        blocks = {"obs": obs, "task_params": task_params, "joints": joints, "target": target,
+                  "last_action": previous}
         names_in = inputs or ["obs", "task_params", "joints"] + (["target"] if info["target_size"] else [])
         x = np.concatenate([blocks[k] for k in names_in], axis=1).astype(np.float32)
         if "input_mean" in opt:
@@ -140,6 +147,8 @@ def net_act(path):
             x = x * opt["action_scale"]
         if "action_bias" in opt:
             x = x + opt["action_bias"]
+        last.clear()
+        last.update((e, x[i].copy()) for i, e in enumerate(episodes.tolist()))
         return x
 
     return act

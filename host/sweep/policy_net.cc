@@ -73,7 +73,8 @@ PolicyNetFile BuildPolicyNet(const std::map<std::string, NpyArray>& arrays, cons
       {"obs", {kNetInputObs, kObsSize}},
       {"task_params", {kNetInputTaskParams, static_cast<int32_t>(c.task.params.size())}},
       {"joints", {kNetInputJoints, t.nactuator}},
-      {"target", {kNetInputTarget, t.target_body >= 0 ? 3 : 0}}};
+      {"target", {kNetInputTarget, t.target_body >= 0 ? 3 : 0}},
+      {"last_action", {kNetInputLastAction, c.model.nactuator()}}};
   std::vector<std::string> inputs;
   if (const NpyArray* a = find("inputs")) {
     inputs = text("inputs", *a);
@@ -87,9 +88,9 @@ PolicyNetFile BuildPolicyNet(const std::map<std::string, NpyArray>& arrays, cons
   for (const std::string& name : inputs) {
     auto it = blocks.find(name);
     if (it == blocks.end()) {
-      throw NetError(source + ": inputs: '" + name + "' is not one of obs, task_params, joints, target");
+      throw NetError(source + ": inputs: '" + name + "' is not one of obs, task_params, joints, target, last_action");
     }
-    if (net.ninput == kNetInputBlocks) throw NetError(source + ": inputs: at most 4 blocks");
+    if (net.ninput == kNetInputBlocks) throw NetError(source + ": inputs: at most 5 blocks");
     for (int k = 0; k < net.ninput; ++k) {
       if (net.input[k] == it->second.first) throw NetError(source + ": inputs: '" + name + "' twice");
     }

@@ -1242,11 +1242,14 @@ NpyArray Strings(std::vector<std::string> strings) {
 // A network that steers as SteeringPolicy does, through a relu layer: the hidden layer holds the
 // joints, observation differences, target and first task parameter shifted by +10 (relu is the
 // identity there), the output layer combines them and takes the shift back out in its bias. So its
-// episodes move and end at different steps, as a policy's do.
-std::map<std::string, NpyArray> SteeringNet(const SweepConfig& c) {
+// episodes move and end at different steps, as a policy's do. With `last_action` the network also
+// takes its own last actions (the fifth input block): 0.75 x the steering target + `memory` x the
+// last action, a policy with a step of memory (memory 0: the block read and not used).
+std::map<std::string, NpyArray> SteeringNet(const SweepConfig& c, bool last_action = false, float memory = 0.25f) {
   const int nobs = kObsSize, ntask = int(c.task.params.size()), nj = c.task.model.nactuator;
   const int nt = c.task.model.target_body >= 0 ? 3 : 0, na = c.model.nactuator();
-  const int in = nobs + ntask + nj + nt;
+  const int nl = last_action ? na : 0;
+  const int in = nobs + ntask + nj + nt + nl;
   const int hidden = in;  // identity
   std::vector<float> w0(size_t(hidden) * in, 0.0f), b0(size_t(hidden), 10.0f);
   for (int i = 0; i < in; ++i) w0[size_t(i) * in + i] = 1.0f;
@@ -1260,29 +1263,48 @@ std::map<std::string, NpyArray> SteeringNet(const SweepConfig& c) {
     }
     if (nt == 3) add(nobs + ntask + nj + k % 3, 1e-3f);
     if (ntask > 0) add(nobs, 1e-3f);
+    if (nl > 0) {  // 0.75 x (the steering target) + memory x (the last action)
+      for (int j = 0; j < hidden; ++j) w1[size_t(k) * hidden + j] *= 0.75f;
+      add(nobs + ntask + nj + nt + k, memory);
+    }
     float sum = 0;
     for (int j = 0; j < hidden; ++j) sum += w1[size_t(k) * hidden + j];
     b1[size_t(k)] = -10.0f * sum;
   }
-  return {{"layer0.weight", Floats({hidden, in}, w0)},
-          {"layer0.bias", Floats({hidden}, b0)},
-          {"layer1.weight", Floats({na, hidden}, w1)},
-          {"layer1.bias", Floats({na}, b1)},
-          {"activation", Strings({"relu"})}};
+  std::map<std::string, NpyArray> net = {{"layer0.weight", Floats({hidden, in}, w0)},
+                                         {"layer0.bias", Floats({hidden}, b0)},
+                                         {"layer1.weight", Floats({na, hidden}, w1)},
+                                         {"layer1.bias", Floats({na}, b1)},
+                                         {"activation", Strings({"relu"})}};
+  if (last_action) {
+    std::vector<std::string> inputs = {"obs", "task_params", "joints"};
+    if (nt == 3) inputs.push_back("target");
+    inputs.push_back("last_action");
+    net["inputs"] = Strings(inputs);
+  }
+  return net;
 }
 
 // The network evaluated outside the step, on the rows a policy process is sent: what an in-process
-// policy computing the same function answers.
+// policy computing the same function answers (keeping each episode's last answer for a
+// `last_action` input, zeros at its first step).
 class NetOutsideTheStep : public ActionSource {
  public:
   explicit NetOutsideTheStep(const PolicyNetFile& f) : net_(f.view()) {}
   void Act(const PolicyInput& in, std::vector<float>* actions) override {
     const size_t n = in.episode.size(), na = size_t(net_.width[net_.nlayer]);
     actions->assign(n * na, 0.0f);
+    std::map<int64_t, std::vector<float>> answered;
     for (size_t i = 0; i < n; ++i) {
       float x[kNetMaxInputs], scratch[2 * kNetMaxWidth];
       int m = 0;
       for (int k = 0; k < net_.ninput; ++k) {
+        if (net_.input[k] == kNetInputLastAction) {
+          const std::vector<float> zeros(na, 0.0f);
+          const std::vector<float>& last = in.first[i] ? zeros : last_.at(in.episode[i]);
+          for (int j = 0; j < net_.input_size[k]; ++j) x[m++] = last[size_t(j)];
+          continue;
+        }
         const std::vector<float>& from = net_.input[k] == kNetInputObs          ? in.obs
                                          : net_.input[k] == kNetInputTaskParams ? in.task_params
                                          : net_.input[k] == kNetInputJoints     ? in.joints
@@ -1291,11 +1313,14 @@ class NetOutsideTheStep : public ActionSource {
         for (int j = 0; j < net_.input_size[k]; ++j) x[m++] = from[i * per + size_t(j)];
       }
       NetForward(net_, x, scratch, actions->data() + i * na);
+      answered[in.episode[i]].assign(actions->begin() + i * na, actions->begin() + (i + 1) * na);
     }
+    last_ = std::move(answered);  // every running episode is asked at every step
   }
 
  private:
   PolicyNet net_;
+  std::map<int64_t, std::vector<float>> last_;
 };
 
 // The forward pass is the layers' arithmetic: against a double-precision evaluation of a random
@@ -1408,6 +1433,45 @@ TEST(SweepPolicyNet, TheNetworkActsAlikeInEveryBackendsStepAndOutsideIt) {
     // and not the expert's: the network's actions are what was recorded
     const std::vector<EpisodeRecord> expert = RunConfigEpisodes(BackendKind::kCpu, c);
     EXPECT_NE(cpu[0].action, expert[0].action);
+  }
+}
+
+// A network with its own last actions among its inputs (`last_action`, the fifth block): the same
+// episodes on every path as above (the step reads the world's actuator vector before writing this
+// step's; the outside evaluation keeps each episode's last answer, zeros at its first step);
+// against the same network with the memory's weights zero, every episode's first action agrees to
+// rounding (1e-5: the memory is zeros there; the two networks' biases differ, so their float sums
+// round differently) and its later ones differ by more than 1 mm somewhere. push and peg_insert.
+TEST(SweepPolicyNet, ANetworkThatReadsItsLastActionsActsAlikeOnEveryPath) {
+  for (const char* config : {"builtin:push", "builtin:peg_insert"}) {
+    SCOPED_TRACE(config);
+    const SweepConfig c = LoadSweepConfig(config);
+    const PolicyNetFile f = BuildPolicyNet(SteeringNet(c, true), "steering_last.npz", c);
+    ASSERT_EQ(f.net.ninput, c.task.model.target_body >= 0 ? 5 : 4);
+    EXPECT_EQ(f.net.input[f.net.ninput - 1], kNetInputLastAction);
+    EXPECT_EQ(f.net.input_size[f.net.ninput - 1], c.model.nactuator());
+    const std::vector<EpisodeRecord> cpu = RunConfigEpisodes(BackendKind::kCpu, c, 0, nullptr, &f);
+    ExpectSameEpisodes(cpu, RunConfigEpisodes(BackendKind::kCudaEmulation, c, 0, nullptr, &f));
+    ExpectSameEpisodes(cpu, RunConfigEpisodes(BackendKind::kCpu, c, 1, nullptr, &f));
+    NetOutsideTheStep outside(f);
+    ExpectSameEpisodes(cpu, RunConfigEpisodes(BackendKind::kCpu, c, 0, &outside));
+    const PolicyNetFile unused = BuildPolicyNet(SteeringNet(c, true, 0.0f), "steering_unused.npz", c);
+    const std::vector<EpisodeRecord> without = RunConfigEpisodes(BackendKind::kCpu, c, 0, nullptr, &unused);
+    ASSERT_EQ(without.size(), cpu.size());
+    const size_t na = size_t(c.model.nactuator());
+    int differ = 0;
+    for (size_t e = 0; e < cpu.size(); ++e) {
+      ASSERT_GE(cpu[e].action.size(), 2 * na);
+      double first = 0, later = 0;
+      const size_t n = std::min(cpu[e].action.size(), without[e].action.size());
+      for (size_t k = 0; k < n; ++k) {
+        const double d = std::fabs(double(cpu[e].action[k]) - double(without[e].action[k]));
+        (k < na ? first : later) = std::max(k < na ? first : later, d);
+      }
+      EXPECT_LT(first, 1e-5) << "episode " << e << ": its first step's memory is not zeros";
+      differ += later > 1e-3;
+    }
+    EXPECT_EQ(differ, int(cpu.size())) << "episodes whose actions the memory did not change";
   }
 }
 

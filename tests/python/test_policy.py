@@ -526,6 +526,34 @@ def test_a_policy_network_in_the_step_acts_as_its_numpy_reference(tmp_path):
     assert "runs differ in: policy_net (not set) -> " + str(net) + " (22-24-16-2 relu, sha256 " in r.stdout, r.stdout
 
 
+def test_a_network_reading_its_last_actions_acts_as_its_numpy_reference(tmp_path):
+    """inputs ending in `last_action` (the network's own actions of the world's last step, zeros at an
+    episode's first): the step on the CPU and on the CUDA backend's code, and the NumPy reference
+    process (which keeps each episode's last answer), write the same store; the memory changes the
+    episodes against the same weights without it."""
+    need_s2r()
+    net = tmp_path / "net.npz"
+    rng = np.random.default_rng(5)
+    w0 = rng.normal(0, 0.4, (24, 24)).astype(np.float32)
+    random_net(net, 24, 2, **{"layer0.weight": w0, "inputs": np.array(["obs", "task_params", "joints", "last_action"]),
+                              "input_mean": np.zeros(24, np.float32), "input_std": np.full(24, 0.2, np.float32)})
+    stores = {}
+    for name, args in {"cpu": ["--policy-net", net], "cuda": ["--policy-net", net, "--backend", "cuda-emulation"],
+                       "numpy": ["--policy", f"{PYTHON} {os.path.join(python_dir(), 's2r_policy.py')} --net {net}"]}.items():
+        stores[name] = tmp_path / f"{name}.zarr"
+        run("sweep", "builtin:push", "--out", stores[name], "--episodes", 24, "--worlds", 8, *args)
+    assert hashes(stores["cpu"]) == hashes(stores["cuda"]) == hashes(stores["numpy"])
+    root = zarr.open_group(store=str(stores["cpu"]), mode="r")
+    assert root.attrs["s2r"]["generator"]["sweep"]["policy_net"]["inputs"] == ["obs", "task_params", "joints",
+                                                                             "last_action"]
+    # the same weights without the memory's columns (and without the block): other episodes
+    plain = tmp_path / "plain.npz"
+    random_net(plain, 22, 2, **{"layer0.weight": w0[:, :22], "input_mean": np.zeros(22, np.float32),
+                                "input_std": np.full(22, 0.2, np.float32)})
+    run("sweep", "builtin:push", "--out", tmp_path / "plain.zarr", "--episodes", 24, "--worlds", 8, "--policy-net", plain)
+    assert hashes(tmp_path / "plain.zarr")["steps/action"] != hashes(stores["cpu"])["steps/action"]
+
+
 def test_a_resume_needs_the_same_policy_network(tmp_path):
     need_s2r()
     net, other = tmp_path / "net.npz", tmp_path / "other.npz"
