@@ -50,7 +50,8 @@ void Flatten(const nlohmann::json& j, const std::string& path, std::map<std::str
 }
 
 // What differs between the runs that wrote two datasets, from their generator records: the code
-// revision, the sweep's seed, the policy that acted (sweep --policy; not set: the expert), the
+// revision, the sweep's seed, the policy that acted (sweep --policy; not set: the expert) and
+// whether it was sent the expert's actions (--policy-expert), the
 // checker that labelled the episodes, the scene (its text), and each key of the config as loaded (or its text, for a store without the
 // parsed config). Keys absent on one side show as "(not set)".
 nlohmann::json RunChanges(const DatasetReader& rb, const DatasetReader& ra) {
@@ -63,6 +64,9 @@ nlohmann::json RunChanges(const DatasetReader& rb, const DatasetReader& ra) {
     }
     if (g.contains("sweep") && g["sweep"].contains("seed")) Flatten(g["sweep"]["seed"], "seed", m);
     if (g.contains("sweep") && g["sweep"].contains("policy")) Flatten(g["sweep"]["policy"], "policy", m);
+    if (g.contains("sweep") && g["sweep"].contains("policy_expert")) {  // the policy was sent the expert's actions
+      Flatten(g["sweep"]["policy_expert"], "policy_expert", m);
+    }
     if (g.contains("sweep") && g["sweep"].contains("policy_net") && g["sweep"]["policy_net"].is_object()) {
       const nlohmann::json& n = g["sweep"]["policy_net"];  // one entry: the file and what it holds
       std::string layers;

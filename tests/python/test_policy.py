@@ -325,6 +325,10 @@ def test_a_policy_answering_the_experts_actions_it_is_sent_writes_the_experts_st
     assert hashes(out) == hashes(expert)
     root = zarr.open_group(store=str(out), mode="r")
     assert root.attrs["s2r"]["generator"]["sweep"]["policy_expert"] is True
+    # compare: the same episodes, and what differs is the policy and that it was sent the expert
+    c = json.loads(run("compare", expert, out, "--json").stdout)
+    assert c["matched"] == 32 and c["fixed"] == 0 and c["broken"] == 0
+    assert {"key": "policy_expert", "before": "(not set)", "after": "true"} in c["changes"], c["changes"]
     E = root.attrs["s2r"]["commit"]["episodes"]
     assert 0 < root["episodes/success"][:E].sum() < E or task == "push"
     # resuming without the flag is refused, naming it
