@@ -200,41 +200,38 @@ TEST(Cluster, LaunchDryRunWritesAJobArrayThatResumesEachShard) {
                           "/run' s2r sweep"),
             std::string::npos)
       << c.output;
+  // the script `launch slurm builtin:push --shards 2 OPTIONS --dry-run` prints, which must succeed
+  const auto dry_run = [&](const std::string& options) {
+    const CommandResult r = RunCommand(kBin + " launch slurm builtin:push --out " + dir + "/run --shards 2 " + options +
+                                       " --dry-run", false);
+    EXPECT_EQ(r.exit_code, 0) << options << "\n" << r.output;
+    return r.output;
+  };
   // a hard set: each task runs its shard of the selection, the source store mounted in a container;
   // a selection that picks nothing is refused before anything is written
   RunShards(SmallConfig(dir), dir + "/src", 1);
   const std::string src = dir + "/src/shard-0.zarr";
-  const CommandResult h = RunCommand(kBin + " launch slurm builtin:push --out " + dir + "/run --shards 2 --container "
-                                     "img --episodes-from " + src + " --select success --dry-run", false);
-  ASSERT_EQ(h.exit_code, 0) << h.output;
-  EXPECT_NE(h.output.find("--resume --episodes-from '" + src + "' --select 'success'"), std::string::npos) << h.output;
-  EXPECT_NE(h.output.find("," + src + ":" + src + "' s2r sweep"), std::string::npos) << h.output;
+  const std::string h = dry_run("--container img --episodes-from " + src + " --select success");
+  EXPECT_NE(h.find("--resume --episodes-from '" + src + "' --select 'success'"), std::string::npos) << h;
+  EXPECT_NE(h.find("," + src + ":" + src + "' s2r sweep"), std::string::npos) << h;
   const CommandResult none = RunCommand(kBin + " launch slurm builtin:push --out " + dir + "/run --shards 2 "
                                         "--episodes-from " + src + " --select sim_unstable --dry-run");
   EXPECT_EQ(none.exit_code, 1);
   EXPECT_NE(none.output.find("--select sim_unstable: selects no episode"), std::string::npos) << none.output;
   EXPECT_FALSE(fs::exists(dir + "/run"));
   // a policy: each task's sweep acts with it, quoted as one argument
-  const CommandResult p = RunCommand(kBin + " launch slurm builtin:push --out " + dir + "/run --shards 2 --policy "
-                                     "'python3 my_policy.py --ckpt a.pt' --policy-timeout 5 --dry-run", false);
-  ASSERT_EQ(p.exit_code, 0) << p.output;
-  EXPECT_NE(p.output.find("--resume --policy 'python3 my_policy.py --ckpt a.pt' --policy-timeout 5"), std::string::npos)
-      << p.output;
-  EXPECT_EQ(p.output.find("--policy-expert"), std::string::npos) << p.output;
+  const std::string p = dry_run("--policy 'python3 my_policy.py --ckpt a.pt' --policy-timeout 5");
+  EXPECT_NE(p.find("--resume --policy 'python3 my_policy.py --ckpt a.pt' --policy-timeout 5"), std::string::npos) << p;
+  EXPECT_EQ(p.find("--policy-expert"), std::string::npos) << p;
   // ... sent the expert's actions (--policy-expert) where asked
-  const CommandResult pe = RunCommand(kBin + " launch slurm builtin:push --out " + dir + "/run --shards 2 --policy "
-                                      "'python3 dagger.py' --policy-expert --dry-run", false);
-  ASSERT_EQ(pe.exit_code, 0) << pe.output;
-  EXPECT_NE(pe.output.find("--policy 'python3 dagger.py' --policy-timeout 60 --policy-expert"), std::string::npos)
-      << pe.output;
+  const std::string pe = dry_run("--policy 'python3 dagger.py' --policy-expert");
+  EXPECT_NE(pe.find("--policy 'python3 dagger.py' --policy-timeout 60 --policy-expert"), std::string::npos) << pe;
   // a policy network: checked against the task before anything is written, its absolute path passed
   // to each task and mounted into a container
   const std::string net = std::string(S2R_SOURCE_DIR) + "/python/examples/push_net.npz";
-  const CommandResult n = RunCommand(kBin + " launch slurm builtin:push --out " + dir + "/run --shards 2 --container "
-                                     "img --policy-net " + net + " --dry-run", false);
-  ASSERT_EQ(n.exit_code, 0) << n.output;
-  EXPECT_NE(n.output.find("--resume --policy-net '" + net + "'"), std::string::npos) << n.output;
-  EXPECT_NE(n.output.find("," + net + ":" + net + "' s2r sweep"), std::string::npos) << n.output;
+  const std::string n = dry_run("--container img --policy-net " + net);
+  EXPECT_NE(n.find("--resume --policy-net '" + net + "'"), std::string::npos) << n;
+  EXPECT_NE(n.find("," + net + ":" + net + "' s2r sweep"), std::string::npos) << n;
   const CommandResult wrong = RunCommand(kBin + " launch slurm builtin:pick_lift --out " + dir + "/run --shards 2 "
                                          "--policy-net " + net + " --dry-run");
   EXPECT_EQ(wrong.exit_code, 1);
