@@ -61,7 +61,8 @@ def serve(record, net=None, beta="0"):
     try:
         s2r_policy.serve(act)
     finally:
-        np.savez(record, x=np.concatenate(xs), y=np.concatenate(ys))
+        if xs:  # (a failure before the first step shows as itself)
+            np.savez(record, x=np.concatenate(xs), y=np.concatenate(ys))
 
 
 def train(x, y, hidden, steps, seed):
