@@ -59,7 +59,8 @@ struct SweepPolicyRow {
   float target[3];                      // the task's target body's position (true), where it has one
   // what the task's expert would do at this step (TaskAct on the world's task state, whose phases
   // the task's evaluation advances whoever acts), TaskModel actuator order: sent to a policy that
-  // asks for it (--policy-expert), the label of a DAgger-style correction
+  // asks for it (--policy-expert, SweepStepArgs::policy_expert; else not written), the label of a
+  // DAgger-style correction
   float expert[kTaskMaxActuators];
 };
 
@@ -89,6 +90,7 @@ struct SweepStepArgs {
   const SweepRows* world_rows = nullptr;
   SweepPolicyRow* policy_rows = nullptr;  // (nworld): a kSweepObserve / kSweepActObserve pass's policy inputs
   PolicyNet net;                          // a kSweepNet pass's policy (kernels/policy_net.h)
+  int32_t policy_expert = 0;              // 1: observing passes fill policy_rows[w].expert (--policy-expert)
   int32_t* ended = nullptr;       // (nworld): 1 when the world's episode ended in the last pass
   // control steps per pass (SweepWorldPass): a world takes up to `steps` in one go, stopping after
   // the one that ends its episode; `stepped` (nworld) says how many it took in the last pass
@@ -335,7 +337,7 @@ S2R_HD void SweepWorldPass(const SweepStepArgs& a, const ModelView& m, const Sta
       const SweepRows rows = a.RowsAt(w, r().task.steps);
       SweepWorldRecordState(a, s, w, r(), rows);
       SweepWorldPolicyRow(a, s, w, r(), rows.obs, a.policy_rows[w]);
-      SweepWorldExpertRow(a, m, s, w, r(), a.policy_rows[w]);
+      if (a.policy_expert) SweepWorldExpertRow(a, m, s, w, r(), a.policy_rows[w]);
     } else {
       a.policy_rows[w].active = 0;
     }

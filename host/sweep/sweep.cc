@@ -333,7 +333,7 @@ double PolicyStep(const SweepConfig& c, int nworld, SweepBuffers& buffers, Actio
   const int ntask = static_cast<int>(c.task.params.size());
   const int njoint = c.task.model.nactuator;
   const int ntarget = c.task.model.target_body >= 0 ? 3 : 0;
-  const bool expert = policy->WantsExpert();
+  const bool expert = h.policy_expert != 0;  // the observing pass filled the rows' expert
   for (int w = 0; w < nworld; ++w) {
     const SweepPolicyRow& r = h.policy_rows[w];
     if (!r.active) continue;
@@ -423,6 +423,9 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
   shape.steps = o.steps_per_pass > 0                ? o.steps_per_pass
                 : o.backend == BackendKind::kCpu ? kSweepStepsPerPassCpu
                                                  : kSweepStepsPerPassCuda;
+  // the expert's actions, asked only for a policy that reads them (a process told so, or an
+  // in-process source that wants them)
+  shape.policy_expert = o.actions ? o.actions->WantsExpert() : o.policy_expert;
   std::unique_ptr<SweepBuffers> buffers = engine.MakeSweepBuffers(shape);
   const SweepStepArgs& h = buffers->host();
   std::unique_ptr<PolicyProcess> process;  // --policy's
