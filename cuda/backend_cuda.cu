@@ -340,7 +340,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) 
 struct SweepSlotLayout {
   int64_t slot_bytes;    // bytes per slot (16-byte multiple)
   int64_t params_off;    // start slots: the task parameters (kTaskMaxParams Reals)
-  int64_t state_off, obs_off, action_off;  // finish slots: the rows
+  int64_t state_off, obs_off, action_off, expert_off;  // finish slots: the rows (expert_off: -1 without labels)
 };
 
 __global__ void SweepScatterStartsKernel(const SweepStepArgs* args, const int32_t* worlds, int count,
@@ -377,6 +377,7 @@ __global__ void SweepGatherFinishedKernel(const SweepStepArgs* args, const int32
   copy(a.state_rows, l.state_off, a.state_row());
   copy(a.obs_rows, l.obs_off, kObsSize);
   copy(a.action_rows, l.action_off, a.nactuator);
+  if (a.expert_rows) copy(a.expert_rows, l.expert_off, a.nactuator);
 }
 
 int Blocks(int n) { return (n + kThreadsPerBlock - 1) / kThreadsPerBlock; }
@@ -776,7 +777,7 @@ class CudaSweepBuffers : public SweepBuffers {
     host_.task_params = task_params_.data();
     host_.ended = ended_;
     host_.stepped = ended_ + nw;
-    host_.actions = host_.state_rows = host_.obs_rows = host_.action_rows = nullptr;
+    host_.actions = host_.state_rows = host_.obs_rows = host_.action_rows = host_.expert_rows = nullptr;
     // slot layouts
     auto up16 = [](int64_t b) { return (b + 15) / 16 * 16; };
     const int64_t H = shape.horizon;
@@ -785,7 +786,10 @@ class CudaSweepBuffers : public SweepBuffers {
     finish_.state_off = up16(sizeof(SweepWorld));
     finish_.obs_off = up16(finish_.state_off + H * shape.state_row() * int64_t(sizeof(Real)));
     finish_.action_off = up16(finish_.obs_off + H * kObsSize * int64_t(sizeof(Real)));
-    finish_.slot_bytes = up16(finish_.action_off + H * shape.nactuator * int64_t(sizeof(Real)));
+    const int64_t action_end = finish_.action_off + H * shape.nactuator * int64_t(sizeof(Real));
+    finish_.expert_off = shape.policy_expert ? up16(action_end) : -1;
+    finish_.slot_bytes =
+        up16(shape.policy_expert ? finish_.expert_off + H * shape.nactuator * int64_t(sizeof(Real)) : action_end);
     // the device copies
     cudaStream_t st = backend->stream();
     SweepStepArgs d = shape;
@@ -796,6 +800,9 @@ class CudaSweepBuffers : public SweepBuffers {
     d_state_rows_.Resize(std::max<size_t>(rows * static_cast<size_t>(shape.state_row()) * sizeof(Real), 1));
     d_obs_rows_.Resize(rows * kObsSize * sizeof(Real));
     d_action_rows_.Resize(std::max<size_t>(rows * static_cast<size_t>(shape.nactuator) * sizeof(Real), 1));
+    if (shape.policy_expert) {  // the expert's labels of a policy's steps
+      d_expert_rows_.Resize(std::max<size_t>(rows * static_cast<size_t>(shape.nactuator) * sizeof(Real), 1));
+    }
     d_ended_.Upload(ended_, 2 * nw * sizeof(int32_t), st);
     d_list_.Resize(nw * sizeof(int32_t));
     d.worlds = d_worlds_.get<SweepWorld>();
@@ -804,6 +811,7 @@ class CudaSweepBuffers : public SweepBuffers {
     d.state_rows = d_state_rows_.get<Real>();
     d.obs_rows = d_obs_rows_.get<Real>();
     d.action_rows = d_action_rows_.get<Real>();
+    d.expert_rows = shape.policy_expert ? d_expert_rows_.get<Real>() : nullptr;
     d.ended = d_ended_.get<int32_t>();
     d.stepped = d_ended_.get<int32_t>() + nw;
     if (shape.net.nlayer > 0) {  // a policy network's weights (kernels/policy_net.h), read-only
@@ -912,7 +920,8 @@ class CudaSweepBuffers : public SweepBuffers {
       const char* slot = base + i * finish_.slot_bytes;
       out->push_back({reinterpret_cast<const SweepWorld*>(slot), reinterpret_cast<const Real*>(slot + finish_.state_off),
                       reinterpret_cast<const Real*>(slot + finish_.obs_off),
-                      reinterpret_cast<const Real*>(slot + finish_.action_off)});
+                      reinterpret_cast<const Real*>(slot + finish_.action_off),
+                      finish_.expert_off >= 0 ? reinterpret_cast<const Real*>(slot + finish_.expert_off) : nullptr});
     }
   }
   void WaitFetched() override {
@@ -980,7 +989,7 @@ class CudaSweepBuffers : public SweepBuffers {
   bool fetch_pending_ = false;     // a Fetch's copy may still be running
   cudaStream_t copy_stream_ = nullptr;
   cudaEvent_t gathered_ = nullptr, copied_ = nullptr;
-  DeviceBuffer d_worlds_, d_task_params_, d_actions_, d_state_rows_, d_obs_rows_, d_action_rows_, d_ended_, d_args_,
+  DeviceBuffer d_worlds_, d_task_params_, d_actions_, d_state_rows_, d_obs_rows_, d_action_rows_, d_expert_rows_, d_ended_, d_args_,
       d_list_, d_staging_, d_fetch_list_, d_fetch_staging_, d_policy_rows_, d_net_;
 };
 

@@ -48,6 +48,7 @@ struct FetchedEpisode {
   const Real* state;        // (length, nbody * kBodyStateSize), length = world->task.steps
   const Real* obs;          // (length, kObsSize)
   const Real* action;       // (length, nactuator)
+  const Real* expert;       // (length, nactuator): the expert's labels (SweepStepArgs::policy_expert), else null
 };
 
 class SweepBuffers {
@@ -80,8 +81,12 @@ class SweepBuffers {
   // Hands world w's finished rows over without copying, where the backend can (the CPU's rows
   // are per-world buffers): swaps them with the given vectors, whose storage the world then
   // writes its next episode into, and returns true; Fetch's row pointers for w are stale after
-  // it. false: nothing done, copy the rows from Fetch.
-  virtual bool TakeRows(int /*w*/, RowVector* /*state*/, RowVector* /*obs*/, RowVector* /*action*/) { return false; }
+  // it. false: nothing done, copy the rows from Fetch. `expert` is swapped where the sweep records
+  // the expert's labels (SweepStepArgs::policy_expert).
+  virtual bool TakeRows(int /*w*/, RowVector* /*state*/, RowVector* /*obs*/, RowVector* /*action*/,
+                        RowVector* /*expert*/) {
+    return false;
+  }
   // time the steps spent in the physics (ControlStep) alone, averaged over the threads that
   // stepped; -1 where the backend cannot tell (CUDA: one kernel does it all)
   virtual double PhysicsSeconds() const { return -1; }

@@ -339,7 +339,7 @@ class CpuSweepBuffers : public SweepBuffers {
     host_.worlds = worlds_.data();
     host_.task_params = task_params_.data();
     host_.actions = actions_.data();
-    host_.state_rows = host_.obs_rows = host_.action_rows = nullptr;
+    host_.state_rows = host_.obs_rows = host_.action_rows = host_.expert_rows = nullptr;
     host_.world_rows = pointers_.data();
     host_.ended = ended_.data();
     host_.stepped = stepped_.data();
@@ -365,21 +365,22 @@ class CpuSweepBuffers : public SweepBuffers {
     out->clear();
     for (int i = 0; i < count; ++i) {
       const SweepRows& r = pointers_[static_cast<size_t>(worlds[i])];
-      out->push_back({&worlds_[worlds[i]], r.state, r.obs, r.action});
+      out->push_back({&worlds_[worlds[i]], r.state, r.obs, r.action, r.expert});
     }
   }
-  bool TakeRows(int w, RowVector* state, RowVector* obs, RowVector* action) override {
+  bool TakeRows(int w, RowVector* state, RowVector* obs, RowVector* action, RowVector* expert) override {
     Rows& r = rows_[static_cast<size_t>(w)];
     r.state.swap(*state);
     r.obs.swap(*obs);
     r.action.swap(*action);
+    if (host_.policy_expert) r.expert.swap(*expert);
     Fit(w);
     return true;
   }
 
  private:
   struct Rows {
-    RowVector state, obs, action;
+    RowVector state, obs, action, expert;  // expert: where the sweep records the expert's labels
   };
   // world w's buffers hold a whole horizon (they may come back shorter from an episode record;
   // growing within their capacity neither allocates nor writes)
@@ -389,7 +390,9 @@ class CpuSweepBuffers : public SweepBuffers {
     r.state.resize(std::max<size_t>(h * static_cast<size_t>(host_.state_row()), 1));
     r.obs.resize(h * kObsSize);
     r.action.resize(std::max<size_t>(h * static_cast<size_t>(host_.nactuator), 1));
-    pointers_[static_cast<size_t>(w)] = {r.state.data(), r.obs.data(), r.action.data()};
+    if (host_.policy_expert) r.expert.resize(std::max<size_t>(h * static_cast<size_t>(host_.nactuator), 1));
+    pointers_[static_cast<size_t>(w)] = {r.state.data(), r.obs.data(), r.action.data(),
+                                         host_.policy_expert ? r.expert.data() : nullptr};
   }
 
   CpuBackend* backend_;

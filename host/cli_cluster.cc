@@ -1,7 +1,7 @@
 // Sweeps across machines (docs/cluster.md):
 //   s2r launch slurm CONFIG --out DIR --shards N [--partition P] [--gpus-per-shard G] [--time T]
 //                    [--account A] [--sbatch-arg ARG]... [--container IMAGE] [--threads T] [--dry-run]
-//                    [--episodes-from STORE [--select TERMS]] [--policy COMMAND [--policy-expert] | --policy-net FILE]
+//                    [--episodes-from STORE [--select TERMS]] [--policy COMMAND | --policy-net FILE] [--policy-expert]
 //   s2r status DIR [--json]
 //   s2r merge DIR | STORE... --out STORE [--resume]
 // launch writes one sbatch script (a job array of `s2r sweep --shard K/N --resume` tasks), saves it
@@ -133,9 +133,9 @@ std::string SbatchScript(const LaunchArgs& a, const std::string& config_path, co
     char timeout[32];
     std::snprintf(timeout, sizeof timeout, "%g", a.policy_timeout_s);
     sweep << " --policy " << ShellQuote(a.policy) << " --policy-timeout " << timeout;
-    if (a.policy_expert) sweep << " --policy-expert";
   }
   if (!a.policy_net.empty()) sweep << " --policy-net " << ShellQuote(a.policy_net);
+  if (a.policy_expert) sweep << " --policy-expert";
   if (a.container.empty()) {
     s << "exec " << ShellQuote(SelfPath()) << " " << sweep.str() << "\n";
   } else {
@@ -154,6 +154,10 @@ std::string SbatchScript(const LaunchArgs& a, const std::string& config_path, co
 void RunLaunch(const LaunchArgs& a) {
   if (a.scheduler != "slurm") throw std::runtime_error("launch: the scheduler s2r launches on is slurm");
   if (a.shards < 1) throw std::runtime_error("--shards: must be >= 1");
+  if (a.policy_expert && a.policy.empty() && a.policy_net.empty()) {
+    throw std::runtime_error("--policy-expert labels a policy's steps with the expert's actions; there is no --policy or "
+                             "--policy-net");
+  }
   LaunchArgs args = a;
   const SweepConfig c = LoadSweepConfig(a.config);  // a bad config fails here, before anything is written
   // a policy network: read and checked against the task here, run by every task from where it is
@@ -376,7 +380,7 @@ void AddClusterCommands(CLI::App* app) {
   cmd->add_option("--policy-timeout", launch->policy_timeout_s, "s2r sweep --policy-timeout")
       ->check(CLI::PositiveNumber)
       ->needs(policy);
-  cmd->add_flag("--policy-expert", launch->policy_expert, "s2r sweep --policy-expert")->needs(policy);
+  cmd->add_flag("--policy-expert", launch->policy_expert, "s2r sweep --policy-expert (with --policy or --policy-net)");
   cmd->add_option("--policy-net", launch->policy_net,
                   "each task's sweep acts with this policy network (s2r sweep --policy-net); checked against the task "
                   "here, read by every task from where it is (mounted into the container, with --container)")

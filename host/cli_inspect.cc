@@ -114,6 +114,8 @@ nlohmann::json DatasetSummary(const std::string& store) {
     const bool net = gen["sweep"].contains("policy_net") && gen["sweep"]["policy_net"].is_object();
     out["generator"]["policy_net"] = net ? gen["sweep"]["policy_net"] : json(nullptr);
     out["generator"]["checker"] = checker;
+    // the expert labelled the policy's steps (--policy-expert: steps/expert_action)
+    out["generator"]["policy_expert"] = gen["sweep"].value("policy_expert", false);
   }
   out["embodiment"] = spec.embodiment;
 
@@ -365,6 +367,9 @@ void PrintDatasetSummary(const nlohmann::json& s) {
               net.value("activation", std::string()) + ", sha256 " + net.value("sha256", std::string()).substr(0, 12) + ")";
     }
     std::printf("  acted by %s; labelled by the %s checker\n", actor.c_str(), checker == "phases" ? "phase" : checker.c_str());
+    if (s["generator"].value("policy_expert", false)) {
+      std::printf("  the task's expert's action recorded at every step (steps/expert_action)\n");
+    }
   }
   if (s["success_rate"].is_null()) {
     std::printf("  success rate: - (no episodes)\n");

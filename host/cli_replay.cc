@@ -119,20 +119,23 @@ void RunReplay(const ReplayArgs& a) {
     std::printf("episode %lld was acted by %s: replayed with its recorded actions\n", (long long)a.episode, who.c_str());
     recorded = std::make_unique<RecordedActions>(StoredRows(r, "action", start, length), c.model.nactuator());
   }
-  EpisodeRecord e = ReplayEpisode(c, seed, a.episode, recorded.get());
+  // a policy's steps the expert labelled (--policy-expert: steps/expert_action) are labelled again
+  const bool labels_recorded = recorded && sweep.value("policy_expert", false);
+  EpisodeRecord e = ReplayEpisode(c, seed, a.episode, recorded.get(), labels_recorded);
 
   // compare with the stored steps and parameters
   bool all = length == e.length;
   std::printf("episode %lld (row %lld): stored %lld steps, replayed %lld\n", (long long)a.episode, (long long)row,
               (long long)length, (long long)e.length);
   if (length == e.length) {
-    const std::pair<const char*, const RowVector*> features[] = {
+    std::vector<std::pair<const char*, const RowVector*>> features = {
         {"state", &e.state}, {"obs", &e.obs}, {"action", &e.action}};
+    if (labels_recorded) features.push_back({"expert_action", &e.expert});
     for (const auto& f : features) {
       bool same = false;
       double d = MaxDiff(StoredRows(r, f.first, start, length), *f.second, &same);
       all = all && same;
-      std::printf("  steps/%-7s %s (largest difference %g)\n", f.first, same ? "identical" : "DIFFERS", d);
+      std::printf("  steps/%-13s %s (largest difference %g)\n", f.first, same ? "identical" : "DIFFERS", d);
     }
   }
   std::vector<double> stored;
@@ -140,10 +143,10 @@ void RunReplay(const ReplayArgs& a) {
   bool same = false;
   double d = MaxDiff(stored, e.params, &same);
   all = all && same;
-  std::printf("  params        %s (largest difference %g)\n", same ? "identical" : "DIFFERS", d);
+  std::printf("  params              %s (largest difference %g)\n", same ? "identical" : "DIFFERS", d);
   const bool labels = r.EpisodeSuccess()[row] == uint8_t(e.task.success) && r.EpisodeFailureLabels()[row] == e.task.label;
   all = all && labels;
-  std::printf("  labels        %s\n", labels ? "identical" : "DIFFER");
+  std::printf("  labels              %s\n", labels ? "identical" : "DIFFER");
   if (!a.out.empty()) WriteCsv(a.out, c, e);
   std::printf("%s\n", all ? "bit-identical" : "the replay differs from the store");
   std::fflush(stdout);

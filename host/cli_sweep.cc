@@ -107,6 +107,10 @@ void RunSweepCommand(const SweepArgs& a) {
   o.resume = a.resume;
   o.overwrite = a.overwrite;
   if (a.resume && a.overwrite) throw std::runtime_error("--resume and --overwrite exclude each other");
+  if (a.policy_expert && a.policy.empty() && a.policy_net.empty()) {
+    throw std::runtime_error("--policy-expert labels a policy's steps with the expert's actions; there is no --policy or "
+                             "--policy-net");
+  }
   o.backend = ParseBackendKind(a.backend);
   int k = 0, n = 0;
   char tail = 0;
@@ -205,10 +209,10 @@ void AddSweepCommand(CLI::App* app) {
       ->check(CLI::PositiveNumber)
       ->needs(policy);
   cmd->add_flag("--policy-expert", args->policy_expert,
-                "also send the --policy process the task's expert's actions at every step (what the scripted expert "
-                "would do in that world now: labels for DAgger-style training on the policy's own episodes; "
-                "docs/sweep.md)")
-      ->needs(policy);
+                "with --policy or --policy-net: label every step of the policy's episodes with the task's expert's "
+                "action (what the scripted expert would do in that world now), recorded as steps/expert_action and "
+                "sent to a --policy process: labels for DAgger-style training on the policy's own episodes "
+                "(docs/sweep.md)");
   cmd->add_option("--policy-net", args->policy_net,
                   "act with this policy network instead of the task's expert: an .npz of torch-style layers "
                   "(layer0.weight, layer0.bias, ..., activation) evaluated inside each world's step, on the device "

@@ -38,11 +38,13 @@ struct SweepWorld {
 };
 
 // One world's rows for its current episode: (horizon, nbody * kBodyStateSize), (horizon, kObsSize),
-// (horizon, nactuator).
+// (horizon, nactuator), and where the expert labels a policy's steps (SweepStepArgs::policy_expert)
+// (horizon, nactuator), else null.
 struct SweepRows {
   Real* state;
   Real* obs;
   Real* action;
+  Real* expert;
 };
 
 // One world's inputs to a policy at a control step (kSweepObserve and kSweepActObserve passes write
@@ -60,7 +62,7 @@ struct SweepPolicyRow {
   // what the task's expert would do at this step (TaskAct on the world's task state, whose phases
   // the task's evaluation advances whoever acts), TaskModel actuator order: sent to a policy that
   // asks for it (--policy-expert, SweepStepArgs::policy_expert; else not written), the label of a
-  // DAgger-style correction
+  // DAgger-style correction (recorded as steps/expert_action too)
   float expert[kTaskMaxActuators];
 };
 
@@ -84,13 +86,17 @@ struct SweepStepArgs {
   Real* state_rows = nullptr;     // (nworld, horizon, nbody * kBodyStateSize)
   Real* obs_rows = nullptr;       // (nworld, horizon, kObsSize)
   Real* action_rows = nullptr;    // (nworld, horizon, nactuator)
+  Real* expert_rows = nullptr;    // (nworld, horizon, nactuator) where policy_expert is set, else null
   // (nworld) or null: where each world's episode writes its rows, when not in the arrays above.
   // The CPU backend gives every world buffers of its own and hands them to the finished episode
   // (the host swaps in fresh ones): the rows are never copied on their way to the store.
   const SweepRows* world_rows = nullptr;
   SweepPolicyRow* policy_rows = nullptr;  // (nworld): a kSweepObserve / kSweepActObserve pass's policy inputs
   PolicyNet net;                          // a kSweepNet pass's policy (kernels/policy_net.h)
-  int32_t policy_expert = 0;              // 1: observing passes fill policy_rows[w].expert (--policy-expert)
+  // 1: the expert labels the policy's steps (--policy-expert): a kSweepObserve / kSweepActObserve
+  // pass fills policy_rows[w].expert, and every policy pass (kSweepNet too) records the expert's
+  // action in the rows' `expert` (steps/expert_action)
+  int32_t policy_expert = 0;
   int32_t* ended = nullptr;       // (nworld): 1 when the world's episode ended in the last pass
   // control steps per pass (SweepWorldPass): a world takes up to `steps` in one go, stopping after
   // the one that ends its episode; `stepped` (nworld) says how many it took in the last pass
@@ -103,10 +109,11 @@ struct SweepStepArgs {
     if (world_rows) {
       const SweepRows& r = world_rows[w];
       return {r.state + int64_t(step) * state_row(), r.obs + int64_t(step) * kObsSize,
-              r.action + int64_t(step) * nactuator};
+              r.action + int64_t(step) * nactuator, r.expert ? r.expert + int64_t(step) * nactuator : nullptr};
     }
     const int64_t row = int64_t(w) * horizon + step;
-    return {state_rows + row * state_row(), obs_rows + row * kObsSize, action_rows + row * nactuator};
+    return {state_rows + row * state_row(), obs_rows + row * kObsSize, action_rows + row * nactuator,
+            expert_rows ? expert_rows + row * nactuator : nullptr};
   }
 };
 
@@ -214,7 +221,8 @@ struct SweepControlStep {
 // next episode's first step is asked one exchange later than the others' steps. Or a policy network
 // acts inside the pass (`s2r sweep --policy-net`, a.net): kSweepNet, the expert's pass with the
 // network's actions for the expert's, computed from the row a policy process would be sent. The
-// task's checkers run as with the expert; its TaskAct does not. A kSweepNet pass takes up to
+// task's checkers run as with the expert; its TaskAct only to label the network's steps (--policy-expert,
+// a.policy_expert: steps/expert_action). A kSweepNet pass takes up to
 // a.steps control steps, as the expert's.
 enum SweepPassMode : int32_t {
   kSweepExpert = 0,
@@ -240,13 +248,25 @@ S2R_HD void SweepWorldPolicyRow(const SweepStepArgs& a, const StateView& s, int 
   for (int i = 0; i < 3; ++i) p.target[i] = x ? static_cast<float>(x[i]) : 0.0f;
 }
 
-// world w's expert's action at its step, into p.expert, after SweepWorldPrepare (as SweepWorldBefore
-// calls TaskAct). TaskAct writes the world's actuator vector, a.actions' row w: its values are
-// spent (the act half stepped with them) and the host writes the next ones before the next pass.
-S2R_HD void SweepWorldExpertRow(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, SweepWorld& r,
-                                SweepPolicyRow& p) {
-  Real* act = a.actions + static_cast<int64_t>(w) * a.action_stride;
+// world w's expert's action at its step (TaskAct after SweepWorldPrepare, as SweepWorldBefore
+// calls it), written into `act` (the world's actuator vector: its values must be spent, the step
+// that used them done) and recorded in the expert row `row` (zeros for the actuators the task does
+// not drive, as in the expert's own episodes, whose other actuators keep their reset's zeros).
+S2R_HD void SweepWorldExpertAct(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, SweepWorld& r,
+                                Real* act, Real* row) {
   TaskAct(a.task, m, s, w, a.task_params + static_cast<int64_t>(w) * kTaskMaxParams, &r.task, act);
+  if (!row) return;  // the buffers record no labels (a backend gives them whenever policy_expert is set)
+  for (int i = 0; i < a.nactuator; ++i) row[i] = Real(0);
+  for (int i = 0; i < a.task.nactuator; ++i) row[a.task.actuator[i]] = act[a.task.actuator[i]];
+}
+
+// ... into p.expert too (TaskModel actuator order, float32), in an observing pass: a.actions' row w
+// holds the actions the act half stepped with, and the host writes the next ones before the next
+// pass
+S2R_HD void SweepWorldExpertRow(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, SweepWorld& r,
+                                const SweepRows& rows, SweepPolicyRow& p) {
+  Real* act = a.actions + static_cast<int64_t>(w) * a.action_stride;
+  SweepWorldExpertAct(a, m, s, w, r, act, rows.expert);
   for (int i = 0; i < kTaskMaxActuators; ++i) {
     p.expert[i] = i < a.task.nactuator ? static_cast<float>(act[a.task.actuator[i]]) : 0.0f;
   }
@@ -285,6 +305,9 @@ S2R_HD Real* SweepWorldNetBefore(const SweepStepArgs& a, const ModelView& m, con
   SweepWorldPolicyRow(a, s, w, r, rows.obs, p);
   float x[kNetMaxInputs], scratch[2 * kNetMaxWidth], out[kNetMaxOutputs];
   NetInputs(a.net, p, act, x);  // act: the last step's actions, not yet overwritten
+  // the expert's label (--policy-expert), into act: its last values are in x, the network's next
+  // overwrite it
+  if (a.policy_expert) SweepWorldExpertAct(a, m, s, w, r, act, rows.expert);
   physics.Net(a.net, x, scratch, out);
   for (int i = 0; i < a.nactuator; ++i) act[i] = static_cast<Real>(out[i]);
   SweepWorldRecordAction(a, rows, act);
@@ -337,7 +360,7 @@ S2R_HD void SweepWorldPass(const SweepStepArgs& a, const ModelView& m, const Sta
       const SweepRows rows = a.RowsAt(w, r().task.steps);
       SweepWorldRecordState(a, s, w, r(), rows);
       SweepWorldPolicyRow(a, s, w, r(), rows.obs, a.policy_rows[w]);
-      if (a.policy_expert) SweepWorldExpertRow(a, m, s, w, r(), a.policy_rows[w]);
+      if (a.policy_expert) SweepWorldExpertRow(a, m, s, w, r(), rows, a.policy_rows[w]);
     } else {
       a.policy_rows[w].active = 0;
     }

@@ -66,8 +66,9 @@ class ActionSource {
   virtual void Act(const PolicyInput& in, std::vector<float>* actions) = 0;
   // After the last step.
   virtual void Finish() {}
-  // Whether Act reads PolicyInput::expert (else the caller may leave it empty).
-  virtual bool WantsExpert() const { return true; }
+  // Whether Act reads PolicyInput::expert (else the caller may leave it empty). The expert's
+  // labels are recorded (EpisodeRecord::expert) where this says so or RunnerOptions::policy_expert.
+  virtual bool WantsExpert() const { return false; }
 };
 
 class PolicyProcess : public ActionSource {

@@ -162,8 +162,18 @@ DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
   for (int a = 0; a < m.nactuator(); ++a) action.units.push_back(ActionUnit(m, a));
   action.frame = "joint";
   action.rotation = "none";
-  action.description = "the scripted expert's actuator controls (absolute joint targets for position actuators)";
+  const bool acted = !o.policy.empty() || o.policy_net;  // a policy acted, not the task's expert
+  action.description = std::string(acted ? "the policy's" : "the scripted expert's") +
+                       " actuator controls (absolute joint targets for position actuators)";
   spec.features = {state, obs, action};
+  if (o.policy_expert) {  // the expert's label of each of the policy's steps
+    FeatureSpec expert = action;
+    expert.name = "expert_action";
+    expert.description = "what the task's scripted expert would have done at this step (its action in the state the "
+                         "policy reached, with the phase the task's evaluation gave it; zeros for the actuators the "
+                         "task does not drive): the label of a DAgger-style correction (--policy-expert)";
+    spec.features.push_back(expert);
+  }
   // the randomized parameters
   for (const RandomParam& p : c.randomization.params) {
     ParamSpec ps;
@@ -423,9 +433,10 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
   shape.steps = o.steps_per_pass > 0                ? o.steps_per_pass
                 : o.backend == BackendKind::kCpu ? kSweepStepsPerPassCpu
                                                  : kSweepStepsPerPassCuda;
-  // the expert's actions, asked only for a policy that reads them (a process told so, or an
-  // in-process source that wants them)
-  shape.policy_expert = o.actions ? o.actions->WantsExpert() : o.policy_expert;
+  // the expert's actions, asked only where a policy acts and they are read or recorded: a process
+  // told so or a network (--policy-expert: recorded as steps/expert_action), or an in-process source
+  // that wants them
+  shape.policy_expert = (sources > 0 && o.policy_expert) || (o.actions && o.actions->WantsExpert());
   std::unique_ptr<SweepBuffers> buffers = engine.MakeSweepBuffers(shape);
   const SweepStepArgs& h = buffers->host();
   std::unique_ptr<PolicyProcess> process;  // --policy's
@@ -522,11 +533,13 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
       f.state.resize(len * h.state_row());
       f.obs.resize(len * kObsSize);
       f.action.resize(len * na);
+      if (h.policy_expert) f.expert.resize(len * na);
     } else {
       const FetchedEpisode& e = fetched[p.fetched];
       f.state.assign(e.state, e.state + len * h.state_row());
       f.obs.assign(e.obs, e.obs + len * kObsSize);
       f.action.assign(e.action, e.action + len * na);
+      if (e.expert) f.expert.assign(e.expert, e.expert + len * na);
     }
     finished.emplace(p.slot, std::move(f));
   };
@@ -568,7 +581,7 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
         spare.pop_back();
       }
       p.record.params.swap(runs[w].params);  // the world's next episode refills the other buffer
-      p.taken = buffers->TakeRows(w, &p.record.state, &p.record.obs, &p.record.action);
+      p.taken = buffers->TakeRows(w, &p.record.state, &p.record.obs, &p.record.action, &p.record.expert);
       if (p.taken) p.world = *fetched[i].world;  // before the world's next episode overwrites it
       runs[w].slot = -1;
       ++collected;
@@ -642,7 +655,10 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
   const int64_t planned = episodes > o.shard ? (episodes - o.shard + o.shards - 1) / o.shards : 0;
   if (!o.policy.empty() || o.policy_net) CheckPolicySweep(c);  // before the store is made
   if (!o.policy.empty() && o.policy_net) throw std::invalid_argument("--policy and --policy-net: one or the other");
-  if (o.policy_expert && o.policy.empty()) throw std::invalid_argument("--policy-expert sends the expert's actions to a --policy process; there is none");
+  if (o.policy_expert && o.policy.empty() && !o.policy_net) {
+    throw std::invalid_argument("--policy-expert labels a policy's steps with the expert's actions; there is no --policy or "
+                                "--policy-net");
+  }
   DatasetSpec spec = SweepDatasetSpec(c, o);
   CheckEpisodeBuffers(c, spec, std::min<int64_t>(o.worlds > 0 ? o.worlds : c.worlds, std::max<int64_t>(planned, 1)));
   // the episode index (seed column) of the shard's slot-th episode
@@ -691,6 +707,17 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
     // a store from before the checker was recorded (2026-12-07) labelled as this run does: keep its
     // schema as it is, so the writer resumes it
     if (gen["sweep"].is_object() && !gen["sweep"].contains("checker")) spec.generator["sweep"].erase("checker");
+    // the features' descriptions are the store's, from when it was made (a policy's store from before
+    // 2026-12-07 calls its actions the expert's); their layout must be the same, and the writer checks it
+    const nlohmann::json& stored = r.root_attributes()["s2r"];
+    for (FeatureSpec& f : spec.features) {
+      if (!stored.contains("features") || !stored["features"].is_object()) break;
+      const nlohmann::json& was = stored["features"];
+      if (was.contains(f.name) && was[f.name].is_object() && was[f.name].contains("description") &&
+          was[f.name]["description"].is_string()) {
+        f.description = was[f.name]["description"].get<std::string>();
+      }
+    }
     // the committed episodes must be this sweep's first ones, in its order
     const std::vector<uint64_t> seeds = r.EpisodeSeeds();
     if (int64_t(seeds.size()) > planned) {
@@ -734,6 +761,7 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
         ev.params = f.params.data();
         ev.metrics = f.metrics.data();
         ev.features = {f.state.data(), f.obs.data(), f.action.data()};
+        if (o.policy_expert) ev.features.push_back(f.expert.data());
         writer.Append(ev);
         summary.episodes += 1;
         summary.steps += f.length;
@@ -752,7 +780,8 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
   return summary;
 }
 
-EpisodeRecord ReplayEpisode(const SweepConfig& c, uint64_t seed, int64_t episode, ActionSource* actions) {
+EpisodeRecord ReplayEpisode(const SweepConfig& c, uint64_t seed, int64_t episode, ActionSource* actions,
+                            bool expert_labels) {
   EpisodeRecord out;
   SweepSummary summary;
   summary.failure_counts.assign(kNumTaskLabels, 0);
@@ -760,6 +789,7 @@ EpisodeRecord ReplayEpisode(const SweepConfig& c, uint64_t seed, int64_t episode
   ro.worlds = 1;
   ro.threads = 1;
   ro.actions = actions;
+  ro.policy_expert = expert_labels;
   RunEpisodes(
       c, seed, 0, 1, [episode](int64_t) { return episode; }, ro, [&out](EpisodeRecord& r) { out = std::move(r); },
       &summary);

@@ -12,7 +12,8 @@
 //
 // Per control step an episode records (docs/sweep.md): steps/state, the true state of the moving
 // bodies; steps/obs, what a policy sees (object pose and effector position); steps/action, the
-// expert's joint targets. Per episode: the sampled parameters, success and failure label, seed
+// actions taken (the expert's joint targets, or a policy's); with --policy-expert, steps/expert_action,
+// what the expert would have done in the policy's states. Per episode: the sampled parameters, success and failure label, seed
 // (the episode index), task index.
 #pragma once
 
@@ -48,7 +49,9 @@ struct SweepOptions {
   // (generator.sweep.policy) and checked on resume
   std::string policy;
   double policy_timeout_s = 60;
-  bool policy_expert = false;  // --policy-expert (RunnerOptions); recorded (generator.sweep.policy_expert)
+  // --policy-expert (RunnerOptions), with --policy or --policy-net: steps/expert_action; recorded
+  // (generator.sweep.policy_expert)
+  bool policy_expert = false;
   // or a policy network in the step (RunnerOptions::net, --policy-net FILE: LoadPolicyNet);
   // recorded in the store (generator.sweep.policy_net: file, sha256, layers, ...), checked on resume
   std::shared_ptr<const struct PolicyNetFile> policy_net;
@@ -91,6 +94,7 @@ struct EpisodeRecord {
   std::vector<double> params;  // the randomized parameters, then the observation model's draws
   std::vector<double> metrics;  // as SweepDatasetSpec's metrics: the task's, then 4 per event
   RowVector state, obs, action;  // (length, ...) rows, as stored
+  RowVector expert;              // (length, nactuator): the expert's labels where recorded (policy_expert), else empty
 };
 
 struct RunnerOptions {
@@ -106,8 +110,9 @@ struct RunnerOptions {
   // per pass, on the CPU backend; empty: the expert. An answer must come within policy_timeout_s.
   std::string policy;
   double policy_timeout_s = 60;
-  // the policy process is also sent the task's expert's actions at each step (its hello's
-  // expert_size; host/sweep/policy.h): what the expert would do where the policy's episode is
+  // the task's expert labels the policy's steps (a process or a network): its action at each step,
+  // what it would do where the policy's episode is, recorded (EpisodeRecord::expert) and sent to a
+  // policy process (its hello's expert_size; host/sweep/policy.h)
   bool policy_expert = false;
   // or this in-process source of actions (s2r replay of a policy's episode); not owned
   class ActionSource* actions = nullptr;
@@ -129,9 +134,10 @@ void RunEpisodes(const SweepConfig& config, uint64_t seed, int64_t first_slot, i
                  const std::function<void(EpisodeRecord&)>& emit, struct SweepSummary* summary);
 
 // Simulates episode `episode` of a sweep alone (one world): what `s2r replay` compares with a store.
-// With `actions`, they act instead of the task's expert (a policy's episode, its recorded actions).
+// With `actions`, they act instead of the task's expert (a policy's episode, its recorded actions),
+// and with `expert_labels` the expert labels their steps (EpisodeRecord::expert, as --policy-expert).
 EpisodeRecord ReplayEpisode(const SweepConfig& config, uint64_t seed, int64_t episode,
-                            class ActionSource* actions = nullptr);
+                            class ActionSource* actions = nullptr, bool expert_labels = false);
 
 // The dataset layout a sweep writes (features, params, tasks, labels, embodiment, generator).
 DatasetSpec SweepDatasetSpec(const SweepConfig& config, const SweepOptions& options);

@@ -232,6 +232,17 @@ TEST(Cluster, LaunchDryRunWritesAJobArrayThatResumesEachShard) {
   const std::string n = dry_run("--container img --policy-net " + net);
   EXPECT_NE(n.find("--resume --policy-net '" + net + "'"), std::string::npos) << n;
   EXPECT_NE(n.find("," + net + ":" + net + "' s2r sweep"), std::string::npos) << n;
+  // ... its steps labelled by the expert (--policy-expert: steps/expert_action); the flag alone is refused
+  const std::string ne = dry_run("--policy-net " + net + " --policy-expert");
+  EXPECT_NE(ne.find("--resume --policy-net '" + net + "' --policy-expert"), std::string::npos) << ne;
+  const CommandResult alone = RunCommand(kBin + " launch slurm builtin:push --out " + dir + "/run --shards 2 "
+                                         "--policy-expert --dry-run");
+  EXPECT_EQ(alone.exit_code, 1);
+  EXPECT_NE(alone.output.find("--policy-expert labels a policy's steps with the expert's actions; there is no "
+                              "--policy or --policy-net"),
+            std::string::npos)
+      << alone.output;
+  EXPECT_FALSE(fs::exists(dir + "/run"));
   const CommandResult wrong = RunCommand(kBin + " launch slurm builtin:pick_lift --out " + dir + "/run --shards 2 "
                                          "--policy-net " + net + " --dry-run");
   EXPECT_EQ(wrong.exit_code, 1);

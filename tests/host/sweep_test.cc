@@ -859,7 +859,8 @@ TEST(Sweep, CudaWithoutADeviceIsRefusedBeforeAnyStoreIsWritten) {
 // 48 episodes of the sweep `c` (seed 7) in 16 worlds on `kind`, acted by the task's expert or, given
 // `policy`, by it (RunnerOptions::actions: a policy in this process, as --policy's would be)
 std::vector<EpisodeRecord> RunConfigEpisodes(BackendKind kind, const SweepConfig& c, int steps_per_pass = 0,
-                                             ActionSource* policy = nullptr, const PolicyNetFile* net = nullptr) {
+                                             ActionSource* policy = nullptr, const PolicyNetFile* net = nullptr,
+                                             bool expert_labels = false) {
   std::vector<EpisodeRecord> out;
   SweepSummary summary;
   summary.failure_counts.assign(kNumTaskLabels, 0);
@@ -870,6 +871,7 @@ std::vector<EpisodeRecord> RunConfigEpisodes(BackendKind kind, const SweepConfig
   o.steps_per_pass = steps_per_pass;
   o.actions = policy;
   o.net = net;
+  o.policy_expert = expert_labels;
   RunEpisodes(c, 7, 0, 48, [](int64_t slot) { return slot; }, o,
               [&out](EpisodeRecord& r) { out.push_back(std::move(r)); }, &summary);
   return out;
@@ -899,7 +901,14 @@ void ExpectSameEpisodes(const std::vector<EpisodeRecord>& a, const std::vector<E
     EXPECT_TRUE(std::equal(a[e].state.begin(), a[e].state.end(), b[e].state.begin(), b[e].state.end()));
     EXPECT_TRUE(std::equal(a[e].obs.begin(), a[e].obs.end(), b[e].obs.begin(), b[e].obs.end()));
     EXPECT_TRUE(std::equal(a[e].action.begin(), a[e].action.end(), b[e].action.begin(), b[e].action.end()));
+    EXPECT_TRUE(std::equal(a[e].expert.begin(), a[e].expert.end(), b[e].expert.begin(), b[e].expert.end()));
   }
+}
+
+// ... without the expert's labels (steps/expert_action), which one run records and the other not
+std::vector<EpisodeRecord> WithoutLabels(std::vector<EpisodeRecord> episodes) {
+  for (EpisodeRecord& e : episodes) e.expert.clear();
+  return episodes;
 }
 
 // A policy in the test's process: each task joint's target is its position now, the first three
@@ -939,6 +948,7 @@ class ExpertEchoPolicy : public ActionSource {
     *actions = in.expert;
     sent.push_back(in.expert);
   }
+  bool WantsExpert() const override { return true; }
   std::vector<std::vector<float>> sent;
 };
 
@@ -1006,7 +1016,8 @@ TEST(Sweep, TheStateCheckersThresholdsComeFromTheConfig) {
 // for builtin:pick_lift under the state checker, for builtin:peg_insert acted by a policy
 // (SteeringPolicy: the observe and act launches, the policy rows' and actions' copies), and for
 // pick_lift acted by a policy answering the expert's actions it is sent (ExpertEchoPolicy: the
-// expert computed in the observing kernels). Skipped (never passed) without a device.
+// expert computed in the observing kernels, its labels recorded and fetched with the rows). Skipped
+// (never passed) without a device.
 TEST(Sweep, CudaBackendRunsTheSameEpisodesAsTheCpu) {
   if (!CudaAvailable()) GTEST_SKIP() << (CudaBackendCompiled() ? "no CUDA device present" : "built without CUDA");
   // builtin:push, (since stop 43) pick_lift labelled by the state checker, (stop 44) a policy
@@ -1049,6 +1060,13 @@ TEST(Sweep, CudaBackendRunsTheSameEpisodesAsTheCpu) {
       EXPECT_LT(worst, 1e-3) << "episode " << e << ": first " << steps << " steps";
       for (size_t k = 0; k < std::min(cpu[e].params.size(), gpu[e].params.size()); ++k) {
         EXPECT_NEAR(cpu[e].params[k], gpu[e].params[k], 1e-6) << "episode " << e << " parameter " << k;
+      }
+      // the echo's labels (steps/expert_action) come back from the device with the rows: the first
+      // step's, from the reset state, alike to rounding
+      ASSERT_EQ(cpu[e].expert.size() > 0, k.policy == kEcho);
+      ASSERT_EQ(gpu[e].expert.size() > 0, k.policy == kEcho);
+      for (size_t i = 0; k.policy == kEcho && i < size_t(na); ++i) {
+        EXPECT_NEAR(cpu[e].expert[i], gpu[e].expert[i], 1e-4) << "episode " << e << ": first label " << i;
       }
     }
     EXPECT_LE(std::abs(cpu_success - gpu_success), 3) << cpu_success << " vs " << gpu_success;
@@ -1160,8 +1178,16 @@ TEST(SweepPolicy, APolicyAnsweringTheExpertsActionsRunsTheExpertsEpisodes) {
         for (size_t i = 0; i < step.size(); i += na) rows.insert(std::vector<float>(step.begin() + i, step.begin() + i + na));
       }
       EXPECT_GT(rows.size(), 100u) << "the expert's actions do not follow the episodes";
+      // what it was sent is recorded as the steps' labels (steps/expert_action): each step's action
+      // is its label rounded to float32
+      for (const EpisodeRecord& e : policy) {
+        ASSERT_EQ(e.expert.size(), e.action.size()) << "episode " << e.episode;
+        for (size_t k = 0; k < e.action.size(); ++k) {
+          ASSERT_EQ(e.action[k], Real(float(e.expert[k]))) << "episode " << e.episode << ", value " << k;
+        }
+      }
       if constexpr (sizeof(Real) == sizeof(float)) {
-        ExpectSameEpisodes(expert, policy);
+        ExpectSameEpisodes(expert, WithoutLabels(policy));
       } else {
         ASSERT_EQ(expert.size(), policy.size());
         int same = 0;
@@ -1472,6 +1498,52 @@ TEST(SweepPolicyNet, ANetworkThatReadsItsLastActionsActsAlikeOnEveryPath) {
       differ += later > 1e-3;
     }
     EXPECT_EQ(differ, int(cpu.size())) << "episodes whose actions the memory did not change";
+  }
+}
+
+// --policy-net with --policy-expert: the task's expert labels every step of the network's episodes
+// (EpisodeRecord::expert, steps/expert_action), computed in the step. The labels leave the episodes
+// as they were (state, obs, actions and outcomes bit for bit against the unlabelled run) and are the
+// same, bit for bit, on the CUDA path (cuda-emulation), in passes of one control step, and where
+// the network acts outside the step (the observing passes label as a policy process's steps are);
+// an episode's first label is the expert's own first action (the same world, just reset), its
+// later ones are not the network's actions, and they change along the episodes. push, pick_lift and
+// peg_insert (state checker).
+TEST(SweepPolicyNet, TheExpertLabelsANetworksStepsAlikeOnEveryPath) {
+  for (const char* config : {"builtin:push", "builtin:pick_lift", "builtin:peg_insert"}) {
+    SCOPED_TRACE(config);
+    const SweepConfig c = LoadSweepConfig(config);
+    const PolicyNetFile f = BuildPolicyNet(SteeringNet(c), "steering.npz", c);
+    const std::vector<EpisodeRecord> labelled = RunConfigEpisodes(BackendKind::kCpu, c, 0, nullptr, &f, true);
+    ExpectSameEpisodes(RunConfigEpisodes(BackendKind::kCpu, c, 0, nullptr, &f), WithoutLabels(labelled));
+    ExpectSameEpisodes(labelled, RunConfigEpisodes(BackendKind::kCudaEmulation, c, 0, nullptr, &f, true));
+    ExpectSameEpisodes(labelled, RunConfigEpisodes(BackendKind::kCpu, c, 1, nullptr, &f, true));
+    NetOutsideTheStep outside(f);
+    ExpectSameEpisodes(labelled, RunConfigEpisodes(BackendKind::kCpu, c, 0, &outside, nullptr, true));
+    const std::vector<EpisodeRecord> expert = RunSweepEpisodes(BackendKind::kCpu, config, 0, kCheckerState);
+    ASSERT_EQ(expert.size(), labelled.size());
+    const size_t na = size_t(c.model.nactuator());
+    std::vector<bool> driven(na, false);
+    for (int i = 0; i < c.task.model.nactuator; ++i) driven[size_t(c.task.model.actuator[i])] = true;
+    std::set<std::vector<Real>> rows;
+    int differ = 0;
+    for (size_t e = 0; e < labelled.size(); ++e) {
+      const EpisodeRecord& l = labelled[e];
+      SCOPED_TRACE("episode " + std::to_string(l.episode));
+      ASSERT_EQ(l.expert.size(), l.action.size());
+      ASSERT_GE(l.expert.size(), 2 * na);
+      EXPECT_TRUE(std::equal(l.expert.begin(), l.expert.begin() + long(na), expert[e].action.begin()))
+          << "the first label is not the expert's first action";
+      double apart = 0;
+      for (size_t k = 0; k < l.expert.size(); ++k) {
+        if (!driven[k % na]) EXPECT_EQ(l.expert[k], Real(0)) << "an actuator the task does not drive is labelled";
+        if (k >= na) apart = std::max(apart, std::fabs(double(l.expert[k]) - double(l.action[k])));
+      }
+      differ += apart > 1e-3;
+      for (size_t k = 0; k < l.expert.size(); k += na) rows.insert(std::vector<Real>(l.expert.begin() + long(k), l.expert.begin() + long(k + na)));
+    }
+    EXPECT_GE(differ, 40) << "of 48 episodes whose labels are not the network's actions";
+    EXPECT_GT(rows.size(), 100u) << "the labels do not follow the episodes";
   }
 }
 

@@ -322,8 +322,14 @@ def test_a_policy_answering_the_experts_actions_it_is_sent_writes_the_experts_st
     out = tmp_path / "policy.zarr"
     run("sweep", config, "--out", out, "--episodes", 32, "--worlds", 8, "--policy", f"{PYTHON} {script}",
         "--policy-expert")
-    assert hashes(out) == hashes(expert)
+    # the expert's store, and what the policy was sent recorded as its steps' labels: each action is
+    # its label rounded to float32 (the protocol's)
+    labelled = hashes(out)
+    assert labelled.pop("steps/expert_action") and labelled == hashes(expert)
     root = zarr.open_group(store=str(out), mode="r")
+    S = root.attrs["s2r"]["commit"]["steps"]
+    labels, action = root["steps/expert_action"][:S], root["steps/action"][:S]
+    np.testing.assert_array_equal(labels.astype(np.float32).astype(action.dtype), action)
     assert root.attrs["s2r"]["generator"]["sweep"]["policy_expert"] is True
     # compare: the same episodes, and what differs is the policy and that it was sent the expert
     c = json.loads(run("compare", expert, out, "--json").stdout)
@@ -344,7 +350,8 @@ def test_a_policy_answering_the_experts_actions_it_is_sent_writes_the_experts_st
 def test_the_expert_is_sent_only_to_a_policy(tmp_path):
     need_s2r()
     r = run("sweep", "builtin:push", "--out", tmp_path / "x.zarr", "--episodes", 2, "--policy-expert", check=False)
-    assert r.returncode != 0 and "--policy-expert requires --policy" in r.stderr, r.stderr
+    assert r.returncode == 1 and ("--policy-expert labels a policy's steps with the expert's actions; there is no "
+                                  "--policy or --policy-net") in r.stderr, r.stderr
     assert not (tmp_path / "x.zarr").exists()
 
 
@@ -556,6 +563,79 @@ def test_a_network_reading_its_last_actions_acts_as_its_numpy_reference(tmp_path
                                 "input_std": np.full(22, 0.2, np.float32)})
     run("sweep", "builtin:push", "--out", tmp_path / "plain.zarr", "--episodes", 24, "--worlds", 8, "--policy-net", plain)
     assert hashes(tmp_path / "plain.zarr")["steps/action"] != hashes(stores["cpu"])["steps/action"]
+
+
+def test_the_expert_labels_a_networks_steps_in_the_store(tmp_path):
+    """--policy-net FILE --policy-expert: the task's expert labels every step of the network's
+    episodes, recorded as steps/expert_action (the action's shape, names and units): the same store
+    from the CPU step, the CUDA backend's code and the NumPy reference process (sent the labels);
+    without the flag the same store less the labels. An episode's first label is the expert's own
+    first action; s2r replay labels the episode again, bit for bit; shards merge with their labels;
+    a resume needs the flag."""
+    need_s2r()
+    net = tmp_path / "net.npz"
+    random_net(net, 22, 2)
+    stores = {}
+    for name, args in {"cpu": ["--policy-net", net], "cuda": ["--policy-net", net, "--backend", "cuda-emulation"],
+                       "numpy": ["--policy", f"{PYTHON} {os.path.join(python_dir(), 's2r_policy.py')} --net {net}"],
+                       "plain": ["--policy-net", net], "expert": []}.items():
+        stores[name] = tmp_path / f"{name}.zarr"
+        labels = ["--policy-expert"] if name not in ("plain", "expert") else []
+        run("sweep", "builtin:push", "--out", stores[name], "--episodes", 24, "--worlds", 8, *args, *labels)
+    cpu = hashes(stores["cpu"])
+    assert cpu == hashes(stores["cuda"]) == hashes(stores["numpy"])
+    plain = dict(cpu)
+    assert plain.pop("steps/expert_action") and plain == hashes(stores["plain"])
+    root = zarr.open_group(store=str(stores["cpu"]), mode="r")
+    S, E = root.attrs["s2r"]["commit"]["steps"], root.attrs["s2r"]["commit"]["episodes"]
+    labels, action = root["steps/expert_action"], root["steps/action"]
+    assert labels.shape[1:] == action.shape[1:] and labels.dtype == action.dtype
+    assert labels.metadata.dimension_names == action.metadata.dimension_names
+    assert labels.attrs["names"] == action.attrs["names"] and labels.attrs["units"] == action.attrs["units"]
+    features = root.attrs["s2r"]["features"]
+    assert "scripted expert would have done" in features["expert_action"]["description"]
+    assert features["action"]["description"].startswith("the policy's")
+    labels, action = labels[:S], action[:S]
+    start = root["episodes/start"][:E]
+    expert = zarr.open_group(store=str(stores["expert"]), mode="r")
+    np.testing.assert_array_equal(labels[start], expert["steps/action"][:][expert["episodes/start"][:E]])
+    assert np.abs(labels - action).max() > 0.01, "the labels are the network's actions"
+    assert "the task's expert's action recorded at every step (steps/expert_action)" in run("inspect", stores["cpu"]).stdout
+    assert json.loads(run("inspect", stores["cpu"], "--json").stdout)["generator"]["policy_expert"] is True
+    assert json.loads(run("inspect", stores["plain"], "--json").stdout)["generator"]["policy_expert"] is False
+    # replayed with its recorded actions, an episode is labelled again alike
+    r = run("replay", stores["cpu"], "--episode", 5)
+    assert "steps/expert_action identical" in r.stdout and "bit-identical" in r.stdout, r.stdout
+    # two shards merge into the unsharded store, labels included
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    for k in range(2):
+        run("sweep", "builtin:push", "--out", shards / f"shard{k}.zarr", "--episodes", 24, "--worlds", 8,
+            "--policy-net", net, "--policy-expert", "--shard", f"{k}/2")
+    run("merge", shards / "shard0.zarr", shards / "shard1.zarr", "--out", tmp_path / "merged.zarr")
+    assert hashes(tmp_path / "merged.zarr")["steps/expert_action"] == cpu["steps/expert_action"]
+    # a resume without the flag is refused, naming it
+    r = run("sweep", "builtin:push", "--out", stores["cpu"], "--episodes", 24, "--worlds", 8, "--policy-net", net,
+            "--resume", check=False)
+    assert r.returncode == 1 and "sweep.policy_expert differs" in r.stderr, r.stderr
+
+
+def test_a_policy_store_from_before_its_actions_were_called_the_policys_resumes(tmp_path):
+    """Before 2026-12-07 a policy's store described steps/action as the scripted expert's: a resume
+    keeps the store's feature descriptions (prose from when it was made) and goes on."""
+    need_s2r()
+    net = tmp_path / "net.npz"
+    random_net(net, 22, 2)
+    out = tmp_path / "old.zarr"
+    run("sweep", "builtin:push", "--out", out, "--episodes", 8, "--worlds", 4, "--policy-net", net)
+    meta = out / "zarr.json"
+    root = json.loads(meta.read_text())
+    old = "the scripted expert's actuator controls (absolute joint targets for position actuators)"
+    root["attributes"]["s2r"]["features"]["action"]["description"] = old
+    meta.write_text(json.dumps(root))
+    r = run("sweep", "builtin:push", "--out", out, "--episodes", 8, "--worlds", 4, "--policy-net", net, "--resume")
+    assert "episodes        0 written (8 of 8 in the store)" in r.stdout, r.stdout + r.stderr
+    assert json.loads(meta.read_text())["attributes"]["s2r"]["features"]["action"]["description"] == old
 
 
 def test_a_resume_needs_the_same_policy_network(tmp_path):
