@@ -271,6 +271,18 @@ __global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) 
   }
 }
 
+// The sweep's physics for a kSweepNet pass: the forward pass's buffers (the policy row, inputs, the
+// hidden layers', outputs: NetBufferBytes of the network, not the widest one's) in the world's step
+// block, whose scratch the step has not used yet when the network runs and overwrites after (its
+// lifetime is a step: kernels/workspace.h), or in the device buffers the backend gave where the
+// block is smaller than they are (SweepStepArgs::net_buffers). So the kernel's frame does not hold
+// them (docs/gpu.md).
+template <unsigned kFeatures>
+struct DeviceNetStep : SweepControlStep<kFeatures> {
+  char* buffers;
+  S2R_HDI char* NetBuffers(int /*w*/) const { return buffers; }
+};
+
 // One pass of a sweep's worlds (kernels/sweep_step.h, SweepWorldPass in `kMode`), the body of the
 // three sweep kernels: experts, observations, labels and recording on the device. `args` lives in
 // device memory (it is larger than a kernel's parameters should be).
@@ -293,7 +305,13 @@ __device__ __forceinline__ void SweepKernelPass(const ModelView& m, const StateV
     const StateView view = stage ? StageWorldState(s, world, local.state(dw)) : s;
     SweepWorld* record = stage ? local.record(dw) : nullptr;
     if (stage) CopyStateWords(&a.worlds[world], record, sizeof(SweepWorld));
-    SweepWorldPass<kFeatures, kMode>(a, m, view, world, &ws, SweepControlStep<kFeatures>(), record);
+    if constexpr (kMode == kSweepNet) {
+      DeviceNetStep<kFeatures> physics;
+      physics.buffers = a.net_buffers ? a.net_buffers + int64_t(world) * a.net_buffer_bytes : step_block;
+      SweepWorldPass<kFeatures, kMode>(a, m, view, world, &ws, physics, record);
+    } else {
+      SweepWorldPass<kFeatures, kMode>(a, m, view, world, &ws, SweepControlStep<kFeatures>(), record);
+    }
     if (stage) {
       UnstageWorldState(view, s);
       UnstageWorldBlock(dw, world, local.world(dw));
@@ -301,7 +319,13 @@ __device__ __forceinline__ void SweepKernelPass(const ModelView& m, const StateV
     }
   } else {
     Workspace ws = BindWorkspace(dw.layout, step_block, reinterpret_cast<char*>(DeviceWorldWord(dw, world, 0)));
-    SweepWorldPass<kFeatures, kMode>(a, m, s, world, &ws);
+    if constexpr (kMode == kSweepNet) {
+      DeviceNetStep<kFeatures> physics;
+      physics.buffers = a.net_buffers ? a.net_buffers + int64_t(world) * a.net_buffer_bytes : step_block;
+      SweepWorldPass<kFeatures, kMode>(a, m, s, world, &ws, physics);
+    } else {
+      SweepWorldPass<kFeatures, kMode>(a, m, s, world, &ws);
+    }
   }
 }
 
@@ -577,6 +601,8 @@ class CudaBackend : public Backend {
   }
   int threads() const override { return 0; }
   int64_t ScratchBytesPerWorld() const override { return workspaces_.layout.step_bytes + workspaces_.layout.world_bytes; }
+  // a world's step block (its scratch for one step: kernels/workspace.h), in local or global memory
+  int64_t StepBlockBytes() const { return workspaces_.layout.step_bytes; }
   const char* StepBlockMemory() const override {
     if (workspaces_.world_in_local) return "local+state+world";
     return workspaces_.state_in_local ? "local+state" : workspaces_.step_in_local ? "local" : "global";
@@ -817,6 +843,19 @@ class CudaSweepBuffers : public SweepBuffers {
     if (shape.net.nlayer > 0) {  // a policy network's weights (kernels/policy_net.h), read-only
       d_net_.Upload(shape.net.params, size_t(shape.net.nparams) * sizeof(float), st);
       d.net.params = d_net_.get<float>();
+      // the forward pass's buffers: in each world's step block (DeviceNetStep), or where that is
+      // smaller, a block per world of their own
+      // (S2R_CUDA_NET_BUFFERS=own: always their own, for testing; "step" or unset: the default)
+      d.net_buffer_bytes = NetBufferBytes(shape.net);
+      const char* env = std::getenv("S2R_CUDA_NET_BUFFERS");
+      const std::string place = env ? env : "";
+      if (!place.empty() && place != "step" && place != "own") {
+        throw std::runtime_error("S2R_CUDA_NET_BUFFERS=" + place + ": expected step or own");
+      }
+      if (place == "own" || d.net_buffer_bytes > backend->StepBlockBytes()) {
+        d_net_buffers_.Resize(nw * size_t(d.net_buffer_bytes));
+        d.net_buffers = d_net_buffers_.get<char>();
+      }
     }
     device_args_ = d;
     d_args_.Upload(&d, sizeof(d), st);
@@ -990,7 +1029,7 @@ class CudaSweepBuffers : public SweepBuffers {
   cudaStream_t copy_stream_ = nullptr;
   cudaEvent_t gathered_ = nullptr, copied_ = nullptr;
   DeviceBuffer d_worlds_, d_task_params_, d_actions_, d_state_rows_, d_obs_rows_, d_action_rows_, d_expert_rows_, d_ended_, d_args_,
-      d_list_, d_staging_, d_fetch_list_, d_fetch_staging_, d_policy_rows_, d_net_;
+      d_list_, d_staging_, d_fetch_list_, d_fetch_staging_, d_policy_rows_, d_net_, d_net_buffers_;
 };
 
 std::unique_ptr<SweepBuffers> CudaBackend::MakeSweepBuffers(const SweepStepArgs& shape) {

@@ -195,9 +195,9 @@ class CpuBackend : public Backend {
             ControlStep<Features::value>(m, s, world, wsp, act);
             *physics += Ticks() - t0;
           }
-          void Net(const PolicyNet& n, float* x, float* scratch, float* out) const {
+          void Net(const PolicyNet& n, float* x, float* scratch, float* out, int hidden) const {
             const uint64_t t0 = Ticks();
-            NetForward(n, x, scratch, out);
+            NetForward(n, x, scratch, out, hidden);
             *net += Ticks() - t0;
           }
         };

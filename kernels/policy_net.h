@@ -112,9 +112,16 @@ S2R_HD void NetLayer(const float* wt, const float* b, int in, int out, int32_t a
 #endif
 }
 
+// The widest hidden layer (the ping-pong buffers' stride: NetForward's `hidden`); 0 without one.
+S2R_HD int NetHiddenWidth(const PolicyNet& net) {
+  int h = 0;
+  for (int l = 1; l < net.nlayer; ++l) h = net.width[l] > h ? net.width[l] : h;
+  return h;
+}
+
 // The network's actions for inputs `x` (width[0] values, overwritten): `out` gets width[nlayer].
-// `scratch` holds 2 * kNetMaxWidth floats.
-S2R_HD void NetForward(const PolicyNet& net, float* x, float* scratch, float* out) {
+// `scratch` holds 2 * `hidden` floats, hidden >= NetHiddenWidth(net) (kNetMaxWidth: any network).
+S2R_HD void NetForward(const PolicyNet& net, float* x, float* scratch, float* out, int hidden = kNetMaxWidth) {
   const float* p = net.params;
   const int n0 = net.width[0];
   if (net.input_mean >= 0 || net.input_std >= 0 || net.input_clip > 0) {
@@ -128,7 +135,7 @@ S2R_HD void NetForward(const PolicyNet& net, float* x, float* scratch, float* ou
   }
   const float* in = x;
   for (int l = 0; l < net.nlayer; ++l) {
-    float* y = l + 1 == net.nlayer ? out : scratch + (l % 2) * kNetMaxWidth;
+    float* y = l + 1 == net.nlayer ? out : scratch + (l % 2) * hidden;
     NetLayer(p + net.weight[l], p + net.bias[l], net.width[l], net.width[l + 1],
              l + 1 == net.nlayer ? net.output_activation : net.activation, in, y);
     in = y;

@@ -16,6 +16,9 @@
 // does not step: its state is reset before it is used again, so stepping it would be wasted work.
 #pragma once
 
+#include <type_traits>
+#include <utility>
+
 #include "kernels/events.h"
 #include "kernels/observation.h"
 #include "kernels/policy_net.h"
@@ -93,6 +96,12 @@ struct SweepStepArgs {
   const SweepRows* world_rows = nullptr;
   SweepPolicyRow* policy_rows = nullptr;  // (nworld): a kSweepObserve / kSweepActObserve pass's policy inputs
   PolicyNet net;                          // a kSweepNet pass's policy (kernels/policy_net.h)
+  // where a backend's kSweepNet pass keeps the forward pass's buffers outside the thread's frame
+  // (SweepNetBuffers: the CUDA backend, in the world's step block, whose scratch the physics has not
+  // yet used in the step): NetBufferBytes(net) per world; `net_buffers` (nworld x that, device) where
+  // the step block is too small for them, else null
+  int64_t net_buffer_bytes = 0;
+  char* net_buffers = nullptr;
   // 1: the expert labels the policy's steps (--policy-expert): a kSweepObserve / kSweepActObserve
   // pass fills policy_rows[w].expert, and every policy pass (kSweepNet too) records the expert's
   // action in the rows' `expert` (steps/expert_action)
@@ -207,7 +216,9 @@ struct SweepControlStep {
   S2R_HD void operator()(const ModelView& m, const StateView& s, int w, Workspace* ws, const Real* act) const {
     ControlStep<kFeatures>(m, s, w, ws, act);
   }
-  S2R_HD void Net(const PolicyNet& net, float* x, float* scratch, float* out) const { NetForward(net, x, scratch, out); }
+  S2R_HD void Net(const PolicyNet& net, float* x, float* scratch, float* out, int hidden = kNetMaxWidth) const {
+    NetForward(net, x, scratch, out, hidden);
+  }
 };
 
 // What a sweep pass does (SweepWorldPass): the task's expert acts, or a policy outside the
@@ -291,8 +302,66 @@ S2R_HD void NetInputs(const PolicyNet& net, const SweepPolicyRow& p, const Real*
   }
 }
 
+// Where a kSweepNet step keeps the forward pass's buffers: the policy row, the inputs, the hidden
+// layers' two buffers and the outputs, sized by the network (NetBufferBytes).
+struct SweepNetBuffers {
+  SweepPolicyRow* row;
+  float* x;        // width[0]
+  float* scratch;  // 2 x hidden
+  float* out;      // width[nlayer]
+  int hidden;      // NetHiddenWidth, at least 1
+};
+S2R_HD int64_t NetBufferAlign(int64_t bytes) { return (bytes + 15) / 16 * 16; }
+// their offsets from the buffers' base (16-byte aligned), and the bytes in all
+struct SweepNetBufferLayout {
+  int64_t x, scratch, out, bytes;
+  int hidden;
+};
+S2R_HD SweepNetBufferLayout NetBufferLayout(const PolicyNet& net) {
+  SweepNetBufferLayout l;
+  l.hidden = NetHiddenWidth(net) > 0 ? NetHiddenWidth(net) : 1;
+  l.x = NetBufferAlign(sizeof(SweepPolicyRow));
+  l.scratch = l.x + NetBufferAlign(int64_t(net.width[0]) * 4);
+  l.out = l.scratch + NetBufferAlign(int64_t(2) * l.hidden * 4);
+  l.bytes = l.out + NetBufferAlign(int64_t(net.width[net.nlayer]) * 4);
+  return l;
+}
+S2R_HD int64_t NetBufferBytes(const PolicyNet& net) { return NetBufferLayout(net).bytes; }
+S2R_HD SweepNetBuffers NetBuffersAt(const PolicyNet& net, char* base) {
+  const SweepNetBufferLayout l = NetBufferLayout(net);
+  return {reinterpret_cast<SweepPolicyRow*>(base), reinterpret_cast<float*>(base + l.x),
+          reinterpret_cast<float*>(base + l.scratch), reinterpret_cast<float*>(base + l.out), l.hidden};
+}
+
+// The network's step with its buffers `b`: the policy row, the inputs (`act` holds the last step's
+// actions), the expert's label where asked, the forward pass, the actions into `act`.
+template <typename Physics>
+S2R_HD void SweepWorldNetAct(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, SweepWorld& r,
+                             const SweepRows& rows, Real* act, const Physics& physics, const SweepNetBuffers& b) {
+  SweepWorldPolicyRow(a, s, w, r, rows.obs, *b.row);
+  NetInputs(a.net, *b.row, act, b.x);  // act: the last step's actions, not yet overwritten
+  // the expert's label (--policy-expert), into act: its last values are in x, the network's next
+  // overwrite it
+  if (a.policy_expert) SweepWorldExpertAct(a, m, s, w, r, act, rows.expert);
+  physics.Net(a.net, b.x, b.scratch, b.out, b.hidden);
+  for (int i = 0; i < a.nactuator; ++i) act[i] = static_cast<Real>(b.out[i]);
+}
+
+// Whether a sweep's physics keeps the forward pass's buffers outside the pass's frame: it has
+// `char* NetBuffers(int w) const` (the CUDA backend's DeviceNetStep), else they are the pass's own.
+template <typename Physics, typename = void>
+struct NetBuffersOutside {
+  static constexpr bool value = false;
+};
+template <typename Physics>
+struct NetBuffersOutside<Physics, std::void_t<decltype(std::declval<const Physics&>().NetBuffers(0))>> {
+  static constexpr bool value = true;
+};
+
 // A kSweepNet step's start: as SweepWorldBefore, with the network's actions for the expert's
-// (`physics.Net` runs the forward pass: a backend may time it, as the physics).
+// (`physics.Net` runs the forward pass: a backend may time it, as the physics). The buffers are the
+// function's own, or where `physics.NetBuffers(w)` says (NetBuffersOutside: the CUDA
+// backend's step block, so that the kernel's frame does not hold the widest network's).
 template <typename Physics>
 S2R_HD Real* SweepWorldNetBefore(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, Workspace* ws,
                                  SweepWorld& r, const Physics& physics) {
@@ -301,15 +370,13 @@ S2R_HD Real* SweepWorldNetBefore(const SweepStepArgs& a, const ModelView& m, con
   if (!active) return act;
   const SweepRows rows = a.RowsAt(w, r.task.steps);
   SweepWorldRecordState(a, s, w, r, rows);
-  SweepPolicyRow p;
-  SweepWorldPolicyRow(a, s, w, r, rows.obs, p);
-  float x[kNetMaxInputs], scratch[2 * kNetMaxWidth], out[kNetMaxOutputs];
-  NetInputs(a.net, p, act, x);  // act: the last step's actions, not yet overwritten
-  // the expert's label (--policy-expert), into act: its last values are in x, the network's next
-  // overwrite it
-  if (a.policy_expert) SweepWorldExpertAct(a, m, s, w, r, act, rows.expert);
-  physics.Net(a.net, x, scratch, out);
-  for (int i = 0; i < a.nactuator; ++i) act[i] = static_cast<Real>(out[i]);
+  if constexpr (NetBuffersOutside<Physics>::value) {
+    SweepWorldNetAct(a, m, s, w, r, rows, act, physics, NetBuffersAt(a.net, physics.NetBuffers(w)));
+  } else {
+    SweepPolicyRow p;
+    float x[kNetMaxInputs], scratch[2 * kNetMaxWidth], out[kNetMaxOutputs];
+    SweepWorldNetAct(a, m, s, w, r, rows, act, physics, SweepNetBuffers{&p, x, scratch, out, kNetMaxWidth});
+  }
   SweepWorldRecordAction(a, rows, act);
   return act;
 }
@@ -321,7 +388,7 @@ S2R_HD Real* SweepWorldNetBefore(const SweepStepArgs& a, const ModelView& m, con
 // steps per pass keep a world's state in cache (CPU) or in its thread (CUDA) and spread the host's
 // work between passes over more steps. An episode's rows do not depend on how its steps fell into
 // passes. A world with no episode to run or start takes none (the sweep's tail).
-// `physics(m, s, w, ws, act)` steps the world and `physics.Net(net, x, scratch, out)` runs a policy
+// `physics(m, s, w, ws, act)` steps the world and `physics.Net(net, x, scratch, out, hidden)` runs a policy
 // network (a backend may wrap ControlStep and NetForward to time them: the CPU backend reports the
 // sweep's physics and network shares). `record` is the world's episode record to use, when
 // not a.worlds[w] itself: the CUDA step kernel passes a copy in the thread's local memory and

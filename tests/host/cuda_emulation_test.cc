@@ -19,6 +19,7 @@
 #include "host/engine.h"
 #include "host/scene/fields.h"
 #include "host/scene/scene_source.h"
+#include "tests/host/scoped_env.h"
 
 namespace s2r {
 namespace cuda_emulation {
@@ -232,27 +233,6 @@ TEST(CudaEmulationEngine, QueuedStepsReadTheirOwnActions) {
     }
   }
 }
-
-// an environment variable set (or unset) for one scope, restored after
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (had_) setenv(name_, old_.c_str(), 1);
-    else unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  bool had_ = false;
-  std::string old_;
-};
 
 uint64_t HashAfterSteps(const char* scene, BackendKind backend, int steps, std::string* memory) {
   EngineOptions o;

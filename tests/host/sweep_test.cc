@@ -33,6 +33,7 @@
 #include "host/sweep/sweep.h"
 #include "kernels/tasks.h"
 #include "tests/host/run_command.h"
+#include "tests/host/scoped_env.h"
 #include "tests/host/task_run.h"
 #include "tests/host/test_dir.h"
 
@@ -1439,7 +1440,9 @@ TEST(PolicyNet, TheForwardPassIsTheLayersArithmetic) {
 }
 
 // A network's episodes: the same, bit for bit, on the CPU backend (16 control steps per pass), on
-// the CUDA backend's path run by the emulated runtime (4 per pass, SweepNetKernel's code), and
+// the CUDA backend's path run by the emulated runtime (4 per pass, SweepNetKernel's code; its
+// forward pass's buffers in the world's step block, in their own device blocks, or in a step block
+// in global memory), and
 // with the network evaluated outside the step on the rows a policy process is sent (one control
 // step per exchange): the network sees what a policy process would. push and peg_insert (joints and
 // the socket among the inputs), 48 episodes in 16 worlds, of more than one length.
@@ -1450,6 +1453,14 @@ TEST(SweepPolicyNet, TheNetworkActsAlikeInEveryBackendsStepAndOutsideIt) {
     const PolicyNetFile f = BuildPolicyNet(SteeringNet(c), "steering.npz", c);
     const std::vector<EpisodeRecord> cpu = RunConfigEpisodes(BackendKind::kCpu, c, 0, nullptr, &f);
     ExpectSameEpisodes(cpu, RunConfigEpisodes(BackendKind::kCudaEmulation, c, 0, nullptr, &f));
+    // the kernel's forward-pass buffers in the world's step block (the default, above), in a block of
+    // their own, and in a step block in global memory
+    for (const auto& [variable, value] : {std::pair<const char*, const char*>{"S2R_CUDA_NET_BUFFERS", "own"},
+                                          {"S2R_CUDA_STEP_BLOCK", "global"}}) {
+      SCOPED_TRACE(std::string(variable) + "=" + value);
+      ScopedEnv place(variable, value);
+      ExpectSameEpisodes(cpu, RunConfigEpisodes(BackendKind::kCudaEmulation, c, 0, nullptr, &f));
+    }
     ExpectSameEpisodes(cpu, RunConfigEpisodes(BackendKind::kCpu, c, 1, nullptr, &f));
     NetOutsideTheStep outside(f);
     ExpectSameEpisodes(cpu, RunConfigEpisodes(BackendKind::kCpu, c, 0, &outside));
