@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -24,6 +25,7 @@
 #include "host/store/metadata.h"
 #include "host/store/outcomes.h"
 #include "host/store/sha256.h"
+#include "host/store/store_error.h"
 #include "host/sweep/sweep.h"
 #include "host/store/zarr_array.h"
 
@@ -89,6 +91,93 @@ std::string HashArray(const ZarrArray& array) {
   return hash.HexFinal();
 }
 
+// Steps [start, start + count) of a step feature, as doubles (a float32 or float64 feature).
+std::vector<double> StepValues(const DatasetReader& r, const FeatureSpec& f, int64_t start, int64_t count) {
+  const std::vector<uint8_t> bytes = r.StepRows(f.name, start, count);
+  std::vector<double> out;
+  if (f.dtype == DataType::kFloat32) {
+    std::vector<float> v(bytes.size() / sizeof(float));
+    std::memcpy(v.data(), bytes.data(), v.size() * sizeof(float));
+    out.assign(v.begin(), v.end());
+  } else if (f.dtype == DataType::kFloat64) {
+    out.resize(bytes.size() / sizeof(double));
+    std::memcpy(out.data(), bytes.data(), out.size() * sizeof(double));
+  } else {
+    throw StoreError(r.path() + "/steps/" + f.name, std::string("is ") + DataTypeName(f.dtype) + ", not a float feature");
+  }
+  return out;
+}
+
+// Where a store's policy departs from the expert's labels of its steps (steps/action against
+// steps/expert_action, --policy-expert): the mean |action - label| per actuator over all steps, over
+// the successful episodes' steps and the failed ones', and per failure label; null where no steps
+// count. Null for a store without labels. Read a block of steps at a time (episodes are contiguous
+// and in order), so a large store is not loaded whole.
+nlohmann::json ExpertAgreement(const DatasetReader& r, const std::vector<uint8_t>& success,
+                               const std::vector<int32_t>& labels, const std::map<int32_t, std::string>& names) {
+  using nlohmann::json;
+  const DatasetSpec& spec = r.spec();
+  const FeatureSpec *action = nullptr, *expert = nullptr;
+  for (const FeatureSpec& f : spec.features) {
+    if (f.name == "action") action = &f;
+    if (f.name == "expert_action") expert = &f;
+  }
+  if (!action || !expert) return nullptr;
+  if (action->shape != expert->shape) {
+    throw StoreError(r.path() + "/steps/expert_action", "shape " + json(expert->shape).dump() + " is not steps/action's " +
+                                                            json(action->shape).dump());
+  }
+  const size_t na = action->shape.empty() ? 1 : size_t(action->shape[0]);
+  const std::vector<int64_t> starts = r.EpisodeStarts(), lengths = r.EpisodeLengths();
+  struct Sum {
+    std::vector<double> total;
+    int64_t steps = 0;
+  };
+  std::map<std::string, Sum> sums;  // "all", "success", "failure", then failure label names
+  std::vector<Sum*> into(starts.size() * 3, nullptr);  // each episode's three sums
+  for (size_t k = 0; k < starts.size(); ++k) {
+    const std::string label = success[k] ? "" : names.count(labels[k]) ? names.at(labels[k]) : "<not in taxonomy>";
+    const std::string keys[3] = {"all", success[k] ? "success" : "failure", label};
+    for (int j = 0; j < 3; ++j) {
+      if (keys[j].empty()) continue;
+      Sum& sum = sums[keys[j]];
+      sum.total.resize(na, 0.0);
+      sum.steps += lengths[k];
+      into[k * 3 + size_t(j)] = &sum;
+    }
+  }
+  constexpr int64_t kBlock = 1 << 16;  // steps read at a time
+  size_t k = 0;                        // the episode that holds step t
+  for (int64_t t0 = 0; t0 < r.steps(); t0 += kBlock) {
+    const int64_t n = std::min(kBlock, r.steps() - t0);
+    const std::vector<double> a = StepValues(r, *action, t0, n), e = StepValues(r, *expert, t0, n);
+    for (int64_t t = t0; t < t0 + n; ++t) {
+      while (k < starts.size() && t >= starts[k] + lengths[k]) ++k;
+      if (k == starts.size()) break;
+      for (int j = 0; j < 3; ++j) {
+        Sum* sum = into[k * 3 + size_t(j)];
+        if (!sum) continue;
+        for (size_t i = 0; i < na; ++i) sum->total[i] += std::fabs(a[size_t(t - t0) * na + i] - e[size_t(t - t0) * na + i]);
+      }
+    }
+  }
+  auto mean = [&](const std::string& key) -> json {
+    auto it = sums.find(key);
+    if (it == sums.end() || it->second.steps == 0) return nullptr;
+    json v = json::array();
+    for (double x : it->second.total) v.push_back(x / double(it->second.steps));
+    return v;
+  };
+  json out = {{"names", action->names}, {"units", action->units}, {"all", mean("all")},
+              {"success", mean("success")}, {"failure", mean("failure")}};
+  json by = json::object();
+  for (const auto& [key, sum] : sums) {
+    if (key != "all" && key != "success" && key != "failure") by[key] = mean(key);
+  }
+  out["by_failure_label"] = by;
+  return out;
+}
+
 // The summary of an s2r dataset: what is in it (episodes, steps, features with units), how it
 // went (success rate, failure labels, episode lengths) and what was randomized (ranges seen).
 nlohmann::json DatasetSummary(const std::string& store) {
@@ -143,6 +232,8 @@ nlohmann::json DatasetSummary(const std::string& store) {
   }
   if (unknown > 0) failures["<not in taxonomy>"] = unknown;
   out["failure_counts"] = failures;
+  // a labelled policy store: where its actions depart from the expert's
+  out["expert_agreement"] = ExpertAgreement(r, success, labels, names);
   if (!lengths.empty()) {
     int64_t lo = lengths[0], hi = lengths[0], sum = 0;
     for (int64_t v : lengths) {
@@ -380,6 +471,30 @@ void PrintDatasetSummary(const nlohmann::json& s) {
   if (s["failure_counts"].empty()) std::printf(" (no labels)");
   for (auto it = s["failure_counts"].begin(); it != s["failure_counts"].end(); ++it) {
     std::printf(" %s=%lld", it.key().c_str(), (long long)it.value().get<int64_t>());
+  }
+  const nlohmann::json& agree = s["expert_agreement"];
+  if (agree.is_object()) {
+    std::printf("\n  the policy against the expert's labels, mean |action - expert_action| per step:");
+    auto text = [](const nlohmann::json& v, size_t i) {
+      if (v.is_null()) return std::string("-");
+      char b[32];
+      std::snprintf(b, sizeof b, "%.4g", v[i].get<double>());
+      return std::string(b);
+    };
+    for (size_t i = 0; i < agree["names"].size(); ++i) {
+      const nlohmann::json& units = agree["units"];
+      const std::string unit = !units.is_array() || units.empty() ? ""
+                               : units.size() > i ? units[i].get<std::string>()
+                                                  : units[0].get<std::string>();
+      std::printf("\n    %-16s [%s] all %s, success %s, failure %s", agree["names"][i].get<std::string>().c_str(),
+                  unit.c_str(), text(agree["all"], i).c_str(), text(agree["success"], i).c_str(),
+                  text(agree["failure"], i).c_str());
+      std::string by;
+      for (auto it = agree["by_failure_label"].begin(); it != agree["by_failure_label"].end(); ++it) {
+        by += (by.empty() ? "" : ", ") + it.key() + " " + text(it.value(), i);
+      }
+      if (!by.empty()) std::printf(" (%s)", by.c_str());
+    }
   }
   std::printf("\n  tasks:\n");
   for (const auto& t : s["tasks"]) {

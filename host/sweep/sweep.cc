@@ -343,7 +343,8 @@ double PolicyStep(const SweepConfig& c, int nworld, SweepBuffers& buffers, Actio
   const int ntask = static_cast<int>(c.task.params.size());
   const int njoint = c.task.model.nactuator;
   const int ntarget = c.task.model.target_body >= 0 ? 3 : 0;
-  const bool expert = h.policy_expert != 0;  // the observing pass filled the rows' expert
+  // the observing pass filled the rows' expert; packed for a source that reads it
+  const bool expert = h.policy_expert != 0 && policy->WantsExpert();
   for (int w = 0; w < nworld; ++w) {
     const SweepPolicyRow& r = h.policy_rows[w];
     if (!r.active) continue;

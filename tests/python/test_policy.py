@@ -330,6 +330,8 @@ def test_a_policy_answering_the_experts_actions_it_is_sent_writes_the_experts_st
     S = root.attrs["s2r"]["commit"]["steps"]
     labels, action = root["steps/expert_action"][:S], root["steps/action"][:S]
     np.testing.assert_array_equal(labels.astype(np.float32).astype(action.dtype), action)
+    agree = json.loads(run("inspect", out, "--json").stdout)["expert_agreement"]
+    assert max(agree["all"]) < 1e-6, agree  # the policy is its labels, to float32 rounding
     assert root.attrs["s2r"]["generator"]["sweep"]["policy_expert"] is True
     # compare: the same episodes, and what differs is the policy and that it was sent the expert
     c = json.loads(run("compare", expert, out, "--json").stdout)
@@ -603,6 +605,32 @@ def test_the_expert_labels_a_networks_steps_in_the_store(tmp_path):
     assert "the task's expert's action recorded at every step (steps/expert_action)" in run("inspect", stores["cpu"]).stdout
     assert json.loads(run("inspect", stores["cpu"], "--json").stdout)["generator"]["policy_expert"] is True
     assert json.loads(run("inspect", stores["plain"], "--json").stdout)["generator"]["policy_expert"] is False
+    # where a network departs from its labels (the example network, which succeeds in some episodes):
+    # inspect's means against NumPy's, by outcome and failure label
+    example = tmp_path / "example.zarr"
+    run("sweep", "builtin:push", "--out", example, "--episodes", 48, "--worlds", 8, "--policy-net",
+        os.path.join(python_dir(), "examples", "push_net.npz"), "--policy-expert")
+    agree = json.loads(run("inspect", example, "--json").stdout)["expert_agreement"]
+    root = zarr.open_group(store=str(example), mode="r")
+    S, E = root.attrs["s2r"]["commit"]["steps"], root.attrs["s2r"]["commit"]["episodes"]
+    labels, action = root["steps/expert_action"][:S], root["steps/action"][:S]
+    assert agree["names"] == root["steps/action"].attrs["names"]
+    success, label = root["episodes/success"][:E], root["episodes/failure_label"][:E]
+    length = root["episodes/length"][:E]
+    episode = np.repeat(np.arange(E), length)
+    apart = np.abs(labels.astype(np.float64) - action.astype(np.float64))
+    names = {l["code"]: l["name"] for l in root.attrs["s2r"]["labels"]}
+    expect = {"all": apart.mean(0), "success": apart[success[episode] == 1].mean(0),
+              "failure": apart[success[episode] == 0].mean(0)}
+    for key, want in expect.items():
+        np.testing.assert_allclose(agree[key], want, rtol=1e-9, err_msg=key)
+    for code in set(label[success == 0].tolist()):
+        np.testing.assert_allclose(agree["by_failure_label"][names[code]], apart[(success[episode] == 0) &
+                                                                                 (label[episode] == code)].mean(0),
+                                   rtol=1e-9, err_msg=names[code])
+    assert 0 < success.sum() < E and len(agree["by_failure_label"]) >= 1
+    assert "the policy against the expert's labels" in run("inspect", example).stdout
+    assert json.loads(run("inspect", stores["plain"], "--json").stdout)["expert_agreement"] is None
     # replayed with its recorded actions, an episode is labelled again alike
     r = run("replay", stores["cpu"], "--episode", 5)
     assert "steps/expert_action identical" in r.stdout and "bit-identical" in r.stdout, r.stdout
