@@ -670,7 +670,8 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
 
   // the store: new, resumed or replaced; an existing one is never touched without a flag
   std::error_code ec;
-  const bool exists = fs::exists(out, ec) && !(fs::is_directory(out, ec) && fs::is_empty(out, ec));
+  const bool empty_dir = fs::is_directory(out, ec) && fs::is_empty(out, ec);  // given: kept, if emptied again
+  const bool exists = fs::exists(out, ec) && !empty_dir;
   if (exists && !o.resume && !o.overwrite) {
     throw StoreError(out, "exists; pass --resume to continue it or --overwrite to replace it");
   }
@@ -734,12 +735,13 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
       }
     }
   }
-  DatasetWriter writer(out, spec, o.resume ? OpenMode::kResume : OpenMode::kCreate);
+  auto writer = std::make_unique<DatasetWriter>(out, spec, o.resume ? OpenMode::kResume : OpenMode::kCreate);
+  const bool made_here = !exists || o.overwrite;  // this run made the store (not a resumed one)
   const auto run_start = Clock::now();  // the sweep's own time: not preparing or replacing the store
   SweepSummary summary;
   summary.failure_counts.assign(kNumTaskLabels, 0);
   summary.episodes_planned = planned;
-  const int64_t first = writer.episodes_appended();  // resume after the committed episodes
+  const int64_t first = writer->episodes_appended();  // resume after the committed episodes
   RunnerOptions ro;
   ro.worlds = o.worlds;
   ro.threads = o.threads;
@@ -750,31 +752,47 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
   ro.policy_expert = o.policy_expert;
   ro.net = o.policy_net.get();
   ro.progress = o.progress;
-  RunEpisodes(c, seed, first, planned, index_of, ro,
-      [&](EpisodeRecord& f) {
-        EpisodeView ev;
-        ev.length = f.length;
-        ev.seed = static_cast<uint64_t>(f.episode);
-        ev.task_index = 0;
-        ev.success = f.task.success != 0;
-        ev.failure_label = f.task.label;
-        ev.terminal = f.task.terminal != 0;
-        ev.params = f.params.data();
-        ev.metrics = f.metrics.data();
-        ev.features = {f.state.data(), f.obs.data(), f.action.data()};
-        if (o.policy_expert) ev.features.push_back(f.expert.data());
-        writer.Append(ev);
-        summary.episodes += 1;
-        summary.steps += f.length;
-        summary.successes += f.task.success ? 1 : 0;
-        summary.failure_counts[f.task.label] += f.task.success ? 0 : 1;
-        summary.near_misses += f.task.near_miss ? 1 : 0;
-      },
-      &summary);
+  try {
+    RunEpisodes(c, seed, first, planned, index_of, ro,
+        [&](EpisodeRecord& f) {
+          EpisodeView ev;
+          ev.length = f.length;
+          ev.seed = static_cast<uint64_t>(f.episode);
+          ev.task_index = 0;
+          ev.success = f.task.success != 0;
+          ev.failure_label = f.task.label;
+          ev.terminal = f.task.terminal != 0;
+          ev.params = f.params.data();
+          ev.metrics = f.metrics.data();
+          ev.features = {f.state.data(), f.obs.data(), f.action.data()};
+          if (o.policy_expert) ev.features.push_back(f.expert.data());
+          writer->Append(ev);
+          summary.episodes += 1;
+          summary.steps += f.length;
+          summary.successes += f.task.success ? 1 : 0;
+          summary.failure_counts[f.task.label] += f.task.success ? 0 : 1;
+          summary.near_misses += f.task.near_miss ? 1 : 0;
+        },
+        &summary);
+  } catch (...) {
+    // A sweep that fails before its first episode (a policy that cannot start or answer, the
+    // engine's buffers refused) leaves no store it made: an empty one would stand in the way of the
+    // next run (--overwrite) and hold nothing to resume. A resumed store, or one with episodes in
+    // it, is kept: what was committed stays.
+    if (made_here && summary.episodes == 0) {
+      writer.reset();  // closed (nothing appended) before it is removed
+      if (empty_dir) {
+        for (const fs::directory_entry& e : fs::directory_iterator(out, ec)) fs::remove_all(e.path(), ec);
+      } else {
+        fs::remove_all(out, ec);
+      }
+    }
+    throw;
+  }
   const auto close_start = Clock::now();
-  writer.Close();
+  writer->Close();
   summary.close_seconds = std::chrono::duration<double>(Clock::now() - close_start).count();
-  summary.episodes_total = writer.episodes_committed();
+  summary.episodes_total = writer->episodes_committed();
   summary.seconds = std::chrono::duration<double>(Clock::now() - run_start).count();
   summary.env_steps_per_s = double(summary.world_steps) / std::max(summary.seconds, 1e-9);
   if (o.progress) o.progress(summary);

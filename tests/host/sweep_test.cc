@@ -1204,7 +1204,8 @@ TEST(SweepPolicy, APolicyAnsweringTheExpertsActionsRunsTheExpertsEpisodes) {
 // --policy: a policy process that fails in any way (exits, hangs, answers the wrong count, a bad
 // header, a non-finite action) ends the sweep with an error naming the command and the step, and
 // a hung one within --policy-timeout; on the CUDA backend's path too (one case, on the emulated
-// runtime). The policies are shell one-liners (printf writes the binary answers); the full
+// runtime). Failing before the first episode, it leaves no store behind (an empty folder given as
+// the store stays, empty). The policies are shell one-liners (printf writes the binary answers); the full
 // protocol against a Python policy is tests/python/test_policy.py's.
 TEST(SweepPolicy, AFailingPolicyIsAnErrorNamingTheCommandAndTheStep) {
   const std::string dir = TestDir();
@@ -1233,7 +1234,16 @@ TEST(SweepPolicy, AFailingPolicyIsAnErrorNamingTheCommandAndTheStep) {
     EXPECT_NE(r.output.find("s2r: error: --policy '" + c.policy + "': " + c.expect), std::string::npos)
         << c.policy << "\n" << r.output;
     EXPECT_LT(seconds, 15) << c.policy << ": the policy's sleep must not hold the sweep";
+    // it failed before its first episode: the store it made is gone, so the next run needs no --overwrite
+    EXPECT_FALSE(std::filesystem::exists(dir + "/s" + std::to_string(i))) << c.policy;
   }
+  // an empty folder given as the store is kept, empty
+  std::filesystem::create_directories(dir + "/given");
+  CommandResult given = RunCommand(std::string(S2R_BINARY) + " sweep builtin:push --episodes 2 --threads 1 --out " + dir +
+                                   "/given --worlds 2 --policy 'read l; exit 3'");
+  EXPECT_EQ(given.exit_code, 1) << given.output;
+  EXPECT_TRUE(std::filesystem::is_directory(dir + "/given"));
+  EXPECT_TRUE(std::filesystem::is_empty(dir + "/given"));
   // what a policy cannot drive: a grasping task labelled by its expert's phases (task.checker:
   // phases); refused before a store is made
   {
