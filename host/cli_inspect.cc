@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -91,23 +90,6 @@ std::string HashArray(const ZarrArray& array) {
   return hash.HexFinal();
 }
 
-// Steps [start, start + count) of a step feature, as doubles (a float32 or float64 feature).
-std::vector<double> StepValues(const DatasetReader& r, const FeatureSpec& f, int64_t start, int64_t count) {
-  const std::vector<uint8_t> bytes = r.StepRows(f.name, start, count);
-  std::vector<double> out;
-  if (f.dtype == DataType::kFloat32) {
-    std::vector<float> v(bytes.size() / sizeof(float));
-    std::memcpy(v.data(), bytes.data(), v.size() * sizeof(float));
-    out.assign(v.begin(), v.end());
-  } else if (f.dtype == DataType::kFloat64) {
-    out.resize(bytes.size() / sizeof(double));
-    std::memcpy(out.data(), bytes.data(), out.size() * sizeof(double));
-  } else {
-    throw StoreError(r.path() + "/steps/" + f.name, std::string("is ") + DataTypeName(f.dtype) + ", not a float feature");
-  }
-  return out;
-}
-
 // Where a store's policy departs from the expert's labels of its steps (steps/action against
 // steps/expert_action, --policy-expert): the mean |action - label| per actuator over all steps, over
 // the successful episodes' steps and the failed ones', and per failure label; null where no steps
@@ -150,7 +132,7 @@ nlohmann::json ExpertAgreement(const DatasetReader& r, const std::vector<uint8_t
   size_t k = 0;                        // the episode that holds step t
   for (int64_t t0 = 0; t0 < r.steps(); t0 += kBlock) {
     const int64_t n = std::min(kBlock, r.steps() - t0);
-    const std::vector<double> a = StepValues(r, *action, t0, n), e = StepValues(r, *expert, t0, n);
+    const std::vector<double> a = r.StepValues("action", t0, n), e = r.StepValues("expert_action", t0, n);
     for (int64_t t = t0; t < t0 + n; ++t) {
       while (k < starts.size() && t >= starts[k] + lengths[k]) ++k;
       if (k == starts.size()) break;

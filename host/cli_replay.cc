@@ -42,11 +42,11 @@ double MaxDiff(const A& a, const B& b, bool* identical) {
   return d;
 }
 
+// the stored rows in this build's precision (a float32 store read by a float64 build, or the other
+// way round, converted value by value)
 std::vector<Real> StoredRows(const DatasetReader& r, const char* feature, int64_t start, int64_t length) {
-  std::vector<uint8_t> bytes = r.StepRows(feature, start, length);
-  std::vector<Real> out(bytes.size() / sizeof(Real));
-  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(Real));
-  return out;
+  const std::vector<double> v = r.StepValues(feature, start, length);
+  return std::vector<Real>(v.begin(), v.end());
 }
 
 void WriteCsv(const std::string& path, const SweepConfig& c, const EpisodeRecord& e) {
@@ -122,6 +122,15 @@ void RunReplay(const ReplayArgs& a) {
   // a policy's steps the expert labelled (--policy-expert: steps/expert_action) are labelled again
   const bool labels_recorded = recorded && sweep.value("policy_expert", false);
   EpisodeRecord e = ReplayEpisode(c, seed, a.episode, recorded.get(), labels_recorded);
+  // a store another precision's build wrote cannot replay bit for bit here: say so before the figures
+  const char* mine = sizeof(Real) == 4 ? "float32" : "float64";
+  for (const FeatureSpec& f : r.spec().features) {
+    if (f.name == "state" && DataTypeName(f.dtype) != std::string(mine)) {
+      std::printf("the store was written by a %s build and this s2r computes in %s: expect differences of "
+                  "rounding, not bit-identical rows\n",
+                  DataTypeName(f.dtype), mine);
+    }
+  }
 
   // compare with the stored steps and parameters
   bool all = length == e.length;

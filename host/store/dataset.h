@@ -199,6 +199,9 @@ class DatasetReader {
   std::vector<double> EpisodeMetric(const std::string& name) const;
   // Steps [start, start + count) of a step array as raw native bytes.
   std::vector<uint8_t> StepRows(const std::string& name, int64_t start, int64_t count) const;
+  // ... of a float feature (float32 or float64, as the writing build computed), as doubles; any other
+  // dtype is a StoreError naming the array
+  std::vector<double> StepValues(const std::string& name, int64_t start, int64_t count) const;
 
   // Whether `path` holds an s2r dataset (root attributes with the format marker).
   static bool IsDataset(const std::string& path);

@@ -3,6 +3,7 @@
 #include "host/store/dataset.h"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <tuple>
 
@@ -278,6 +279,28 @@ std::vector<uint8_t> DatasetReader::StepRows(const std::string& name, int64_t st
   for (int64_t c : cnt) n *= c;
   std::vector<uint8_t> out(static_cast<size_t>(n) * a.element_size());
   if (n > 0) a.ReadRegionBytes(st, cnt, out.data(), out.size());
+  return out;
+}
+
+std::vector<double> DatasetReader::StepValues(const std::string& name, int64_t start, int64_t count) const {
+  const FeatureSpec* feature = nullptr;
+  for (const FeatureSpec& f : spec_.features) {
+    if (f.name == name) feature = &f;
+  }
+  const std::string path = JoinPath(path_, "steps/" + name);
+  if (!feature) throw StoreError(path, "is not one of the dataset's features");
+  const std::vector<uint8_t> bytes = StepRows(name, start, count);
+  std::vector<double> out;
+  if (feature->dtype == DataType::kFloat32) {
+    std::vector<float> v(bytes.size() / sizeof(float));
+    std::memcpy(v.data(), bytes.data(), v.size() * sizeof(float));
+    out.assign(v.begin(), v.end());
+  } else if (feature->dtype == DataType::kFloat64) {
+    out.resize(bytes.size() / sizeof(double));
+    std::memcpy(out.data(), bytes.data(), out.size() * sizeof(double));
+  } else {
+    throw StoreError(path, std::string("is ") + DataTypeName(feature->dtype) + ", not a float feature");
+  }
   return out;
 }
 

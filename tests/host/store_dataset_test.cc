@@ -152,6 +152,52 @@ TEST(StoreDataset, RoundTripThroughReader) {
   EXPECT_TRUE(obs.metadata().IsSharded());
 }
 
+// A float feature read as doubles whatever precision wrote it (a float32 store read by a float64
+// build: s2r replay, inspect's expert agreement): float32 and float64 features value for value, a
+// range of steps, and anything that is not a float feature named.
+TEST(StoreDataset, StepValuesReadFloatFeaturesAsDoubles) {
+  const std::string dir = FreshDir() + "/ds";
+  DatasetSpec spec = FixtureDatasetSpec(SmallStorage());
+  spec.features[1].dtype = DataType::kFloat64;  // action: float64, obs: float32
+  {
+    DatasetWriter w(dir, spec, OpenMode::kCreate);
+    std::vector<double> action;
+    for (int64_t e = 0; e < 9; ++e) {
+      FixtureEpisode ep;
+      MakeFixtureEpisode(e, &ep);
+      action.assign(ep.action.begin(), ep.action.end());
+      for (size_t i = 0; i < action.size(); ++i) action[i] += 1e-12 * double(i + 1);  // not a float32 value
+      ep.view.features = {ep.obs.data(), action.data()};
+      w.Append(ep.view);
+    }
+    w.Close();
+  }
+  DatasetReader r(dir);
+  const std::vector<int64_t> start = r.EpisodeStarts();
+  const std::vector<double> obs = r.StepValues("obs", 0, r.steps());
+  const std::vector<double> action = r.StepValues("action", start[3], FixtureLength(3));
+  ASSERT_EQ(obs.size(), size_t(r.steps()) * 4);
+  ASSERT_EQ(action.size(), size_t(FixtureLength(3)) * 2);
+  for (int64_t e = 0; e < 9; ++e) {
+    for (int64_t k = 0; k < FixtureLength(e); ++k) {
+      for (int64_t j = 0; j < 4; ++j) ASSERT_EQ(obs[size_t((start[e] + k) * 4 + j)], double(FixtureObs(e, k, j)));
+    }
+  }
+  for (int64_t k = 0; k < FixtureLength(3); ++k) {
+    for (int64_t j = 0; j < 2; ++j) {
+      ASSERT_EQ(action[size_t(k * 2 + j)], double(FixtureAction(3, k, j)) + 1e-12 * double(k * 2 + j + 1));
+    }
+  }
+  for (const char* bad : {"episode_index", "velocity"}) {
+    try {
+      r.StepValues(bad, 0, 1);
+      ADD_FAILURE() << bad << " read as a float feature";
+    } catch (const StoreError& e) {
+      EXPECT_NE(std::string(e.what()).find(dir + "/steps/" + bad), std::string::npos) << e.what();
+    }
+  }
+}
+
 // A store created and closed before its first episode (what a kill just after creation leaves)
 // reads as empty: every per-episode and per-step read returns nothing, through the same checks
 // (the sanitizer build once caught the test's own copy of an empty read through a null pointer,
