@@ -272,10 +272,13 @@ done
 # a policy network in the step (--policy-net python/examples/push_net.npz, cloned from the expert): the
 # expert's pass with the network's forward pass for the expert's action, 4 control steps per launch, no
 # host round trip (SweepNetKernel); beside the CPU, then at the 16k expert sweep's size for its throughput
+# (labelled by the expert, --policy-expert: TaskAct in the kernel, steps/expert_action copied out;
+# inspect's agreement of each backend's store)
 for backend in $cuda cpu; do
   run 40 "sweep_net_push_$backend.txt" "$bin/s2r" sweep builtin:push --backend $backend --worlds $(n 4096) \
     --episodes $(n 8192) --seed 13 --out "$TMPDIR/net_$backend.zarr" --policy-net python/examples/push_net.npz \
-    --summary-json "$work/sweep_net_push_$backend.json"
+    --policy-expert --summary-json "$work/sweep_net_push_$backend.json"
+  timeout 60 "$bin/s2r" inspect "$TMPDIR/net_$backend.zarr" --json > "$work/inspect_net_push_$backend.json" 2>&1
   rm -rf "$TMPDIR/net_$backend.zarr"
 done
 run 60 sweep_net_push_cuda_16k.txt "$bin/s2r" sweep builtin:push --backend $cuda --worlds $(n 16384) \

@@ -5,6 +5,7 @@ bench/gpu_pack.sh as a device run would be, and the checks here read what it bri
 summary (bench/gpu_summary.py), its parity sections and every command's exit status. A second run
 with a budget too small for the stages checks that the script ends in time and says what it
 skipped. Needs the build that S2R_BIN is in to have the CUDA backend (s2r_tests beside it)."""
+import json
 import os
 import re
 import shutil
@@ -116,6 +117,10 @@ def test_rehearsal_runs_every_stage(pack, tmp_path):
         assert re.search(rf"^  {task}: successes \d+ cpu, \d+ device; same counts$", summary, re.M), summary
     assert re.search(r"^push_cuda_16k_p16 +episodes (\d+)/\1 ", summary, re.M), summary
     assert re.search(r"^net_push_cuda_16k +episodes (\d+)/\1 ", summary, re.M), summary
+    # the network's sweeps are labelled by the expert on both backends: the same agreement (bit for bit
+    # on the emulated device)
+    agree = {b: json.loads(logs[f"inspect_net_push_{b}.json"])["expert_agreement"] for b in ("cpu", "cuda-emulation")}
+    assert agree["cpu"]["all"] and agree["cpu"] == agree["cuda-emulation"], agree
     assert re.search(r"^  network \S+ env-steps/s, expert \S+: \d+\.\d\d of the expert's$", summary, re.M), summary
     assert re.search(r"^\d+ kernels within their budgets", summary, re.M), summary
     assert seconds < 300
