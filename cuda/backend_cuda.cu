@@ -282,6 +282,17 @@ struct DeviceNetStep : SweepControlStep<kFeatures> {
   char* buffers;
   S2R_HDI char* NetBuffers(int /*w*/) const { return buffers; }
 };
+// the physics a `kMode` pass of world w steps with: DeviceNetStep for a network's, else the plain step
+template <unsigned kFeatures, int kMode>
+S2R_HDI auto SweepPhysics(const SweepStepArgs& a, int world, char* step_block) {
+  if constexpr (kMode == kSweepNet) {
+    DeviceNetStep<kFeatures> physics;
+    physics.buffers = a.net_buffers ? a.net_buffers + int64_t(world) * a.net_buffer_bytes : step_block;
+    return physics;
+  } else {
+    return SweepControlStep<kFeatures>();
+  }
+}
 
 // One pass of a sweep's worlds (kernels/sweep_step.h, SweepWorldPass in `kMode`), the body of the
 // three sweep kernels: experts, observations, labels and recording on the device. `args` lives in
@@ -305,13 +316,8 @@ __device__ __forceinline__ void SweepKernelPass(const ModelView& m, const StateV
     const StateView view = stage ? StageWorldState(s, world, local.state(dw)) : s;
     SweepWorld* record = stage ? local.record(dw) : nullptr;
     if (stage) CopyStateWords(&a.worlds[world], record, sizeof(SweepWorld));
-    if constexpr (kMode == kSweepNet) {
-      DeviceNetStep<kFeatures> physics;
-      physics.buffers = a.net_buffers ? a.net_buffers + int64_t(world) * a.net_buffer_bytes : step_block;
-      SweepWorldPass<kFeatures, kMode>(a, m, view, world, &ws, physics, record);
-    } else {
-      SweepWorldPass<kFeatures, kMode>(a, m, view, world, &ws, SweepControlStep<kFeatures>(), record);
-    }
+    SweepWorldPass<kFeatures, kMode>(a, m, view, world, &ws, SweepPhysics<kFeatures, kMode>(a, world, step_block),
+                                     record);
     if (stage) {
       UnstageWorldState(view, s);
       UnstageWorldBlock(dw, world, local.world(dw));
@@ -319,13 +325,7 @@ __device__ __forceinline__ void SweepKernelPass(const ModelView& m, const StateV
     }
   } else {
     Workspace ws = BindWorkspace(dw.layout, step_block, reinterpret_cast<char*>(DeviceWorldWord(dw, world, 0)));
-    if constexpr (kMode == kSweepNet) {
-      DeviceNetStep<kFeatures> physics;
-      physics.buffers = a.net_buffers ? a.net_buffers + int64_t(world) * a.net_buffer_bytes : step_block;
-      SweepWorldPass<kFeatures, kMode>(a, m, s, world, &ws, physics);
-    } else {
-      SweepWorldPass<kFeatures, kMode>(a, m, s, world, &ws);
-    }
+    SweepWorldPass<kFeatures, kMode>(a, m, s, world, &ws, SweepPhysics<kFeatures, kMode>(a, world, step_block));
   }
 }
 

@@ -712,12 +712,13 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
     // the features' descriptions are the store's, from when it was made (a policy's store from before
     // 2026-12-07 calls its actions the expert's); their layout must be the same, and the writer checks it
     const nlohmann::json& stored = r.root_attributes()["s2r"];
+    const nlohmann::json features = stored.contains("features") && stored["features"].is_object()
+                                        ? stored["features"]
+                                        : nlohmann::json::object();
     for (FeatureSpec& f : spec.features) {
-      if (!stored.contains("features") || !stored["features"].is_object()) break;
-      const nlohmann::json& was = stored["features"];
-      if (was.contains(f.name) && was[f.name].is_object() && was[f.name].contains("description") &&
-          was[f.name]["description"].is_string()) {
-        f.description = was[f.name]["description"].get<std::string>();
+      if (features.contains(f.name) && features[f.name].is_object() && features[f.name].contains("description") &&
+          features[f.name]["description"].is_string()) {
+        f.description = features[f.name]["description"].get<std::string>();
       }
     }
     // the committed episodes must be this sweep's first ones, in its order
