@@ -813,9 +813,9 @@ class CudaSweepBuffers : public SweepBuffers {
     finish_.obs_off = up16(finish_.state_off + H * shape.state_row() * int64_t(sizeof(Real)));
     finish_.action_off = up16(finish_.obs_off + H * kObsSize * int64_t(sizeof(Real)));
     const int64_t action_end = finish_.action_off + H * shape.nactuator * int64_t(sizeof(Real));
-    finish_.expert_off = shape.policy_expert ? up16(action_end) : -1;
+    finish_.expert_off = shape.expert_labels ? up16(action_end) : -1;
     finish_.slot_bytes =
-        up16(shape.policy_expert ? finish_.expert_off + H * shape.nactuator * int64_t(sizeof(Real)) : action_end);
+        up16(shape.expert_labels ? finish_.expert_off + H * shape.nactuator * int64_t(sizeof(Real)) : action_end);
     // the device copies
     cudaStream_t st = backend->stream();
     SweepStepArgs d = shape;
@@ -826,7 +826,11 @@ class CudaSweepBuffers : public SweepBuffers {
     d_state_rows_.Resize(std::max<size_t>(rows * static_cast<size_t>(shape.state_row()) * sizeof(Real), 1));
     d_obs_rows_.Resize(rows * kObsSize * sizeof(Real));
     d_action_rows_.Resize(std::max<size_t>(rows * static_cast<size_t>(shape.nactuator) * sizeof(Real), 1));
-    if (shape.policy_expert) {  // the expert's labels of a policy's steps
+    if (shape.action_noise.active) {  // each world's action noise of its last step
+      d_noise_state_.Resize(nw * kTaskMaxActuators * sizeof(Real));
+      S2R_CUDA_CHECK(cudaMemsetAsync(d_noise_state_.get<void>(), 0, d_noise_state_.bytes(), st));
+    }
+    if (shape.expert_labels) {  // the expert's labels of a policy's steps, or of its own under noise
       d_expert_rows_.Resize(std::max<size_t>(rows * static_cast<size_t>(shape.nactuator) * sizeof(Real), 1));
     }
     d_ended_.Upload(ended_, 2 * nw * sizeof(int32_t), st);
@@ -837,7 +841,8 @@ class CudaSweepBuffers : public SweepBuffers {
     d.state_rows = d_state_rows_.get<Real>();
     d.obs_rows = d_obs_rows_.get<Real>();
     d.action_rows = d_action_rows_.get<Real>();
-    d.expert_rows = shape.policy_expert ? d_expert_rows_.get<Real>() : nullptr;
+    d.expert_rows = shape.expert_labels ? d_expert_rows_.get<Real>() : nullptr;
+    d.noise_state = shape.action_noise.active ? d_noise_state_.get<Real>() : nullptr;
     d.ended = d_ended_.get<int32_t>();
     d.stepped = d_ended_.get<int32_t>() + nw;
     if (shape.net.nlayer > 0) {  // a policy network's weights (kernels/policy_net.h), read-only
@@ -1028,7 +1033,7 @@ class CudaSweepBuffers : public SweepBuffers {
   bool fetch_pending_ = false;     // a Fetch's copy may still be running
   cudaStream_t copy_stream_ = nullptr;
   cudaEvent_t gathered_ = nullptr, copied_ = nullptr;
-  DeviceBuffer d_worlds_, d_task_params_, d_actions_, d_state_rows_, d_obs_rows_, d_action_rows_, d_expert_rows_, d_ended_, d_args_,
+  DeviceBuffer d_worlds_, d_task_params_, d_actions_, d_state_rows_, d_obs_rows_, d_action_rows_, d_expert_rows_, d_noise_state_, d_ended_, d_args_,
       d_list_, d_staging_, d_fetch_list_, d_fetch_staging_, d_policy_rows_, d_net_, d_net_buffers_;
 };
 

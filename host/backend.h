@@ -48,7 +48,7 @@ struct FetchedEpisode {
   const Real* state;        // (length, nbody * kBodyStateSize), length = world->task.steps
   const Real* obs;          // (length, kObsSize)
   const Real* action;       // (length, nactuator)
-  const Real* expert;       // (length, nactuator): the expert's labels (SweepStepArgs::policy_expert), else null
+  const Real* expert;       // (length, nactuator): the expert's labels (SweepStepArgs::expert_labels), else null
 };
 
 class SweepBuffers {
@@ -82,7 +82,7 @@ class SweepBuffers {
   // are per-world buffers): swaps them with the given vectors, whose storage the world then
   // writes its next episode into, and returns true; Fetch's row pointers for w are stale after
   // it. false: nothing done, copy the rows from Fetch. `expert` is swapped where the sweep records
-  // the expert's labels (SweepStepArgs::policy_expert).
+  // the expert's labels (SweepStepArgs::expert_labels).
   virtual bool TakeRows(int /*w*/, RowVector* /*state*/, RowVector* /*obs*/, RowVector* /*action*/,
                         RowVector* /*expert*/) {
     return false;

@@ -331,6 +331,7 @@ class CpuSweepBuffers : public SweepBuffers {
     for (SweepWorld& w : worlds_) w.episode = -1;
     task_params_.assign(nw * kTaskMaxParams, Real(0));
     actions_.assign(nw * static_cast<size_t>(shape.action_stride), Real(0));
+    if (shape.action_noise.active) noise_state_.assign(nw * kTaskMaxActuators, Real(0));
     rows_.resize(nw);
     pointers_.resize(nw);
     for (size_t w = 0; w < nw; ++w) Fit(static_cast<int>(w));
@@ -339,6 +340,7 @@ class CpuSweepBuffers : public SweepBuffers {
     host_.worlds = worlds_.data();
     host_.task_params = task_params_.data();
     host_.actions = actions_.data();
+    host_.noise_state = shape.action_noise.active ? noise_state_.data() : nullptr;
     host_.state_rows = host_.obs_rows = host_.action_rows = host_.expert_rows = nullptr;
     host_.world_rows = pointers_.data();
     host_.ended = ended_.data();
@@ -373,7 +375,7 @@ class CpuSweepBuffers : public SweepBuffers {
     r.state.swap(*state);
     r.obs.swap(*obs);
     r.action.swap(*action);
-    if (host_.policy_expert) r.expert.swap(*expert);
+    if (host_.expert_labels) r.expert.swap(*expert);
     Fit(w);
     return true;
   }
@@ -390,14 +392,14 @@ class CpuSweepBuffers : public SweepBuffers {
     r.state.resize(std::max<size_t>(h * static_cast<size_t>(host_.state_row()), 1));
     r.obs.resize(h * kObsSize);
     r.action.resize(std::max<size_t>(h * static_cast<size_t>(host_.nactuator), 1));
-    if (host_.policy_expert) r.expert.resize(std::max<size_t>(h * static_cast<size_t>(host_.nactuator), 1));
+    if (host_.expert_labels) r.expert.resize(std::max<size_t>(h * static_cast<size_t>(host_.nactuator), 1));
     pointers_[static_cast<size_t>(w)] = {r.state.data(), r.obs.data(), r.action.data(),
-                                         host_.policy_expert ? r.expert.data() : nullptr};
+                                         host_.expert_labels ? r.expert.data() : nullptr};
   }
 
   CpuBackend* backend_;
   LineVector<SweepWorld> worlds_;
-  LineVector<Real> task_params_, actions_;
+  LineVector<Real> task_params_, actions_, noise_state_;
   std::vector<Rows> rows_;
   std::vector<SweepRows> pointers_;
   LineVector<int32_t> ended_, stepped_;

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -95,6 +96,20 @@ std::string HashArray(const ZarrArray& array) {
 // the successful episodes' steps and the failed ones', and per failure label; null where no steps
 // count. Null for a store without labels. Read a block of steps at a time (episodes are contiguous
 // and in order), so a large store is not loaded whole.
+// A stored config's section (its scalars are the YAML's text) with the scalars that are numbers as numbers.
+nlohmann::json ConfigNumbers(const nlohmann::json& v) {
+  if (v.is_object() || v.is_array()) {
+    nlohmann::json out = v;
+    for (auto it = out.begin(); it != out.end(); ++it) *it = ConfigNumbers(*it);
+    return out;
+  }
+  if (!v.is_string()) return v;
+  const std::string& t = v.get_ref<const std::string&>();
+  char* end = nullptr;
+  const double d = std::strtod(t.c_str(), &end);
+  return !t.empty() && end == t.c_str() + t.size() && std::isfinite(d) ? nlohmann::json(d) : v;
+}
+
 nlohmann::json ExpertAgreement(const DatasetReader& r, const std::vector<uint8_t>& success,
                                const std::vector<int32_t>& labels, const std::map<int32_t, std::string>& names) {
   using nlohmann::json;
@@ -187,6 +202,9 @@ nlohmann::json DatasetSummary(const std::string& store) {
     out["generator"]["checker"] = checker;
     // the expert labelled the policy's steps (--policy-expert: steps/expert_action)
     out["generator"]["policy_expert"] = gen["sweep"].value("policy_expert", false);
+    // the config's action noise on the executed actions (kernels/action_noise.h), as written
+    const bool noise = gen.contains("config") && gen["config"].is_object() && gen["config"].contains("action_noise");
+    out["generator"]["action_noise"] = noise ? ConfigNumbers(gen["config"]["action_noise"]) : json(nullptr);
   }
   out["embodiment"] = spec.embodiment;
 
@@ -443,6 +461,11 @@ void PrintDatasetSummary(const nlohmann::json& s) {
     if (s["generator"].value("policy_expert", false)) {
       std::printf("  the task's expert's action recorded at every step (steps/expert_action)\n");
     }
+    if (s["generator"].contains("action_noise") && !s["generator"]["action_noise"].is_null()) {
+      const bool expert = s["generator"]["policy"].is_null() && s["generator"]["policy_net"].is_null();
+      std::printf("  action noise on the executed actions: %s%s\n", s["generator"]["action_noise"].dump().c_str(),
+                  expert ? "; the expert's clean actions in steps/expert_action" : "");
+    }
   }
   if (s["success_rate"].is_null()) {
     std::printf("  success rate: - (no episodes)\n");
@@ -456,7 +479,11 @@ void PrintDatasetSummary(const nlohmann::json& s) {
   }
   const nlohmann::json& agree = s["expert_agreement"];
   if (agree.is_object()) {
-    std::printf("\n  the policy against the expert's labels, mean |action - expert_action| per step:");
+    const bool expert = s["generator"].value("policy", nlohmann::json()).is_null() &&
+                        s["generator"].value("policy_net", nlohmann::json()).is_null();
+    std::printf("\n  %s, mean |action - expert_action| per step:",
+                expert ? "the executed actions against the expert's clean ones (the action noise)"
+                       : "the policy against the expert's labels");
     auto text = [](const nlohmann::json& v, size_t i) {
       if (v.is_null()) return std::string("-");
       char b[32];

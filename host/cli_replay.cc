@@ -119,9 +119,16 @@ void RunReplay(const ReplayArgs& a) {
     std::printf("episode %lld was acted by %s: replayed with its recorded actions\n", (long long)a.episode, who.c_str());
     recorded = std::make_unique<RecordedActions>(StoredRows(r, "action", start, length), c.model.nactuator());
   }
-  // a policy's steps the expert labelled (--policy-expert: steps/expert_action) are labelled again
-  const bool labels_recorded = recorded && sweep.value("policy_expert", false);
-  EpisodeRecord e = ReplayEpisode(c, seed, a.episode, recorded.get(), labels_recorded);
+  // steps the expert labelled (steps/expert_action) are labelled again: a policy's (--policy-expert),
+  // or the expert's own under action noise (its clean actions; the replay runs the expert, whose
+  // noise is drawn again from the seed, and labels where the noise is)
+  bool labels_recorded = false;
+  for (const FeatureSpec& f : r.spec().features) labels_recorded = labels_recorded || f.name == "expert_action";
+  EpisodeRecord e = ReplayEpisode(c, seed, a.episode, recorded.get(), recorded && labels_recorded);
+  if (labels_recorded && e.expert.empty()) {
+    throw StoreError(a.store, "holds steps/expert_action, but its generator record says neither --policy-expert nor "
+                              "action noise labelled the steps: the store was modified outside s2r");
+  }
   // a store another precision's build wrote cannot replay bit for bit here: say so before the figures
   const char* mine = sizeof(Real) == 4 ? "float32" : "float64";
   for (const FeatureSpec& f : r.spec().features) {

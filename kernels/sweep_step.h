@@ -19,6 +19,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "kernels/action_noise.h"
 #include "kernels/events.h"
 #include "kernels/observation.h"
 #include "kernels/policy_net.h"
@@ -41,7 +42,7 @@ struct SweepWorld {
 };
 
 // One world's rows for its current episode: (horizon, nbody * kBodyStateSize), (horizon, kObsSize),
-// (horizon, nactuator), and where the expert labels a policy's steps (SweepStepArgs::policy_expert)
+// (horizon, nactuator), and where the expert labels a policy's steps (SweepStepArgs::expert_labels)
 // (horizon, nactuator), else null.
 struct SweepRows {
   Real* state;
@@ -64,7 +65,7 @@ struct SweepPolicyRow {
   float target[3];                      // the task's target body's position (true), where it has one
   // what the task's expert would do at this step (TaskAct on the world's task state, whose phases
   // the task's evaluation advances whoever acts), TaskModel actuator order: sent to a policy that
-  // asks for it (--policy-expert, SweepStepArgs::policy_expert; else not written), the label of a
+  // asks for it (--policy-expert, SweepStepArgs::expert_labels; else not written), the label of a
   // DAgger-style correction (recorded as steps/expert_action too)
   float expert[kTaskMaxActuators];
 };
@@ -77,6 +78,7 @@ struct SweepStepArgs {
   EventSpec events[kMaxEvents];
   int32_t nevents = 0;
   int32_t goal[2] = {-1, -1};  // the task's goal x, y parameter indices (goal-change events)
+  ActionNoise action_noise;    // on the actions executed, whoever acts (inactive: none)
   uint64_t seed = 0;
   int32_t horizon = 0;            // control steps
   int32_t nbody = 0;              // recorded bodies
@@ -86,10 +88,13 @@ struct SweepStepArgs {
   SweepWorld* worlds = nullptr;   // (nworld)
   Real* task_params = nullptr;    // (nworld, kTaskMaxParams): the episode's task parameters (events edit them)
   Real* actions = nullptr;        // (nworld, action_stride): each world's actions in its current step
+  // (nworld, kTaskMaxActuators): each world's action noise of its last step, where action_noise is
+  // active, else null (outside SweepWorld, so that a sweep without noise stages no more per world)
+  Real* noise_state = nullptr;
   Real* state_rows = nullptr;     // (nworld, horizon, nbody * kBodyStateSize)
   Real* obs_rows = nullptr;       // (nworld, horizon, kObsSize)
   Real* action_rows = nullptr;    // (nworld, horizon, nactuator)
-  Real* expert_rows = nullptr;    // (nworld, horizon, nactuator) where policy_expert is set, else null
+  Real* expert_rows = nullptr;    // (nworld, horizon, nactuator) where expert_labels is set, else null
   // (nworld) or null: where each world's episode writes its rows, when not in the arrays above.
   // The CPU backend gives every world buffers of its own and hands them to the finished episode
   // (the host swaps in fresh ones): the rows are never copied on their way to the store.
@@ -102,10 +107,11 @@ struct SweepStepArgs {
   // the step block is too small for them, else null
   int64_t net_buffer_bytes = 0;
   char* net_buffers = nullptr;
-  // 1: the expert labels the policy's steps (--policy-expert): a kSweepObserve / kSweepActObserve
+  // 1: the expert labels the steps. A policy's (--policy-expert): a kSweepObserve / kSweepActObserve
   // pass fills policy_rows[w].expert, and every policy pass (kSweepNet too) records the expert's
-  // action in the rows' `expert` (steps/expert_action)
-  int32_t policy_expert = 0;
+  // action in the rows' `expert` (steps/expert_action). The expert's own, where action noise
+  // perturbs them (kSweepExpert): its clean action, before the noise.
+  int32_t expert_labels = 0;
   int32_t* ended = nullptr;       // (nworld): 1 when the world's episode ended in the last pass
   // control steps per pass (SweepWorldPass): a world takes up to `steps` in one go, stopping after
   // the one that ends its episode; `stepped` (nworld) says how many it took in the last pass
@@ -184,6 +190,22 @@ S2R_HD void SweepWorldRecordAction(const SweepStepArgs& a, const SweepRows& rows
   for (int i = 0; i < a.nactuator; ++i) action_row[i] = act[i];
 }
 
+// The expert's action `act` (the world's actuator vector after TaskAct) as a label row: the task's
+// actuators' values, zeros for the others (as in the expert's own episodes, whose other actuators
+// keep their reset's zeros).
+S2R_HD void SweepWorldLabelRow(const SweepStepArgs& a, const Real* act, Real* row) {
+  for (int i = 0; i < a.nactuator; ++i) row[i] = Real(0);
+  for (int i = 0; i < a.task.nactuator; ++i) row[a.task.actuator[i]] = act[a.task.actuator[i]];
+}
+
+// The action noise of the world's step (before its action row is recorded: the row is what the
+// actuators receive, so that a replay of the row is the episode), where the sweep has any.
+S2R_HD void SweepWorldActionNoise(const SweepStepArgs& a, int w, const SweepWorld& r, Real* act) {
+  if (!a.action_noise.active) return;
+  ApplyActionNoise(a.action_noise, a.task, a.seed, static_cast<uint64_t>(r.episode), r.task.steps,
+                   a.noise_state + static_cast<int64_t>(w) * kTaskMaxActuators, act);
+}
+
 // One control step of world w, in three parts so that a backend may time the physics alone:
 // SweepWorldBefore (the episode's start, events, the expert, the rows before the step) returns
 // the world's actions, ControlStep steps it, SweepWorldAfter evaluates the task. `ws` has the
@@ -196,6 +218,10 @@ S2R_HD Real* SweepWorldBefore(const SweepStepArgs& a, const ModelView& m, const 
   TaskAct(a.task, m, s, w, a.task_params + static_cast<int64_t>(w) * kTaskMaxParams, &r.task, act);
   const SweepRows rows = a.RowsAt(w, r.task.steps);
   SweepWorldRecordState(a, s, w, r, rows);
+  if (a.action_noise.active) {  // DART-style: the clean action is the step's label
+    if (rows.expert) SweepWorldLabelRow(a, act, rows.expert);
+    SweepWorldActionNoise(a, w, r, act);
+  }
   SweepWorldRecordAction(a, rows, act);
   return act;
 }
@@ -233,7 +259,7 @@ struct SweepControlStep {
 // acts inside the pass (`s2r sweep --policy-net`, a.net): kSweepNet, the expert's pass with the
 // network's actions for the expert's, computed from the row a policy process would be sent. The
 // task's checkers run as with the expert; its TaskAct only to label the network's steps (--policy-expert,
-// a.policy_expert: steps/expert_action). A kSweepNet pass takes up to
+// a.expert_labels: steps/expert_action). A kSweepNet pass takes up to
 // a.steps control steps, as the expert's.
 enum SweepPassMode : int32_t {
   kSweepExpert = 0,
@@ -266,9 +292,7 @@ S2R_HD void SweepWorldPolicyRow(const SweepStepArgs& a, const StateView& s, int 
 S2R_HD void SweepWorldExpertAct(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, SweepWorld& r,
                                 Real* act, Real* row) {
   TaskAct(a.task, m, s, w, a.task_params + static_cast<int64_t>(w) * kTaskMaxParams, &r.task, act);
-  if (!row) return;  // the buffers record no labels (a backend gives them whenever policy_expert is set)
-  for (int i = 0; i < a.nactuator; ++i) row[i] = Real(0);
-  for (int i = 0; i < a.task.nactuator; ++i) row[a.task.actuator[i]] = act[a.task.actuator[i]];
+  if (row) SweepWorldLabelRow(a, act, row);  // else the buffers record no labels (they do whenever expert_labels is set)
 }
 
 // ... into p.expert too (TaskModel actuator order, float32), in an observing pass: a.actions' row w
@@ -342,7 +366,7 @@ S2R_HD void SweepWorldNetAct(const SweepStepArgs& a, const ModelView& m, const S
   NetInputs(a.net, *b.row, act, b.x);  // act: the last step's actions, not yet overwritten
   // the expert's label (--policy-expert), into act: its last values are in x, the network's next
   // overwrite it
-  if (a.policy_expert) SweepWorldExpertAct(a, m, s, w, r, act, rows.expert);
+  if (a.expert_labels) SweepWorldExpertAct(a, m, s, w, r, act, rows.expert);
   physics.Net(a.net, b.x, b.scratch, b.out, b.hidden);
   for (int i = 0; i < a.nactuator; ++i) act[i] = static_cast<Real>(b.out[i]);
 }
@@ -377,6 +401,7 @@ S2R_HD Real* SweepWorldNetBefore(const SweepStepArgs& a, const ModelView& m, con
     float x[kNetMaxInputs], scratch[2 * kNetMaxWidth], out[kNetMaxOutputs];
     SweepWorldNetAct(a, m, s, w, r, rows, act, physics, SweepNetBuffers{&p, x, scratch, out, kNetMaxWidth});
   }
+  SweepWorldActionNoise(a, w, r, act);  // the next step's last-action input is this, as executed
   SweepWorldRecordAction(a, rows, act);
   return act;
 }
@@ -413,7 +438,8 @@ S2R_HD void SweepWorldPass(const SweepStepArgs& a, const ModelView& m, const Sta
       a.ended[w] = 0;
       a.stepped[w] = 0;
       if (r().active) {
-        const Real* act = a.actions + static_cast<int64_t>(w) * a.action_stride;
+        Real* act = a.actions + static_cast<int64_t>(w) * a.action_stride;
+        SweepWorldActionNoise(a, w, r(), act);
         SweepWorldRecordAction(a, a.RowsAt(w, r().task.steps), act);
         physics(m, s, w, ws, act);
         SweepWorldAfter(a, m, s, w, r());  // an episode that ends leaves a.ended[w] set
@@ -427,7 +453,7 @@ S2R_HD void SweepWorldPass(const SweepStepArgs& a, const ModelView& m, const Sta
       const SweepRows rows = a.RowsAt(w, r().task.steps);
       SweepWorldRecordState(a, s, w, r(), rows);
       SweepWorldPolicyRow(a, s, w, r(), rows.obs, a.policy_rows[w]);
-      if (a.policy_expert) SweepWorldExpertRow(a, m, s, w, r(), rows, a.policy_rows[w]);
+      if (a.expert_labels) SweepWorldExpertRow(a, m, s, w, r(), rows, a.policy_rows[w]);
     } else {
       a.policy_rows[w].active = 0;
     }

@@ -163,15 +163,41 @@ DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
   action.frame = "joint";
   action.rotation = "none";
   const bool acted = !o.policy.empty() || o.policy_net;  // a policy acted, not the task's expert
+  const ActionNoise& an = c.action_noise;
+  std::string act_noise;  // the action noise, where the config has some
+  if (an.active) {
+    const TaskModel& t = c.task.model;
+    for (int i = 0; i < t.nactuator; ++i) {
+      char v[96];
+      std::snprintf(v, sizeof(v), "%s %g %s", m.actuator_name[t.actuator[i]].c_str(), double(an.std[i]),
+                    ActionUnit(m, t.actuator[i]).c_str());
+      act_noise += (act_noise.empty() ? "" : ", ") + std::string(v);
+    }
+    char tail[160];
+    if (an.keep > 0) {
+      std::snprintf(tail, sizeof(tail), " per step, correlated with time constant %g s (docs/sweep.md, action_noise)",
+                    double(an.time_constant_s));
+    } else {
+      std::snprintf(tail, sizeof(tail), " per step, independent between steps (docs/sweep.md, action_noise)");
+    }
+    act_noise = "action noise " + act_noise + tail;
+  }
   action.description = std::string(acted ? "the policy's" : "the scripted expert's") +
-                       " actuator controls (absolute joint targets for position actuators)";
+                       " actuator controls (absolute joint targets for position actuators)" +
+                       (an.active ? " as the actuators received them: with the " + act_noise +
+                                        (acted ? "" : "; the expert's clean actions are steps/expert_action")
+                                  : std::string());
   spec.features = {state, obs, action};
-  if (o.policy_expert) {  // the expert's label of each of the policy's steps
+  if (SweepLabelsSteps(c, o)) {  // the expert's label of each step
     FeatureSpec expert = action;
     expert.name = "expert_action";
-    expert.description = "what the task's scripted expert would have done at this step (its action in the state the "
-                         "policy reached, with the phase the task's evaluation gave it; zeros for the actuators the "
-                         "task does not drive): the label of a DAgger-style correction (--policy-expert)";
+    expert.description =
+        acted ? "what the task's scripted expert would have done at this step (its action in the state the "
+                "policy reached, with the phase the task's evaluation gave it; zeros for the actuators the "
+                "task does not drive): the label of a DAgger-style correction (--policy-expert)"
+              : "the scripted expert's action at this step before the action noise (steps/action is it with the "
+                "noise, what the actuators received; zeros for the actuators the task does not drive): the label of "
+                "DART-style data collection";
     spec.features.push_back(expert);
   }
   // the randomized parameters
@@ -274,6 +300,11 @@ DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
   return spec;
 }
 
+bool SweepLabelsSteps(const SweepConfig& c, const SweepOptions& o) {
+  const bool acted = !o.policy.empty() || o.policy_net;
+  return acted ? o.policy_expert : c.action_noise.active != 0;
+}
+
 namespace {
 
 // What a policy needs of a sweep: labels that do not follow the expert.
@@ -344,7 +375,7 @@ double PolicyStep(const SweepConfig& c, int nworld, SweepBuffers& buffers, Actio
   const int njoint = c.task.model.nactuator;
   const int ntarget = c.task.model.target_body >= 0 ? 3 : 0;
   // the observing pass filled the rows' expert; packed for a source that reads it
-  const bool expert = h.policy_expert != 0 && policy->WantsExpert();
+  const bool expert = h.expert_labels != 0 && policy->WantsExpert();
   for (int w = 0; w < nworld; ++w) {
     const SweepPolicyRow& r = h.policy_rows[w];
     if (!r.active) continue;
@@ -437,7 +468,10 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
   // the expert's actions, asked only where a policy acts and they are read or recorded: a process
   // told so or a network (--policy-expert: recorded as steps/expert_action), or an in-process source
   // that wants them
-  shape.policy_expert = (sources > 0 && o.policy_expert) || (o.actions && o.actions->WantsExpert());
+  if (o.action_noise) shape.action_noise = c.action_noise;
+  // or the expert's own, where action noise perturbs them (the clean actions: DART-style labels)
+  shape.expert_labels = (sources > 0 && o.policy_expert) || (o.actions && o.actions->WantsExpert()) ||
+                        (sources == 0 && shape.action_noise.active);
   std::unique_ptr<SweepBuffers> buffers = engine.MakeSweepBuffers(shape);
   const SweepStepArgs& h = buffers->host();
   std::unique_ptr<PolicyProcess> process;  // --policy's
@@ -534,7 +568,7 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
       f.state.resize(len * h.state_row());
       f.obs.resize(len * kObsSize);
       f.action.resize(len * na);
-      if (h.policy_expert) f.expert.resize(len * na);
+      if (h.expert_labels) f.expert.resize(len * na);
     } else {
       const FetchedEpisode& e = fetched[p.fetched];
       f.state.assign(e.state, e.state + len * h.state_row());
@@ -753,6 +787,7 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
   ro.policy_expert = o.policy_expert;
   ro.net = o.policy_net.get();
   ro.progress = o.progress;
+  const bool labels = SweepLabelsSteps(c, o);
   try {
     RunEpisodes(c, seed, first, planned, index_of, ro,
         [&](EpisodeRecord& f) {
@@ -766,7 +801,7 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
           ev.params = f.params.data();
           ev.metrics = f.metrics.data();
           ev.features = {f.state.data(), f.obs.data(), f.action.data()};
-          if (o.policy_expert) ev.features.push_back(f.expert.data());
+          if (labels) ev.features.push_back(f.expert.data());
           writer->Append(ev);
           summary.episodes += 1;
           summary.steps += f.length;
@@ -810,6 +845,7 @@ EpisodeRecord ReplayEpisode(const SweepConfig& c, uint64_t seed, int64_t episode
   ro.threads = 1;
   ro.actions = actions;
   ro.policy_expert = expert_labels;
+  ro.action_noise = actions == nullptr;  // recorded actions hold their noise
   RunEpisodes(
       c, seed, 0, 1, [episode](int64_t) { return episode; }, ro, [&out](EpisodeRecord& r) { out = std::move(r); },
       &summary);

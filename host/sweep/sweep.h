@@ -94,7 +94,7 @@ struct EpisodeRecord {
   std::vector<double> params;  // the randomized parameters, then the observation model's draws
   std::vector<double> metrics;  // as SweepDatasetSpec's metrics: the task's, then 4 per event
   RowVector state, obs, action;  // (length, ...) rows, as stored
-  RowVector expert;              // (length, nactuator): the expert's labels where recorded (policy_expert), else empty
+  RowVector expert;              // (length, nactuator): the expert's labels where recorded (SweepLabelsSteps), else empty
 };
 
 struct RunnerOptions {
@@ -119,6 +119,9 @@ struct RunnerOptions {
   // or this policy network, evaluated in the worlds' step (kernels/policy_net.h: on the device with
   // CUDA), up to steps_per_pass control steps per pass as the expert; not owned
   const struct PolicyNetFile* net = nullptr;
+  // the config's action_noise perturbs the actions (kernels/action_noise.h); false where the actions
+  // are a store's, which hold their noise already (ReplayEpisode with recorded actions)
+  bool action_noise = true;
   std::function<void(const struct SweepSummary&)> progress;
 };
 // The defaults: on the CPU a waiting world costs nothing (the threads step the others), so long
@@ -138,6 +141,10 @@ void RunEpisodes(const SweepConfig& config, uint64_t seed, int64_t first_slot, i
 // and with `expert_labels` the expert labels their steps (EpisodeRecord::expert, as --policy-expert).
 EpisodeRecord ReplayEpisode(const SweepConfig& config, uint64_t seed, int64_t episode,
                             class ActionSource* actions = nullptr, bool expert_labels = false);
+
+// Whether a sweep records the expert's label of every step (steps/expert_action): a policy's steps
+// where --policy-expert asks, the expert's own where action noise perturbs them (its clean action).
+bool SweepLabelsSteps(const SweepConfig& config, const SweepOptions& options);
 
 // The dataset layout a sweep writes (features, params, tasks, labels, embodiment, generator).
 DatasetSpec SweepDatasetSpec(const SweepConfig& config, const SweepOptions& options);

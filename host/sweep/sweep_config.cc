@@ -73,6 +73,40 @@ ObservationModel ParseObservation(const ConfigNode& n) {
   return o;
 }
 
+// `action_noise:` (kernels/action_noise.h): std, one number for every task actuator or a map of
+// actuator names (the task's) to numbers, in each control's units; time_constant_s, 0 for white
+ActionNoise ParseActionNoise(const ConfigNode& n, const Model& m, const TaskSetup& task) {
+  ActionNoise an;
+  if (!n.defined()) return an;
+  n.CheckKeys({"std", "time_constant_s"});
+  const ConfigNode std_node = n.Required("std");
+  const TaskModel& t = task.model;
+  if (std_node.IsMap()) {
+    std::string driven;
+    for (int i = 0; i < t.nactuator; ++i) driven += (driven.empty() ? "" : ", ") + m.actuator_name[t.actuator[i]];
+    for (auto it = std_node.yaml().begin(); it != std_node.yaml().end(); ++it) {
+      const std::string name = it->first.Scalar();
+      int found = -1;
+      for (int i = 0; i < t.nactuator; ++i) found = m.actuator_name[t.actuator[i]] == name ? i : found;
+      if (found < 0) {
+        std_node[name].Fail("is not an actuator the task '" + std::string(task.info->name) + "' drives (" + driven +
+                            "): action noise perturbs those");
+      }
+      an.std[found] = static_cast<Real>(std_node[name].Number(0, 1000));
+    }
+  } else {
+    const Real v = static_cast<Real>(std_node.Number(0, 1000));
+    for (int i = 0; i < t.nactuator; ++i) an.std[i] = v;
+  }
+  for (int i = 0; i < t.nactuator; ++i) an.active = an.active || an.std[i] > Real(0);
+  const double tau = n["time_constant_s"].defined() ? n["time_constant_s"].Number(0, 3600) : 0.0;
+  const double keep = tau > 0 ? std::exp(-1.0 / (m.control_hz * tau)) : 0.0;
+  an.time_constant_s = static_cast<Real>(tau);
+  an.keep = static_cast<Real>(keep);
+  an.fresh = static_cast<Real>(std::sqrt(1.0 - keep * keep));
+  return an;
+}
+
 std::vector<EventSpec> ParseEvents(const ConfigNode& list, const TaskSetup& task) {
   std::vector<EventSpec> out;
   if (!list.defined()) return out;
@@ -116,7 +150,7 @@ SweepConfig ParseSweepConfig(const std::string& text, const std::string& source,
   ConfigNode root = ConfigNode::Parse(text, source);
   if (!root.defined()) root.Fail("the config is empty");
   root.CheckKeys({"scene", "task", "episodes", "horizon_s", "seed", "worlds", "randomization", "observation",
-                  "events", "store", "description"});
+                  "action_noise", "events", "store", "description"});
 
   // the scene: builtin:<name>, or a path relative to the config
   const ConfigNode scene = root.Required("scene");
@@ -145,6 +179,7 @@ SweepConfig ParseSweepConfig(const std::string& text, const std::string& source,
   if (root.Has("worlds")) c.worlds = static_cast<int>(root["worlds"].Integer(1, 1 << 20));
   c.randomization = ParseRandomization(root["randomization"], c.model, base_dir, &c.task, &c.fit_files);
   c.observation = ParseObservation(root["observation"]);
+  c.action_noise = ParseActionNoise(root["action_noise"], c.model, c.task);
   c.events = ParseEvents(root["events"], c.task);
   c.storage = ParseStorage(root["store"]);
   c.canonical = ToJson(root.yaml());

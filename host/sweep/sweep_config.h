@@ -13,6 +13,7 @@
 #include "host/store/dataset.h"
 #include "host/sweep/randomization.h"
 #include "host/sweep/task_setup.h"
+#include "kernels/action_noise.h"
 #include "kernels/events.h"
 #include "kernels/observation.h"
 
@@ -36,6 +37,7 @@ struct SweepConfig {
   TaskSetup task;
   RandomizationSpec randomization;
   ObservationModel observation;  // all zero: the policy sees the true values
+  ActionNoise action_noise;      // on the executed actions (docs/sweep.md, action_noise); inactive: none
   std::vector<EventSpec> events;  // at most kMaxEvents
   int64_t episodes = 256;    // episodes of the whole sweep (all shards)
   double horizon_s = 4.0;    // longest episode, s

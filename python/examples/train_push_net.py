@@ -1,7 +1,8 @@
 """Behaviour cloning of builtin:push's expert into a policy network for `s2r sweep --policy-net`,
 then DAgger rounds on the network's own episodes.
 
-    python3 python/examples/train_push_net.py push_net.npz [--episodes 512] [--dagger 4] [--s2r build/s2r]
+    python3 python/examples/train_push_net.py push_net.npz [--episodes 512] [--dagger 4] [--noise 0.004]
+                                              [--s2r build/s2r]
 
 1. `s2r sweep builtin:push --policy ME --policy-expert`: this script as the policy process, sent
    the expert's action at every step (`--policy-expert`), answers with it and keeps what it was
@@ -16,6 +17,12 @@ then DAgger rounds on the network's own episodes.
    would do there, those pairs join the data and the network is fitted again. Each round prints
    the network's success rate on its episodes.
 4. The file: layer0.weight ... as torch's nn.Linear lays them out.
+
+--noise STD collects step 1 DART-style (Laskey et al., 2017): the sweep's config is builtin:push's
+with `action_noise` (docs/sweep.md), so the engine adds noise of STD m (correlated over
+--noise-time-constant s) to the expert's actions this script answers with; the episodes wander off
+the expert's path and the expert's action sent at the next step is its clean action in the state the
+noise led to: the network learns recoveries from its own kind of error.
 
 Then `s2r sweep builtin:push --out net.zarr --policy-net push_net.npz` evaluates it in every world's
 step (on the GPU with --backend cuda), and `s2r compare expert.zarr net.zarr` shows where it falls
@@ -110,12 +117,23 @@ def train(x, y, hidden, steps, seed):
     return net
 
 
-def collect(a, work, name, seed, net=None, beta=0.0):
+def noisy_config(a, work):
+    """builtin:push's config (configs/sweeps/push.yaml) with action noise of a.noise m."""
+    with open(os.path.join(HERE, "..", "..", "configs", "sweeps", "push.yaml")) as f:
+        text = f.read()
+    noise = f"action_noise:\n  std: {a.noise}\n  time_constant_s: {a.noise_time_constant}\n"
+    path = os.path.join(work, "push_noise.yaml")
+    with open(path, "w") as f:
+        f.write(text.replace("\nevents:", "\n" + noise + "events:", 1))
+    return path
+
+
+def collect(a, work, name, seed, net=None, beta=0.0, config="builtin:push"):
     """One sweep of a.episodes push episodes with this script as the policy (the expert's actions,
     or the network's), returning the inputs, the expert's actions and the sweep's success rate."""
     record, store, summary = (os.path.join(work, name + ext) for ext in (".npz", ".zarr", ".json"))
     me = f"{sys.executable} {os.path.abspath(__file__)} --serve {record}" + (f" {net} {beta}" if net else "")
-    subprocess.run([a.s2r, "sweep", "builtin:push", "--episodes", str(a.episodes), "--worlds", "64", "--seed",
+    subprocess.run([a.s2r, "sweep", config, "--episodes", str(a.episodes), "--worlds", "64", "--seed",
                     str(seed), "--out", store, "--policy", me, "--policy-expert", "--summary-json", summary],
                    check=True, stdout=subprocess.DEVNULL)
     data = np.load(record)
@@ -148,12 +166,17 @@ def main():
     p.add_argument("--hidden", default="64,64", help="hidden layer widths (default 64,64)")
     p.add_argument("--steps", type=int, default=6000, help="Adam steps per fit (default 6000)")
     p.add_argument("--seed", type=int, default=0, help="the first sweep's seed (round k's: seed + k) and the fits'")
+    p.add_argument("--noise", type=float, default=0.0,
+                   help="DART: action noise (m) on the expert's collection sweep (default 0: none)")
+    p.add_argument("--noise-time-constant", type=float, default=0.1,
+                   help="its correlation time constant, s (default 0.1; 0: independent steps)")
     a = p.parse_args()
     work = tempfile.mkdtemp(prefix="s2r_bc_")
     hidden = [int(h) for h in a.hidden.split(",")]
     try:
-        x, y, rate = collect(a, work, "expert", a.seed)
-        print(f"expert: {len(x)} steps of {a.episodes} episodes, success {rate:.3f}; the expert backs off "
+        x, y, rate = collect(a, work, "expert", a.seed, config=noisy_config(a, work) if a.noise > 0 else "builtin:push")
+        print(f"expert{' under action noise' if a.noise > 0 else ''}: {len(x)} steps of {a.episodes} episodes, "
+              f"success {rate:.3f}; the expert backs off "
               f"in {backing_off(x, y):.2f} of them", file=sys.stderr)
         net = train(x, y, hidden, a.steps, a.seed)
         for k in range(1, a.dagger + 1):

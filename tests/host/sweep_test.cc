@@ -667,6 +667,11 @@ TEST(Sweep, RejectsBadConfigsNamingFileLineAndKey) {
       {base + "observation:\n  dropout: 1.5\n", "observation.dropout: must be in [0, 0.99], got 1.5"},
       {base + "observation:\n  latency_steps: 9\n", "observation.latency_steps: must be an integer in [0, 8]"},
       {base + "observation:\n  blur: 1\n", "observation.blur: unknown key 'blur'"},
+      {base + "action_noise:\n  std: -0.1\n", "bad.yaml:5:8: action_noise.std: must be in [0, 1000], got -0.1"},
+      {base + "action_noise:\n  std: {act_z: 0.1}\n",
+       "action_noise.std.act_z: is not an actuator the task 'push' drives (act_x, act_y)"},
+      {base + "action_noise:\n  time_constant_s: 0.1\n", "action_noise: missing required key 'std'"},
+      {base + "action_noise:\n  std: 0.1\n  color: pink\n", "action_noise.color: unknown key 'color'"},
       {base + "events:\n  - kind: earthquake\n    probability: 1\n    window_s: [0, 1]\n"
               "    magnitude: {distribution: fixed, value: 1}\n",
        "events[0].kind: must be one of displace_object, push_object, goal_change"},
@@ -1566,6 +1571,149 @@ TEST(SweepPolicyNet, TheExpertLabelsANetworksStepsAlikeOnEveryPath) {
     EXPECT_GE(differ, 40) << "of 48 episodes whose labels are not the network's actions";
     EXPECT_GT(rows.size(), 100u) << "the labels do not follow the episodes";
   }
+}
+
+// `c` with action noise of `std` on every task actuator, correlated with time constant `tau` s
+SweepConfig WithActionNoise(SweepConfig c, double std, double tau) {
+  ActionNoise& an = c.action_noise;
+  for (int i = 0; i < c.task.model.nactuator; ++i) an.std[i] = Real(std);
+  an.time_constant_s = Real(tau);
+  const double keep = tau > 0 ? std::exp(-1.0 / (c.model.control_hz * tau)) : 0.0;
+  an.keep = Real(keep);
+  an.fresh = Real(std::sqrt(1 - keep * keep));
+  an.active = std > 0;
+  return c;
+}
+
+// Action noise on the expert (DART-style collection): the episodes are the same, bit for bit, on
+// the CPU, on the CUDA path (cuda-emulation) and in passes of one control step, labels included;
+// each step's label is the expert's clean action (the first one the noiseless expert's own first
+// action: the same world, just reset) and the executed action departs from it by the noise, whose
+// spread is the stated std (10 %: a few thousand correlated draws) and whose lag-1 correlation
+// within an episode is exp(-dt / tau) (within 0.05); the undriven actuators stay zero; a noise of
+// std 0 is no noise (the noiseless episodes, no labels). push, pick_lift and peg_insert.
+TEST(SweepActionNoise, TheExpertsNoisyEpisodesAreAlikeOnEveryPathAndLabelledWithItsCleanActions) {
+  for (const char* config : {"builtin:push", "builtin:pick_lift", "builtin:peg_insert"}) {
+    SCOPED_TRACE(config);
+    const SweepConfig clean = LoadSweepConfig(config);
+    const double std_m = 0.004, tau = 0.1;
+    const SweepConfig c = WithActionNoise(clean, std_m, tau);
+    const std::vector<EpisodeRecord> noisy = RunConfigEpisodes(BackendKind::kCpu, c);
+    ExpectSameEpisodes(noisy, RunConfigEpisodes(BackendKind::kCudaEmulation, c));
+    ExpectSameEpisodes(noisy, RunConfigEpisodes(BackendKind::kCpu, c, 1));
+    const std::vector<EpisodeRecord> expert = RunConfigEpisodes(BackendKind::kCpu, clean);
+    ExpectSameEpisodes(expert, RunConfigEpisodes(BackendKind::kCpu, WithActionNoise(clean, 0, tau)));
+    ASSERT_EQ(noisy.size(), expert.size());
+    const size_t na = size_t(c.model.nactuator());
+    std::vector<bool> driven(na, false);
+    for (int i = 0; i < c.task.model.nactuator; ++i) driven[size_t(c.task.model.actuator[i])] = true;
+    double sq = 0, cross = 0;
+    int64_t n = 0, pairs = 0;
+    int changed = 0;
+    for (size_t e = 0; e < noisy.size(); ++e) {
+      const EpisodeRecord& r = noisy[e];
+      SCOPED_TRACE("episode " + std::to_string(r.episode));
+      ASSERT_EQ(r.expert.size(), r.action.size());
+      ASSERT_GE(r.action.size(), 2 * na);
+      EXPECT_TRUE(std::equal(r.expert.begin(), r.expert.begin() + long(na), expert[e].action.begin()))
+          << "the first label is not the noiseless expert's first action";
+      for (size_t k = 0; k < r.action.size(); ++k) {
+        if (!driven[k % na]) {
+          EXPECT_EQ(r.action[k], Real(0));
+          EXPECT_EQ(r.expert[k], Real(0));
+          continue;
+        }
+        const double d = double(r.action[k]) - double(r.expert[k]);
+        sq += d * d;
+        ++n;
+        if (k >= na) {
+          cross += d * (double(r.action[k - na]) - double(r.expert[k - na]));
+          ++pairs;
+        }
+      }
+      changed += r.length != expert[e].length || r.state != expert[e].state;
+    }
+    const double spread = std::sqrt(sq / double(n));
+    EXPECT_NEAR(spread, std_m, 0.1 * std_m);
+    EXPECT_NEAR(cross / double(pairs) / (spread * spread), std::exp(-1.0 / (c.model.control_hz * tau)), 0.05);
+    EXPECT_EQ(changed, int(noisy.size())) << "episodes the noise did not change";
+    for (const EpisodeRecord& r : expert) EXPECT_TRUE(r.expert.empty()) << "a noiseless expert's steps are labelled";
+  }
+}
+
+// Action noise with a policy acting (a network, in the step and outside it): the same episodes on
+// every path, the recorded actions those the actuators received (the network's with the noise), and
+// the episodes replayed from them (ReplayEpisode with the recorded actions, the noise not drawn
+// again) bit for bit; the first step's actions depart from the noiseless network's by the noise
+// (the same first state: nonzero, < 5 std). push and peg_insert.
+TEST(SweepActionNoise, APolicysNoisyActionsAreRecordedAsExecutedAndReplay) {
+  class Recorded : public ActionSource {
+   public:
+    Recorded(const RowVector& rows, size_t na) : rows_(rows), na_(na) {}
+    void Act(const PolicyInput& in, std::vector<float>* actions) override {
+      step_ = in.first[0] ? 0 : step_ + 1;
+      actions->assign(na_, 0.0f);
+      for (size_t i = 0; i < na_; ++i) (*actions)[i] = float(rows_[std::min(step_, rows_.size() / na_ - 1) * na_ + i]);
+    }
+
+   private:
+    RowVector rows_;
+    size_t na_;
+    size_t step_ = 0;
+  };
+  for (const char* config : {"builtin:push", "builtin:peg_insert"}) {
+    SCOPED_TRACE(config);
+    const SweepConfig clean = LoadSweepConfig(config);
+    const SweepConfig c = WithActionNoise(clean, 0.003, 0);
+    const PolicyNetFile f = BuildPolicyNet(SteeringNet(c), "steering.npz", c);
+    const std::vector<EpisodeRecord> noisy = RunConfigEpisodes(BackendKind::kCpu, c, 0, nullptr, &f);
+    ExpectSameEpisodes(noisy, RunConfigEpisodes(BackendKind::kCudaEmulation, c, 0, nullptr, &f));
+    ExpectSameEpisodes(noisy, RunConfigEpisodes(BackendKind::kCpu, c, 1, nullptr, &f));
+    NetOutsideTheStep outside(f);
+    ExpectSameEpisodes(noisy, RunConfigEpisodes(BackendKind::kCpu, c, 0, &outside));
+    const std::vector<EpisodeRecord> quiet = RunConfigEpisodes(BackendKind::kCpu, clean, 0, nullptr, &f);
+    const size_t na = size_t(c.model.nactuator());
+    for (size_t e = 0; e < noisy.size(); e += 7) {
+      SCOPED_TRACE("episode " + std::to_string(noisy[e].episode));
+      for (int i = 0; i < c.task.model.nactuator; ++i) {
+        const size_t a = size_t(c.task.model.actuator[i]);
+        const double d = std::fabs(double(noisy[e].action[a]) - double(quiet[e].action[a]));
+        EXPECT_GT(d, 0.0);
+        EXPECT_LT(d, 5 * 0.003);
+      }
+      Recorded recorded(noisy[e].action, na);
+      // float32 actions: the recorded rows are the build's Real; a float64 build's rows do not
+      // survive the protocol's float32, so this replay is bit for bit in float32 builds only
+      const EpisodeRecord replay = ReplayEpisode(c, 7, noisy[e].episode, &recorded);
+      if (sizeof(Real) == 4) {
+        EXPECT_EQ(replay.length, noisy[e].length);
+        EXPECT_EQ(replay.state, noisy[e].state);
+        EXPECT_EQ(replay.action, noisy[e].action);
+        EXPECT_EQ(replay.task.label, noisy[e].task.label);
+      }
+    }
+  }
+}
+
+// `action_noise:` as written: one std for all the task's actuators or a map of their names, a time
+// constant; what is not the task's actuator is refused naming the key.
+TEST(SweepActionNoise, TheConfigSectionSetsTheNoise) {
+  const std::string dir = TestDir();
+  const std::string base = "scene: builtin:box_push\ntask:\n  name: push\n";
+  std::ofstream(dir + "/map.yaml") << base << "action_noise:\n  std: {act_y: 0.004}\n  time_constant_s: 0.1\n";
+  const SweepConfig c = LoadSweepConfig(dir + "/map.yaml");
+  EXPECT_EQ(c.action_noise.active, 1);
+  EXPECT_EQ(c.action_noise.std[0], Real(0));  // push's task actuators: act_x, act_y
+  EXPECT_EQ(c.action_noise.std[1], Real(0.004));
+  EXPECT_NEAR(double(c.action_noise.keep), std::exp(-1.0 / (50 * 0.1)), 1e-6);
+  EXPECT_NEAR(double(c.action_noise.fresh), std::sqrt(1 - std::exp(-2.0 / (50 * 0.1))), 1e-6);
+  std::ofstream(dir + "/all.yaml") << base << "action_noise: {std: 0.002}\n";
+  const SweepConfig all = LoadSweepConfig(dir + "/all.yaml");
+  EXPECT_EQ(all.action_noise.std[0], Real(0.002));
+  EXPECT_EQ(all.action_noise.std[1], Real(0.002));
+  EXPECT_EQ(all.action_noise.keep, Real(0));
+  EXPECT_EQ(all.action_noise.fresh, Real(1));
+  EXPECT_EQ(LoadSweepConfig("builtin:push").action_noise.active, 0);
 }
 
 // What a network file must be for the sweep's task, each failure named by the file and the array.

@@ -648,6 +648,55 @@ def test_the_expert_labels_a_networks_steps_in_the_store(tmp_path):
     assert r.returncode == 1 and "sweep.policy_expert differs" in r.stderr, r.stderr
 
 
+def test_action_noise_labels_the_experts_steps_with_its_clean_actions(tmp_path):
+    """action_noise in the config (builtin:push's, correlated noise of 4 mm): the expert's store
+    records what the actuators received as steps/action and its clean actions as
+    steps/expert_action, the same from the CPU and the CUDA backend's code; the noise's spread is
+    the stated one (10 %), each episode's first label the noiseless expert's first action; inspect
+    shows the noise and its mean magnitude; replay reproduces an episode, labels included; a resume
+    with the noiseless config is refused. A network under the same noise records its noisy actions,
+    unlabelled, and replays from them."""
+    need_s2r()
+    with open(os.path.join(REPO, "configs", "sweeps", "push.yaml")) as f:
+        text = f.read()
+    config = tmp_path / "push_noise.yaml"
+    config.write_text(text.replace("\nevents:", "\naction_noise:\n  std: 0.004\n  time_constant_s: 0.1\nevents:", 1))
+    stores = {name: tmp_path / f"{name}.zarr" for name in ("cpu", "cuda", "clean", "net")}
+    common = ["--episodes", 32, "--worlds", 8]
+    run("sweep", config, "--out", stores["cpu"], *common)
+    run("sweep", config, "--out", stores["cuda"], *common, "--backend", "cuda-emulation")
+    run("sweep", "builtin:push", "--out", stores["clean"], *common)
+    cpu = hashes(stores["cpu"])
+    assert cpu == hashes(stores["cuda"]) and "steps/expert_action" in cpu
+    root = zarr.open_group(store=str(stores["cpu"]), mode="r")
+    S, E = root.attrs["s2r"]["commit"]["steps"], root.attrs["s2r"]["commit"]["episodes"]
+    action, labels = root["steps/action"][:S].astype(np.float64), root["steps/expert_action"][:S].astype(np.float64)
+    noise = action - labels
+    assert abs(noise.std() - 0.004) < 0.0004, noise.std()
+    start = root["episodes/start"][:E]
+    clean = zarr.open_group(store=str(stores["clean"]), mode="r")
+    np.testing.assert_array_equal(labels[start], clean["steps/action"][:][clean["episodes/start"][:E]])
+    features = root.attrs["s2r"]["features"]
+    assert "before the action noise" in features["expert_action"]["description"]
+    assert "action noise act_x 0.004 m, act_y 0.004 m per step, correlated with time constant 0.1 s" in \
+        features["action"]["description"]
+    summary = json.loads(run("inspect", stores["cpu"], "--json").stdout)
+    assert summary["generator"]["action_noise"] == {"std": 0.004, "time_constant_s": 0.1}
+    np.testing.assert_allclose(summary["expert_agreement"]["all"], np.abs(noise).mean(0), rtol=1e-9)
+    assert "the executed actions against the expert's clean ones" in run("inspect", stores["cpu"]).stdout
+    r = run("replay", stores["cpu"], "--episode", 3)
+    assert "steps/expert_action identical" in r.stdout and "bit-identical" in r.stdout, r.stdout
+    r = run("sweep", "builtin:push", "--out", stores["cpu"], *common, "--resume", check=False)
+    assert r.returncode == 1 and "action_noise" in r.stderr, r.stderr
+    # a network under the noise: its actions as executed, no labels without --policy-expert, replayed
+    net = tmp_path / "net.npz"
+    random_net(net, 22, 2)
+    run("sweep", config, "--out", stores["net"], *common, "--policy-net", net)
+    assert "steps/expert_action" not in hashes(stores["net"])
+    r = run("replay", stores["net"], "--episode", 5)
+    assert "bit-identical" in r.stdout, r.stdout
+
+
 def test_a_policy_store_from_before_its_actions_were_called_the_policys_resumes(tmp_path):
     """Before 2026-12-07 a policy's store described steps/action as the scripted expert's: a resume
     keeps the store's feature descriptions (prose from when it was made) and goes on."""
