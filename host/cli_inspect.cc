@@ -91,11 +91,6 @@ std::string HashArray(const ZarrArray& array) {
   return hash.HexFinal();
 }
 
-// Where a store's policy departs from the expert's labels of its steps (steps/action against
-// steps/expert_action, --policy-expert): the mean |action - label| per actuator over all steps, over
-// the successful episodes' steps and the failed ones', and per failure label; null where no steps
-// count. Null for a store without labels. Read a block of steps at a time (episodes are contiguous
-// and in order), so a large store is not loaded whole.
 // A stored config's section (its scalars are the YAML's text) with the scalars that are numbers as numbers.
 nlohmann::json ConfigNumbers(const nlohmann::json& v) {
   if (v.is_object() || v.is_array()) {
@@ -110,6 +105,12 @@ nlohmann::json ConfigNumbers(const nlohmann::json& v) {
   return !t.empty() && end == t.c_str() + t.size() && std::isfinite(d) ? nlohmann::json(d) : v;
 }
 
+// Where a store's policy departs from the expert's labels of its steps (steps/action against
+// steps/expert_action, --policy-expert; or the expert's executed actions against its clean ones,
+// under action noise): the mean |action - label| per actuator over all steps, over the successful
+// episodes' steps and the failed ones', and per failure label; null where no steps
+// count. Null for a store without labels. Read a block of steps at a time (episodes are contiguous
+// and in order), so a large store is not loaded whole.
 nlohmann::json ExpertAgreement(const DatasetReader& r, const std::vector<uint8_t>& success,
                                const std::vector<int32_t>& labels, const std::map<int32_t, std::string>& names) {
   using nlohmann::json;

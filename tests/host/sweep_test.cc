@@ -1671,6 +1671,8 @@ TEST(SweepActionNoise, APolicysNoisyActionsAreRecordedAsExecutedAndReplay) {
     ExpectSameEpisodes(noisy, RunConfigEpisodes(BackendKind::kCpu, c, 1, nullptr, &f));
     NetOutsideTheStep outside(f);
     ExpectSameEpisodes(noisy, RunConfigEpisodes(BackendKind::kCpu, c, 0, &outside));
+    NetOutsideTheStep outside_cuda(f);  // the act-and-observe kernel adds it to the actions it is sent
+    ExpectSameEpisodes(noisy, RunConfigEpisodes(BackendKind::kCudaEmulation, c, 0, &outside_cuda));
     const std::vector<EpisodeRecord> quiet = RunConfigEpisodes(BackendKind::kCpu, clean, 0, nullptr, &f);
     const size_t na = size_t(c.model.nactuator());
     for (size_t e = 0; e < noisy.size(); e += 7) {
