@@ -862,6 +862,18 @@ TEST(Sweep, CudaWithoutADeviceIsRefusedBeforeAnyStoreIsWritten) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/c"));
 }
 
+// `c` with action noise of `std` on every task actuator, correlated with time constant `tau` s
+SweepConfig WithActionNoise(SweepConfig c, double std, double tau) {
+  ActionNoise& an = c.action_noise;
+  for (int i = 0; i < c.task.model.nactuator; ++i) an.std[i] = Real(std);
+  an.time_constant_s = Real(tau);
+  const double keep = tau > 0 ? std::exp(-1.0 / (c.model.control_hz * tau)) : 0.0;
+  an.keep = Real(keep);
+  an.fresh = Real(std::sqrt(1 - keep * keep));
+  an.active = std > 0;
+  return c;
+}
+
 // 48 episodes of the sweep `c` (seed 7) in 16 worlds on `kind`, acted by the task's expert or, given
 // `policy`, by it (RunnerOptions::actions: a policy in this process, as --policy's would be)
 std::vector<EpisodeRecord> RunConfigEpisodes(BackendKind kind, const SweepConfig& c, int steps_per_pass = 0,
@@ -1027,17 +1039,24 @@ TEST(Sweep, TheStateCheckersThresholdsComeFromTheConfig) {
 TEST(Sweep, CudaBackendRunsTheSameEpisodesAsTheCpu) {
   if (!CudaAvailable()) GTEST_SKIP() << (CudaBackendCompiled() ? "no CUDA device present" : "built without CUDA");
   // builtin:push, (since stop 43) pick_lift labelled by the state checker, (stop 44) a policy
-  // (stop 46) a policy answering the expert's actions it is sent, computed on the device
+  // (stop 46) a policy answering the expert's actions it is sent, computed on the device, (stop 48)
+  // the expert under action noise (4 mm, tau 0.1 s), its clean actions recorded
   enum Acting { kExpert, kSteering, kEcho };
   struct Case {
     const char* config;
     int checker;
     Acting policy;
+    double noise = 0;
   };
   for (const Case& k : {Case{"builtin:push", -1, kExpert}, Case{"builtin:pick_lift", kCheckerState, kExpert},
-                        Case{"builtin:peg_insert", -1, kSteering}, Case{"builtin:pick_lift", kCheckerState, kEcho}}) {
+                        Case{"builtin:peg_insert", -1, kSteering}, Case{"builtin:pick_lift", kCheckerState, kEcho},
+                        Case{"builtin:push", -1, kExpert, 0.004}}) {
     const char* config = k.config;
-    SCOPED_TRACE(std::string(config) + (k.policy == kEcho ? " (echo)" : ""));
+    SCOPED_TRACE(std::string(config) + (k.policy == kEcho ? " (echo)" : "") + (k.noise > 0 ? " (action noise)" : ""));
+    SweepConfig c = LoadSweepConfig(config);
+    c.task.checker = k.checker;
+    if (k.noise > 0) c = WithActionNoise(c, k.noise, 0.1);
+    const bool labelled = k.policy == kEcho || k.noise > 0;
     const int na = LoadSweepConfig(config).model.nactuator();
     SteeringPolicy steer_cpu(na), steer_gpu(na);
     ExpertEchoPolicy echo_cpu, echo_gpu;
@@ -1047,8 +1066,8 @@ TEST(Sweep, CudaBackendRunsTheSameEpisodesAsTheCpu) {
     ActionSource* on_gpu = nullptr;
     if (k.policy == kSteering) on_gpu = &steer_gpu;
     if (k.policy == kEcho) on_gpu = &echo_gpu;
-    std::vector<EpisodeRecord> cpu = RunSweepEpisodes(BackendKind::kCpu, config, 0, k.checker, on_cpu),
-                               gpu = RunSweepEpisodes(BackendKind::kCuda, config, 0, k.checker, on_gpu);
+    std::vector<EpisodeRecord> cpu = RunConfigEpisodes(BackendKind::kCpu, c, 0, on_cpu),
+                               gpu = RunConfigEpisodes(BackendKind::kCuda, c, 0, on_gpu);
     ASSERT_EQ(cpu.size(), 48u);
     ASSERT_EQ(gpu.size(), 48u);
     int cpu_success = 0, gpu_success = 0;
@@ -1067,12 +1086,14 @@ TEST(Sweep, CudaBackendRunsTheSameEpisodesAsTheCpu) {
       for (size_t k = 0; k < std::min(cpu[e].params.size(), gpu[e].params.size()); ++k) {
         EXPECT_NEAR(cpu[e].params[k], gpu[e].params[k], 1e-6) << "episode " << e << " parameter " << k;
       }
-      // the echo's labels (steps/expert_action) come back from the device with the rows: the first
-      // step's, from the reset state, alike to rounding
-      ASSERT_EQ(cpu[e].expert.size() > 0, k.policy == kEcho);
-      ASSERT_EQ(gpu[e].expert.size() > 0, k.policy == kEcho);
-      for (size_t i = 0; k.policy == kEcho && i < size_t(na); ++i) {
+      // the echo's labels (steps/expert_action) and the noisy expert's clean actions come back from
+      // the device with the rows: the first step's, from the reset state, alike to rounding; so is
+      // the noisy first action (the same draws)
+      ASSERT_EQ(cpu[e].expert.size() > 0, labelled);
+      ASSERT_EQ(gpu[e].expert.size() > 0, labelled);
+      for (size_t i = 0; labelled && i < size_t(na); ++i) {
         EXPECT_NEAR(cpu[e].expert[i], gpu[e].expert[i], 1e-4) << "episode " << e << ": first label " << i;
+        EXPECT_NEAR(cpu[e].action[i], gpu[e].action[i], 1e-4) << "episode " << e << ": first action " << i;
       }
     }
     EXPECT_LE(std::abs(cpu_success - gpu_success), 3) << cpu_success << " vs " << gpu_success;
@@ -1571,18 +1592,6 @@ TEST(SweepPolicyNet, TheExpertLabelsANetworksStepsAlikeOnEveryPath) {
     EXPECT_GE(differ, 40) << "of 48 episodes whose labels are not the network's actions";
     EXPECT_GT(rows.size(), 100u) << "the labels do not follow the episodes";
   }
-}
-
-// `c` with action noise of `std` on every task actuator, correlated with time constant `tau` s
-SweepConfig WithActionNoise(SweepConfig c, double std, double tau) {
-  ActionNoise& an = c.action_noise;
-  for (int i = 0; i < c.task.model.nactuator; ++i) an.std[i] = Real(std);
-  an.time_constant_s = Real(tau);
-  const double keep = tau > 0 ? std::exp(-1.0 / (c.model.control_hz * tau)) : 0.0;
-  an.keep = Real(keep);
-  an.fresh = Real(std::sqrt(1 - keep * keep));
-  an.active = std > 0;
-  return c;
 }
 
 // Action noise on the expert (DART-style collection): the episodes are the same, bit for bit, on
