@@ -31,9 +31,11 @@ S2R_HD uint32_t ActionNoiseStream() { return StreamOfName("action.noise"); }
 
 // Adds control step `step`'s noise of episode `episode` to the task's actuators of `act` (the
 // world's actuator vector). `e` (kTaskMaxActuators) is the world's noise of its last step, which
-// this replaces (read only after step 0: the process starts stationary).
-S2R_HD_NOINLINE void ApplyActionNoise(const ActionNoise& an, const TaskModel& t, uint64_t seed, uint64_t episode, int32_t step,
-                             Real* e, Real* act) {
+// this replaces (read only after step 0: the process starts stationary). A call of its own on the
+// device, taken only where the config has noise: inlined into the step kernels it cost them
+// registers whether or not a sweep had noise (docs/gpu.md, stop 48).
+S2R_HD_NOINLINE void ApplyActionNoise(const ActionNoise& an, const TaskModel& t, uint64_t seed, uint64_t episode,
+                                      int32_t step, Real* e, Real* act) {
   const uint32_t stream = ActionNoiseStream();
   U32x4 bits{};
   // one actuator at a time, not unrolled (on the GPU, where it shares the step kernel's registers:
