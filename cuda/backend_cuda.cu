@@ -360,11 +360,13 @@ __global__ void __launch_bounds__(kThreadsPerBlock, StepMinBlocks<kFeatures>()) 
 // The sweep's episode starts and finished episodes travel in one packed copy each way, not one
 // copy per world and array: a slot per listed world, `slot_bytes` apart, holding the world's
 // SweepWorld (and, in a start, its task parameters; in a finish, its rows: state, obs, action,
-// horizon rows each). A block per listed world copies its slot with all its threads.
+// and where recorded the expert's labels and a policy's other inputs, horizon rows each). A block
+// per listed world copies its slot with all its threads.
 struct SweepSlotLayout {
   int64_t slot_bytes;    // bytes per slot (16-byte multiple)
   int64_t params_off;    // start slots: the task parameters (kTaskMaxParams Reals)
-  int64_t state_off, obs_off, action_off, expert_off;  // finish slots: the rows (expert_off: -1 without labels)
+  // finish slots: the rows (expert_off: -1 without labels, inputs_off: -1 without inputs)
+  int64_t state_off, obs_off, action_off, expert_off, inputs_off;
 };
 
 __global__ void SweepScatterStartsKernel(const SweepStepArgs* args, const int32_t* worlds, int count,
@@ -402,6 +404,7 @@ __global__ void SweepGatherFinishedKernel(const SweepStepArgs* args, const int32
   copy(a.obs_rows, l.obs_off, kObsSize);
   copy(a.action_rows, l.action_off, a.nactuator);
   if (a.expert_rows) copy(a.expert_rows, l.expert_off, a.nactuator);
+  if (a.input_rows) copy(a.input_rows, l.inputs_off, a.input_row);
 }
 
 int Blocks(int n) { return (n + kThreadsPerBlock - 1) / kThreadsPerBlock; }
@@ -803,7 +806,8 @@ class CudaSweepBuffers : public SweepBuffers {
     host_.task_params = task_params_.data();
     host_.ended = ended_;
     host_.stepped = ended_ + nw;
-    host_.actions = host_.state_rows = host_.obs_rows = host_.action_rows = host_.expert_rows = nullptr;
+    host_.actions = host_.state_rows = host_.obs_rows = host_.action_rows = host_.expert_rows = host_.input_rows =
+        nullptr;
     // slot layouts
     auto up16 = [](int64_t b) { return (b + 15) / 16 * 16; };
     const int64_t H = shape.horizon;
@@ -814,8 +818,11 @@ class CudaSweepBuffers : public SweepBuffers {
     finish_.action_off = up16(finish_.obs_off + H * kObsSize * int64_t(sizeof(Real)));
     const int64_t action_end = finish_.action_off + H * shape.nactuator * int64_t(sizeof(Real));
     finish_.expert_off = shape.expert_labels ? up16(action_end) : -1;
+    const int64_t expert_end =
+        shape.expert_labels ? finish_.expert_off + H * shape.nactuator * int64_t(sizeof(Real)) : action_end;
+    finish_.inputs_off = shape.input_row > 0 ? up16(expert_end) : -1;
     finish_.slot_bytes =
-        up16(shape.expert_labels ? finish_.expert_off + H * shape.nactuator * int64_t(sizeof(Real)) : action_end);
+        up16(shape.input_row > 0 ? finish_.inputs_off + H * shape.input_row * int64_t(sizeof(Real)) : expert_end);
     // the device copies
     cudaStream_t st = backend->stream();
     SweepStepArgs d = shape;
@@ -833,6 +840,7 @@ class CudaSweepBuffers : public SweepBuffers {
     if (shape.expert_labels) {  // the expert's labels of a policy's steps, or of its own under noise
       d_expert_rows_.Resize(std::max<size_t>(rows * static_cast<size_t>(shape.nactuator) * sizeof(Real), 1));
     }
+    if (shape.input_row > 0) d_input_rows_.Resize(rows * static_cast<size_t>(shape.input_row) * sizeof(Real));
     d_ended_.Upload(ended_, 2 * nw * sizeof(int32_t), st);
     d_list_.Resize(nw * sizeof(int32_t));
     d.worlds = d_worlds_.get<SweepWorld>();
@@ -842,6 +850,7 @@ class CudaSweepBuffers : public SweepBuffers {
     d.obs_rows = d_obs_rows_.get<Real>();
     d.action_rows = d_action_rows_.get<Real>();
     d.expert_rows = shape.expert_labels ? d_expert_rows_.get<Real>() : nullptr;
+    d.input_rows = shape.input_row > 0 ? d_input_rows_.get<Real>() : nullptr;
     d.noise_state = shape.action_noise.active ? d_noise_state_.get<Real>() : nullptr;
     d.ended = d_ended_.get<int32_t>();
     d.stepped = d_ended_.get<int32_t>() + nw;
@@ -965,7 +974,8 @@ class CudaSweepBuffers : public SweepBuffers {
       out->push_back({reinterpret_cast<const SweepWorld*>(slot), reinterpret_cast<const Real*>(slot + finish_.state_off),
                       reinterpret_cast<const Real*>(slot + finish_.obs_off),
                       reinterpret_cast<const Real*>(slot + finish_.action_off),
-                      finish_.expert_off >= 0 ? reinterpret_cast<const Real*>(slot + finish_.expert_off) : nullptr});
+                      finish_.expert_off >= 0 ? reinterpret_cast<const Real*>(slot + finish_.expert_off) : nullptr,
+                      finish_.inputs_off >= 0 ? reinterpret_cast<const Real*>(slot + finish_.inputs_off) : nullptr});
     }
   }
   void WaitFetched() override {
@@ -1033,8 +1043,9 @@ class CudaSweepBuffers : public SweepBuffers {
   bool fetch_pending_ = false;     // a Fetch's copy may still be running
   cudaStream_t copy_stream_ = nullptr;
   cudaEvent_t gathered_ = nullptr, copied_ = nullptr;
-  DeviceBuffer d_worlds_, d_task_params_, d_actions_, d_state_rows_, d_obs_rows_, d_action_rows_, d_expert_rows_, d_noise_state_, d_ended_, d_args_,
-      d_list_, d_staging_, d_fetch_list_, d_fetch_staging_, d_policy_rows_, d_net_, d_net_buffers_;
+  DeviceBuffer d_worlds_, d_task_params_, d_actions_, d_state_rows_, d_obs_rows_, d_action_rows_, d_expert_rows_,
+      d_input_rows_, d_noise_state_, d_ended_, d_args_, d_list_, d_staging_, d_fetch_list_, d_fetch_staging_,
+      d_policy_rows_, d_net_, d_net_buffers_;
 };
 
 std::unique_ptr<SweepBuffers> CudaBackend::MakeSweepBuffers(const SweepStepArgs& shape) {

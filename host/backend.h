@@ -49,6 +49,7 @@ struct FetchedEpisode {
   const Real* obs;          // (length, kObsSize)
   const Real* action;       // (length, nactuator)
   const Real* expert;       // (length, nactuator): the expert's labels (SweepStepArgs::expert_labels), else null
+  const Real* inputs;       // (length, input_row): a policy's other inputs (SweepStepArgs::input_row > 0), else null
 };
 
 class SweepBuffers {
@@ -82,9 +83,10 @@ class SweepBuffers {
   // are per-world buffers): swaps them with the given vectors, whose storage the world then
   // writes its next episode into, and returns true; Fetch's row pointers for w are stale after
   // it. false: nothing done, copy the rows from Fetch. `expert` is swapped where the sweep records
-  // the expert's labels (SweepStepArgs::expert_labels).
+  // the expert's labels (SweepStepArgs::expert_labels), `inputs` where it records a policy's other
+  // inputs (SweepStepArgs::input_row > 0).
   virtual bool TakeRows(int /*w*/, RowVector* /*state*/, RowVector* /*obs*/, RowVector* /*action*/,
-                        RowVector* /*expert*/) {
+                        RowVector* /*expert*/, RowVector* /*inputs*/) {
     return false;
   }
   // time the steps spent in the physics (ControlStep) alone, averaged over the threads that

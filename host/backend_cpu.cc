@@ -341,7 +341,7 @@ class CpuSweepBuffers : public SweepBuffers {
     host_.task_params = task_params_.data();
     host_.actions = actions_.data();
     host_.noise_state = shape.action_noise.active ? noise_state_.data() : nullptr;
-    host_.state_rows = host_.obs_rows = host_.action_rows = host_.expert_rows = nullptr;
+    host_.state_rows = host_.obs_rows = host_.action_rows = host_.expert_rows = host_.input_rows = nullptr;
     host_.world_rows = pointers_.data();
     host_.ended = ended_.data();
     host_.stepped = stepped_.data();
@@ -367,15 +367,17 @@ class CpuSweepBuffers : public SweepBuffers {
     out->clear();
     for (int i = 0; i < count; ++i) {
       const SweepRows& r = pointers_[static_cast<size_t>(worlds[i])];
-      out->push_back({&worlds_[worlds[i]], r.state, r.obs, r.action, r.expert});
+      out->push_back({&worlds_[worlds[i]], r.state, r.obs, r.action, r.expert, r.inputs});
     }
   }
-  bool TakeRows(int w, RowVector* state, RowVector* obs, RowVector* action, RowVector* expert) override {
+  bool TakeRows(int w, RowVector* state, RowVector* obs, RowVector* action, RowVector* expert,
+                RowVector* inputs) override {
     Rows& r = rows_[static_cast<size_t>(w)];
     r.state.swap(*state);
     r.obs.swap(*obs);
     r.action.swap(*action);
     if (host_.expert_labels) r.expert.swap(*expert);
+    if (host_.input_row > 0) r.inputs.swap(*inputs);
     Fit(w);
     return true;
   }
@@ -383,6 +385,7 @@ class CpuSweepBuffers : public SweepBuffers {
  private:
   struct Rows {
     RowVector state, obs, action, expert;  // expert: where the sweep records the expert's labels
+    RowVector inputs;                      // where it records a policy's other inputs
   };
   // world w's buffers hold a whole horizon (they may come back shorter from an episode record;
   // growing within their capacity neither allocates nor writes)
@@ -393,8 +396,10 @@ class CpuSweepBuffers : public SweepBuffers {
     r.obs.resize(h * kObsSize);
     r.action.resize(std::max<size_t>(h * static_cast<size_t>(host_.nactuator), 1));
     if (host_.expert_labels) r.expert.resize(std::max<size_t>(h * static_cast<size_t>(host_.nactuator), 1));
+    if (host_.input_row > 0) r.inputs.resize(h * static_cast<size_t>(host_.input_row));
     pointers_[static_cast<size_t>(w)] = {r.state.data(), r.obs.data(), r.action.data(),
-                                         host_.expert_labels ? r.expert.data() : nullptr};
+                                         host_.expert_labels ? r.expert.data() : nullptr,
+                                         host_.input_row > 0 ? r.inputs.data() : nullptr};
   }
 
   CpuBackend* backend_;

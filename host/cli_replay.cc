@@ -147,6 +147,11 @@ void RunReplay(const ReplayArgs& a) {
     std::vector<std::pair<const char*, const RowVector*>> features = {
         {"state", &e.state}, {"obs", &e.obs}, {"action", &e.action}};
     if (labels_recorded) features.push_back({"expert_action", &e.expert});
+    // a policy's other inputs, where the store records them (store.policy_inputs)
+    const std::vector<PolicyInputBlock> blocks = PolicyInputBlocks(c);
+    std::vector<RowVector> inputs;
+    if (!blocks.empty()) SplitPolicyInputs(c, e, &inputs);
+    for (size_t k = 0; k < blocks.size(); ++k) features.push_back({blocks[k].name.c_str(), &inputs[k]});
     for (const auto& f : features) {
       bool same = false;
       double d = MaxDiff(StoredRows(r, f.first, start, length), *f.second, &same);

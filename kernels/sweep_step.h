@@ -43,12 +43,14 @@ struct SweepWorld {
 
 // One world's rows for its current episode: (horizon, nbody * kBodyStateSize), (horizon, kObsSize),
 // (horizon, nactuator), and where the expert labels a policy's steps (SweepStepArgs::expert_labels)
-// (horizon, nactuator), else null.
+// (horizon, nactuator), else null; where the sweep records a policy's other inputs
+// (SweepStepArgs::input_row > 0) (horizon, input_row), else null.
 struct SweepRows {
   Real* state;
   Real* obs;
   Real* action;
   Real* expert;
+  Real* inputs;
 };
 
 // One world's inputs to a policy at a control step (kSweepObserve and kSweepActObserve passes write
@@ -95,6 +97,13 @@ struct SweepStepArgs {
   Real* obs_rows = nullptr;       // (nworld, horizon, kObsSize)
   Real* action_rows = nullptr;    // (nworld, horizon, nactuator)
   Real* expert_rows = nullptr;    // (nworld, horizon, nactuator) where expert_labels is set, else null
+  // (nworld, horizon, input_row) where input_row > 0, else null: at each step the rest of what a
+  // policy is sent besides the obs row (SweepPolicyRow's task_params, joints and target, in the
+  // build's Real): input_params task parameters, task.nactuator joint positions, 3 target
+  // coordinates where task.target_body >= 0 (steps/task_params, steps/joints, steps/target)
+  Real* input_rows = nullptr;
+  int32_t input_row = 0;
+  int32_t input_params = 0;
   // (nworld) or null: where each world's episode writes its rows, when not in the arrays above.
   // The CPU backend gives every world buffers of its own and hands them to the finished episode
   // (the host swaps in fresh ones): the rows are never copied on their way to the store.
@@ -124,11 +133,12 @@ struct SweepStepArgs {
     if (world_rows) {
       const SweepRows& r = world_rows[w];
       return {r.state + int64_t(step) * state_row(), r.obs + int64_t(step) * kObsSize,
-              r.action + int64_t(step) * nactuator, r.expert ? r.expert + int64_t(step) * nactuator : nullptr};
+              r.action + int64_t(step) * nactuator, r.expert ? r.expert + int64_t(step) * nactuator : nullptr,
+              r.inputs ? r.inputs + int64_t(step) * input_row : nullptr};
     }
     const int64_t row = int64_t(w) * horizon + step;
     return {state_rows + row * state_row(), obs_rows + row * kObsSize, action_rows + row * nactuator,
-            expert_rows ? expert_rows + row * nactuator : nullptr};
+            expert_rows ? expert_rows + row * nactuator : nullptr, input_rows ? input_rows + row * input_row : nullptr};
   }
 };
 
@@ -164,8 +174,22 @@ S2R_HD bool SweepWorldPrepare(const SweepStepArgs& a, const ModelView& m, const 
   return true;
 }
 
+// A policy's other inputs at the step (as SweepWorldPolicyRow sends them, before its float32):
+// the episode's task parameters (as events left them), the task joints' positions, the target's
+// position where the task has one. A call of its own on the device, as ApplyActionNoise: inlined,
+// the observing kernels took 2 more registers (<all>) and 8-16 B more spills.
+S2R_HD_NOINLINE void SweepWorldInputRow(const SweepStepArgs& a, const StateView& s, int w, Real* row) {
+  const Real* params = a.task_params + static_cast<int64_t>(w) * kTaskMaxParams;
+  for (int i = 0; i < a.input_params; ++i) row[i] = params[i];
+  row += a.input_params;
+  const Real* q = s.joint_q(w);
+  for (int i = 0; i < a.task.nactuator; ++i) row[i] = q[a.task.joint[i]];
+  if (a.task.target_body >= 0) StoreVec3(row + a.task.nactuator, LoadVec3(s.body_pos(w, a.task.target_body)));
+}
+
 // The rows before the step, `rows` = a.RowsAt(w, r.task.steps) (the row index is the control steps
-// evaluated so far, < horizon while active): the moving bodies' true state and the observation.
+// evaluated so far, < horizon while active): the moving bodies' true state and the observation,
+// and where the sweep records them a policy's other inputs.
 S2R_HD void SweepWorldRecordState(const SweepStepArgs& a, const StateView& s, int w, SweepWorld& r,
                                    const SweepRows& rows) {
   Real* state = rows.state;
@@ -182,6 +206,7 @@ S2R_HD void SweepWorldRecordState(const SweepStepArgs& a, const StateView& s, in
   StoreQuat(truth + 3, LoadQuat(s.body_quat(w, a.task.object_body)));
   StoreVec3(truth + 7, LoadVec3(s.body_pos(w, a.task.effector_body)));
   Observe(a.observation, a.seed, static_cast<uint64_t>(r.episode), truth, &r.observation, rows.obs);
+  if (rows.inputs) SweepWorldInputRow(a, s, w, rows.inputs);
 }
 
 // ... and the step's action row

@@ -114,6 +114,35 @@ std::string DumpAt(const nlohmann::json& j, const std::string& dotted) {
   return at->dump();
 }
 
+std::vector<PolicyInputBlock> PolicyInputBlocks(const SweepConfig& c) {
+  if (!c.record_policy_inputs) return {};
+  const TaskModel& t = c.task.model;
+  std::vector<PolicyInputBlock> blocks = {{"task_params", static_cast<int>(c.task.params.size())},
+                                          {"joints", t.nactuator}};
+  if (t.target_body >= 0) blocks.push_back({"target", 3});
+  return blocks;
+}
+
+void SplitPolicyInputs(const SweepConfig& c, const EpisodeRecord& f, std::vector<RowVector>* out) {
+  const std::vector<PolicyInputBlock> blocks = PolicyInputBlocks(c);
+  int row = 0;
+  for (const PolicyInputBlock& b : blocks) row += b.size;
+  out->resize(blocks.size());
+  const size_t len = static_cast<size_t>(f.length);
+  if (f.inputs.size() < len * size_t(row)) throw std::logic_error("an episode record without its input rows");
+  int at = 0;
+  for (size_t k = 0; k < blocks.size(); ++k) {
+    RowVector& v = (*out)[k];
+    const size_t n = static_cast<size_t>(blocks[k].size);
+    v.resize(len * n);
+    for (size_t i = 0; i < len; ++i) {
+      const Real* from = f.inputs.data() + i * size_t(row) + size_t(at);
+      std::copy(from, from + n, v.data() + i * n);
+    }
+    at += blocks[k].size;
+  }
+}
+
 DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
   const Model& m = c.model;
   DatasetSpec spec;
@@ -199,6 +228,41 @@ DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
                 "noise, what the actuators received; zeros for the actuators the task does not drive): the label of "
                 "DART-style data collection";
     spec.features.push_back(expert);
+  }
+  // a policy's other inputs (store.policy_inputs), as a policy process is sent them
+  for (const PolicyInputBlock& b : PolicyInputBlocks(c)) {
+    FeatureSpec f;
+    f.name = b.name;
+    f.dtype = kRealType;
+    f.shape = {b.size};
+    const TaskModel& t = c.task.model;
+    if (f.name == "task_params") {
+      for (const TaskParamInfo& p : c.task.info->params) {
+        f.names.push_back(p.name);
+        f.units.push_back(p.unit);
+      }
+      f.frame = "world";
+      f.rotation = "none";
+      f.description = "the episode's task parameters at this step, as a policy is sent them (events may edit "
+                      "them within an episode; docs/sweep.md, store.policy_inputs)";
+    } else if (f.name == "joints") {
+      for (int i = 0; i < t.nactuator; ++i) {
+        f.names.push_back(m.joint_name[t.joint[i]]);
+        f.units.push_back(m.joint_type[t.joint[i]] == kJointSlide ? "m" : "rad");
+      }
+      f.frame = "joint";
+      f.rotation = "none";
+      f.description = "the positions of the joints the task's actions drive (true, as encoders read them), as a "
+                      "policy is sent them";
+    } else {
+      f.names = {"target_x", "target_y", "target_z"};
+      f.units = {"m"};
+      f.frame = "world";
+      f.rotation = "none";
+      f.description = "the task's target body '" + m.body_name[t.target_body] +
+                      "' position (true), as a policy is sent it";
+    }
+    spec.features.push_back(f);
   }
   // the randomized parameters
   for (const RandomParam& p : c.randomization.params) {
@@ -472,6 +536,8 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
   // or the expert's own, where action noise perturbs them (the clean actions: DART-style labels)
   shape.expert_labels = (sources > 0 && o.policy_expert) || (o.actions && o.actions->WantsExpert()) ||
                         (sources == 0 && shape.action_noise.active);
+  for (const PolicyInputBlock& b : PolicyInputBlocks(c)) shape.input_row += b.size;  // store.policy_inputs
+  shape.input_params = ntask;
   std::unique_ptr<SweepBuffers> buffers = engine.MakeSweepBuffers(shape);
   const SweepStepArgs& h = buffers->host();
   std::unique_ptr<PolicyProcess> process;  // --policy's
@@ -569,12 +635,14 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
       f.obs.resize(len * kObsSize);
       f.action.resize(len * na);
       if (h.expert_labels) f.expert.resize(len * na);
+      if (h.input_row > 0) f.inputs.resize(len * size_t(h.input_row));
     } else {
       const FetchedEpisode& e = fetched[p.fetched];
       f.state.assign(e.state, e.state + len * h.state_row());
       f.obs.assign(e.obs, e.obs + len * kObsSize);
       f.action.assign(e.action, e.action + len * na);
       if (e.expert) f.expert.assign(e.expert, e.expert + len * na);
+      if (e.inputs) f.inputs.assign(e.inputs, e.inputs + len * size_t(h.input_row));
     }
     finished.emplace(p.slot, std::move(f));
   };
@@ -616,7 +684,8 @@ void RunEpisodes(const SweepConfig& c, uint64_t seed, int64_t first_slot, int64_
         spare.pop_back();
       }
       p.record.params.swap(runs[w].params);  // the world's next episode refills the other buffer
-      p.taken = buffers->TakeRows(w, &p.record.state, &p.record.obs, &p.record.action, &p.record.expert);
+      p.taken = buffers->TakeRows(w, &p.record.state, &p.record.obs, &p.record.action, &p.record.expert,
+                                  &p.record.inputs);
       if (p.taken) p.world = *fetched[i].world;  // before the world's next episode overwrites it
       runs[w].slot = -1;
       ++collected;
@@ -788,6 +857,7 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
   ro.net = o.policy_net.get();
   ro.progress = o.progress;
   const bool labels = SweepLabelsSteps(c, o);
+  std::vector<RowVector> inputs;  // an episode's policy inputs, a row array per feature (store.policy_inputs)
   try {
     RunEpisodes(c, seed, first, planned, index_of, ro,
         [&](EpisodeRecord& f) {
@@ -802,6 +872,10 @@ SweepSummary RunSweep(const SweepConfig& c, const std::string& out, const SweepO
           ev.metrics = f.metrics.data();
           ev.features = {f.state.data(), f.obs.data(), f.action.data()};
           if (labels) ev.features.push_back(f.expert.data());
+          if (c.record_policy_inputs) {
+            SplitPolicyInputs(c, f, &inputs);
+            for (const RowVector& v : inputs) ev.features.push_back(v.data());
+          }
           writer->Append(ev);
           summary.episodes += 1;
           summary.steps += f.length;

@@ -95,6 +95,7 @@ struct EpisodeRecord {
   std::vector<double> metrics;  // as SweepDatasetSpec's metrics: the task's, then 4 per event
   RowVector state, obs, action;  // (length, ...) rows, as stored
   RowVector expert;              // (length, nactuator): the expert's labels where recorded (SweepLabelsSteps), else empty
+  RowVector inputs;              // (length, input_row): a policy's other inputs where recorded (store.policy_inputs)
 };
 
 struct RunnerOptions {
@@ -145,6 +146,17 @@ EpisodeRecord ReplayEpisode(const SweepConfig& config, uint64_t seed, int64_t ep
 // Whether a sweep records the expert's label of every step (steps/expert_action): a policy's steps
 // where --policy-expert asks, the expert's own where action noise perturbs them (its clean action).
 bool SweepLabelsSteps(const SweepConfig& config, const SweepOptions& options);
+
+// The step features a sweep records of a policy's inputs besides the obs (store.policy_inputs):
+// task_params, joints and, where the task has a target body, target, in the order of the input
+// rows (SweepStepArgs::input_rows); none without store.policy_inputs
+struct PolicyInputBlock {
+  std::string name;
+  int size;
+};
+std::vector<PolicyInputBlock> PolicyInputBlocks(const SweepConfig& config);
+// An episode's input rows (EpisodeRecord::inputs) as one row array per block, for the store
+void SplitPolicyInputs(const SweepConfig& config, const EpisodeRecord& record, std::vector<RowVector>* out);
 
 // The dataset layout a sweep writes (features, params, tasks, labels, embodiment, generator).
 DatasetSpec SweepDatasetSpec(const SweepConfig& config, const SweepOptions& options);

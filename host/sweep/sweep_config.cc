@@ -41,7 +41,8 @@ nlohmann::json ToJson(const YAML::Node& n) {
 StorageSpec ParseStorage(const ConfigNode& n) {
   StorageSpec s;
   if (!n.defined()) return s;
-  n.CheckKeys({"chunk_steps", "shard_steps", "chunk_episodes", "compressor", "level", "checksum", "transpose"});
+  n.CheckKeys({"chunk_steps", "shard_steps", "chunk_episodes", "compressor", "level", "checksum", "transpose",
+               "policy_inputs"});
   if (n.Has("chunk_steps")) s.chunk_steps = n["chunk_steps"].Integer(1, int64_t(1) << 24);
   if (n.Has("shard_steps")) s.shard_steps = n["shard_steps"].Integer(1, int64_t(1) << 30);
   if (s.shard_steps % s.chunk_steps != 0) {
@@ -182,6 +183,7 @@ SweepConfig ParseSweepConfig(const std::string& text, const std::string& source,
   c.action_noise = ParseActionNoise(root["action_noise"], c.model, c.task);
   c.events = ParseEvents(root["events"], c.task);
   c.storage = ParseStorage(root["store"]);
+  c.record_policy_inputs = root.Has("store") && root["store"]["policy_inputs"].Bool(false);
   c.canonical = ToJson(root.yaml());
   return c;
 }

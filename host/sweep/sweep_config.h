@@ -45,6 +45,10 @@ struct SweepConfig {
   uint64_t seed = 0;
   int worlds = 256;          // parallel worlds (the CLI may override)
   StorageSpec storage;
+  // `store: {policy_inputs: true}`: every step also records the rest of what a policy is sent
+  // (steps/task_params, steps/joints, steps/target where the task has a target), so that a network
+  // can be trained from the store alone (docs/sweep.md)
+  bool record_policy_inputs = false;
   nlohmann::json canonical;  // the parsed config as JSON, to compare on --resume
   FitFiles fit_files;        // the fit files the randomization centres on, as read (stored by a sweep)
 };

@@ -688,6 +688,7 @@ TEST(Sweep, RejectsBadConfigsNamingFileLineAndKey) {
        "    window_s: [0, 1]\n    magnitude: {distribution: fixed, value: 1}\n",
        "events[0].kind: task 'pick_lift' has no goal to change"},
       {base + "store:\n  chunk_steps: 100\n  shard_steps: 250\n", "store.shard_steps: must be a multiple of chunk_steps"},
+      {base + "store:\n  policy_inputs: maybe\n", "bad.yaml:5:18: store.policy_inputs: must be true or false"},
       {base + "store:\n  compressor: lzma\n", "store.compressor: must be one of blosc-lz4"},
   };
   for (const Case& c : cases) {
@@ -920,6 +921,7 @@ void ExpectSameEpisodes(const std::vector<EpisodeRecord>& a, const std::vector<E
     EXPECT_TRUE(std::equal(a[e].obs.begin(), a[e].obs.end(), b[e].obs.begin(), b[e].obs.end()));
     EXPECT_TRUE(std::equal(a[e].action.begin(), a[e].action.end(), b[e].action.begin(), b[e].action.end()));
     EXPECT_TRUE(std::equal(a[e].expert.begin(), a[e].expert.end(), b[e].expert.begin(), b[e].expert.end()));
+    EXPECT_TRUE(std::equal(a[e].inputs.begin(), a[e].inputs.end(), b[e].inputs.begin(), b[e].inputs.end()));
   }
 }
 
@@ -1040,22 +1042,25 @@ TEST(Sweep, CudaBackendRunsTheSameEpisodesAsTheCpu) {
   if (!CudaAvailable()) GTEST_SKIP() << (CudaBackendCompiled() ? "no CUDA device present" : "built without CUDA");
   // builtin:push, (since stop 43) pick_lift labelled by the state checker, (stop 44) a policy
   // (stop 46) a policy answering the expert's actions it is sent, computed on the device, (stop 48)
-  // the expert under action noise (4 mm, tau 0.1 s), its clean actions recorded
+  // the expert under action noise (4 mm, tau 0.1 s), its clean actions recorded, (stop 49) the
+  // steering policy's peg_insert with the policy inputs recorded (store.policy_inputs)
   enum Acting { kExpert, kSteering, kEcho };
   struct Case {
     const char* config;
     int checker;
     Acting policy;
     double noise = 0;
+    bool inputs = false;
   };
   for (const Case& k : {Case{"builtin:push", -1, kExpert}, Case{"builtin:pick_lift", kCheckerState, kExpert},
-                        Case{"builtin:peg_insert", -1, kSteering}, Case{"builtin:pick_lift", kCheckerState, kEcho},
+                        Case{"builtin:peg_insert", -1, kSteering, 0, true}, Case{"builtin:pick_lift", kCheckerState, kEcho},
                         Case{"builtin:push", -1, kExpert, 0.004}}) {
     const char* config = k.config;
     SCOPED_TRACE(std::string(config) + (k.policy == kEcho ? " (echo)" : "") + (k.noise > 0 ? " (action noise)" : ""));
     SweepConfig c = LoadSweepConfig(config);
     c.task.checker = k.checker;
     if (k.noise > 0) c = WithActionNoise(c, k.noise, 0.1);
+    c.record_policy_inputs = k.inputs;
     const bool labelled = k.policy == kEcho || k.noise > 0;
     const int na = LoadSweepConfig(config).model.nactuator();
     SteeringPolicy steer_cpu(na), steer_gpu(na);
@@ -1094,6 +1099,14 @@ TEST(Sweep, CudaBackendRunsTheSameEpisodesAsTheCpu) {
       for (size_t i = 0; labelled && i < size_t(na); ++i) {
         EXPECT_NEAR(cpu[e].expert[i], gpu[e].expert[i], 1e-4) << "episode " << e << ": first label " << i;
         EXPECT_NEAR(cpu[e].action[i], gpu[e].action[i], 1e-4) << "episode " << e << ": first action " << i;
+      }
+      // the policy inputs' rows come back too: the first step's (task parameters, joints and the
+      // target from the reset state) alike to rounding
+      ASSERT_EQ(cpu[e].inputs.size() > 0, k.inputs);
+      ASSERT_EQ(gpu[e].inputs.size() > 0, k.inputs);
+      const size_t input_row = k.inputs ? cpu[e].inputs.size() / size_t(cpu[e].length) : 0;
+      for (size_t i = 0; i < input_row; ++i) {
+        EXPECT_NEAR(cpu[e].inputs[i], gpu[e].inputs[i], 1e-5) << "episode " << e << ": first input " << i;
       }
     }
     EXPECT_LE(std::abs(cpu_success - gpu_success), 3) << cpu_success << " vs " << gpu_success;
@@ -1703,6 +1716,79 @@ TEST(SweepActionNoise, APolicysNoisyActionsAreRecordedAsExecutedAndReplay) {
         EXPECT_EQ(replay.task.label, noisy[e].task.label);
       }
     }
+  }
+}
+
+// store.policy_inputs: every step's rows hold the rest of what a policy is sent (task parameters as
+// events left them, the task joints' positions, the target's position), exactly the values a policy
+// process is sent (as float32), on the CPU and the CUDA path (emulated), whoever acts: a policy
+// process, a network in the step or the expert. push (goal-change events edit its goal within some
+// episodes), pick_lift, peg_insert (a target).
+TEST(SweepPolicyInputs, TheRowsHoldWhatAPolicyIsSentOnEveryPath) {
+  for (const char* config : {"builtin:push", "builtin:pick_lift", "builtin:peg_insert"}) {
+    SCOPED_TRACE(config);
+    SweepConfig c = LoadSweepConfig(config);
+    EXPECT_FALSE(c.record_policy_inputs);
+    EXPECT_TRUE(RunConfigEpisodes(BackendKind::kCpu, c)[0].inputs.empty());
+    c.record_policy_inputs = true;
+    const TaskModel& t = c.task.model;
+    const size_t np = c.task.params.size(), nj = size_t(t.nactuator), nt = t.target_body >= 0 ? 3 : 0;
+    const size_t row = np + nj + nt;
+    std::vector<PolicyInputBlock> blocks = PolicyInputBlocks(c);
+    ASSERT_EQ(blocks.size(), nt ? 3u : 2u);
+    EXPECT_EQ(blocks[0].name, "task_params");
+    EXPECT_EQ(blocks[1].name, "joints");
+
+    SteeringPolicy policy(c.model.nactuator());
+    const std::vector<EpisodeRecord> acted = RunConfigEpisodes(BackendKind::kCpu, c, 0, &policy);
+    // what the policy was sent, by episode and step
+    std::map<int64_t, std::vector<std::vector<float>>> sent;
+    for (const PolicyInput& in : policy.inputs) {
+      for (size_t i = 0; i < in.episode.size(); ++i) {
+        std::vector<float> r(in.task_params.begin() + long(i * np), in.task_params.begin() + long((i + 1) * np));
+        r.insert(r.end(), in.joints.begin() + long(i * nj), in.joints.begin() + long((i + 1) * nj));
+        r.insert(r.end(), in.target.begin() + long(i * nt), in.target.begin() + long((i + 1) * nt));
+        sent[in.episode[i]].push_back(r);
+      }
+    }
+    int edited = 0;  // episodes whose task parameters changed within them
+    for (const EpisodeRecord& e : acted) {
+      SCOPED_TRACE("episode " + std::to_string(e.episode));
+      ASSERT_EQ(e.inputs.size(), size_t(e.length) * row);
+      const std::vector<std::vector<float>>& steps = sent[e.episode];
+      ASSERT_EQ(steps.size(), size_t(e.length));
+      for (size_t k = 0; k < steps.size(); ++k) {
+        for (size_t i = 0; i < row; ++i) ASSERT_EQ(float(e.inputs[k * row + i]), steps[k][i]) << "step " << k << " value " << i;
+      }
+      edited += !std::equal(e.inputs.begin(), e.inputs.begin() + long(np), e.inputs.end() - long(row));
+      std::vector<RowVector> split;
+      SplitPolicyInputs(c, e, &split);
+      ASSERT_EQ(split.size(), blocks.size());
+      for (size_t b = 0, at = 0; b < blocks.size(); at += size_t(blocks[b].size), ++b) {
+        ASSERT_EQ(split[b].size(), size_t(e.length) * size_t(blocks[b].size));
+        EXPECT_EQ(split[b][split[b].size() - 1], e.inputs[size_t(e.length - 1) * row + at + size_t(blocks[b].size) - 1]);
+      }
+    }
+    if (std::string(config) == "builtin:push") EXPECT_GT(edited, 0) << "no goal change within an episode";
+    SteeringPolicy policy_cuda(c.model.nactuator());
+    ExpectSameEpisodes(acted, RunConfigEpisodes(BackendKind::kCudaEmulation, c, 0, &policy_cuda));
+
+    // a network in the step records what the same network outside it is sent
+    const PolicyNetFile f = BuildPolicyNet(SteeringNet(c), "steering.npz", c);
+    const std::vector<EpisodeRecord> net = RunConfigEpisodes(BackendKind::kCpu, c, 0, nullptr, &f);
+    ASSERT_FALSE(net[0].inputs.empty());
+    ExpectSameEpisodes(net, RunConfigEpisodes(BackendKind::kCudaEmulation, c, 0, nullptr, &f));
+    NetOutsideTheStep outside(f);
+    ExpectSameEpisodes(net, RunConfigEpisodes(BackendKind::kCpu, c, 0, &outside));
+
+    // the expert's episodes: the same on every path, and the same episodes as without the rows
+    const std::vector<EpisodeRecord> expert = RunConfigEpisodes(BackendKind::kCpu, c);
+    ExpectSameEpisodes(expert, RunConfigEpisodes(BackendKind::kCudaEmulation, c));
+    ExpectSameEpisodes(expert, RunConfigEpisodes(BackendKind::kCpu, c, 1));
+    std::vector<EpisodeRecord> without = expert;
+    for (EpisodeRecord& e : without) e.inputs.clear();
+    c.record_policy_inputs = false;
+    ExpectSameEpisodes(without, RunConfigEpisodes(BackendKind::kCpu, c));
   }
 }
 

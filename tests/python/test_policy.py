@@ -697,6 +697,58 @@ def test_action_noise_labels_the_experts_steps_with_its_clean_actions(tmp_path):
     assert "bit-identical" in r.stdout, r.stdout
 
 
+def test_a_store_with_the_policy_inputs_replays_a_network_offline(tmp_path):
+    """store.policy_inputs: every step also records steps/task_params and steps/joints (and
+    steps/target where the task has one), what a policy is sent besides the obs. A network's store
+    holds its every input: NumPy's reference forward pass (s2r_policy.net_act) over the stored rows,
+    all steps at once, gives the stored actions bit for bit (a relu network, float32 arithmetic).
+    The rows are the same from the CPU and the CUDA backend's code; an expert's store replays with
+    them; resuming without the option is refused naming it; without it the arrays are absent."""
+    need_s2r()
+    sys.path.insert(0, python_dir())
+    import s2r_policy
+    with open(os.path.join(REPO, "configs", "sweeps", "push.yaml")) as f:
+        text = f.read()
+    assert "\nstore:\n" in text
+    config = tmp_path / "push_inputs.yaml"
+    config.write_text(text.replace("\nstore:\n", "\nstore:\n  policy_inputs: true\n", 1))
+    net = tmp_path / "net.npz"
+    random_net(net, 22, 2)
+    common = ["--episodes", 24, "--worlds", 8]
+    stores = {name: tmp_path / f"{name}.zarr" for name in ("cpu", "cuda", "expert", "plain")}
+    run("sweep", config, "--out", stores["cpu"], *common, "--policy-net", net)
+    run("sweep", config, "--out", stores["cuda"], *common, "--policy-net", net, "--backend", "cuda-emulation")
+    cpu = hashes(stores["cpu"])
+    assert cpu == hashes(stores["cuda"])
+    assert "steps/task_params" in cpu and "steps/joints" in cpu and "steps/target" not in cpu
+    root = zarr.open_group(store=str(stores["cpu"]), mode="r")
+    S = root.attrs["s2r"]["commit"]["steps"]
+    steps = {k: root[f"steps/{k}"][:S] for k in ("obs", "task_params", "joints", "action")}
+    assert steps["task_params"].shape == (S, 10) and steps["joints"].shape == (S, 2)
+    features = root.attrs["s2r"]["features"]
+    assert features["joints"]["names"] == ["slide_x", "slide_y"], features["joints"]
+    assert features["task_params"]["names"][:2] == ["goal_x", "goal_y"], features["task_params"]
+    # the pusher's joints move and the goal differs between episodes: the rows are the world's
+    assert np.ptp(steps["joints"][:, 0]) > 0.01 and np.ptp(steps["task_params"][:, 1]) > 0.01
+    act = s2r_policy.net_act(str(net))
+    first = np.ones(S, np.uint8)  # every row alone: the network reads no last action
+    episodes = root["steps/episode_index"][:S].astype(np.int64)
+    f32 = {k: v.astype(np.float32) for k, v in steps.items()}
+    actions = act(f32["obs"], f32["task_params"], episodes, first, {"action_size": 2, "target_size": 0},
+                  f32["joints"], np.zeros((S, 0), np.float32))
+    np.testing.assert_array_equal(actions, f32["action"])
+    # the expert's store: replayed with its input rows
+    run("sweep", config, "--out", stores["expert"], *common)
+    r = run("replay", stores["expert"], "--episode", 4)
+    assert "steps/task_params   identical" in r.stdout and "steps/joints        identical" in r.stdout, r.stdout
+    assert "bit-identical" in r.stdout, r.stdout
+    assert "joints" in run("inspect", stores["expert"]).stdout
+    r = run("sweep", "builtin:push", "--out", stores["expert"], *common, "--resume", check=False)
+    assert r.returncode == 1 and "store.policy_inputs" in r.stderr, r.stderr
+    run("sweep", "builtin:push", "--out", stores["plain"], *common)
+    assert "steps/task_params" not in hashes(stores["plain"])
+
+
 def test_a_policy_store_from_before_its_actions_were_called_the_policys_resumes(tmp_path):
     """Before 2026-12-07 a policy's store described steps/action as the scripted expert's: a resume
     keeps the store's feature descriptions (prose from when it was made) and goes on."""
