@@ -2,26 +2,28 @@
 then DAgger rounds on the network's own episodes.
 
     python3 python/examples/train_push_net.py push_net.npz [--episodes 512] [--dagger 4] [--noise 0.004]
-                                              [--s2r build/s2r]
+                                              [--s2r build/s2r] [--from-store STORE]
 
-1. `s2r sweep builtin:push --policy ME --policy-expert`: this script as the policy process, sent
-   the expert's action at every step (`--policy-expert`), answers with it and keeps what it was
-   sent: the observation, the task parameters and the joints (the inputs a network gets in the
-   step, kernels/policy_net.h) and the expert's action. The episodes are the expert's own.
+1. `s2r sweep` of builtin:push's config with `store: {policy_inputs: true}` (docs/sweep.md): the
+   expert's episodes, whose store holds at every step the observation, the task parameters and the
+   joints (the inputs a network gets in the step, kernels/policy_net.h) and the expert's action.
+   Or --from-store STORE: a push store made so already (the labels are its steps/expert_action
+   where it has them, else its steps/action).
 2. A tanh MLP (two hidden layers of 64) fits the actions to those inputs (mean squared error, Adam,
    NumPy only), its inputs standardised and its outputs scaled by the data's statistics
    (input_mean, input_std, action_scale, action_bias in the file): behaviour cloning.
-3. DAgger (Ross, Gordon and Bagnell, 2011), --dagger rounds: the same sweep (new seeds) with the
-   network acting (s2r_policy.net_act, the step's arithmetic in NumPy) and the expert's actions
-   still sent: the network visits the states its own mistakes lead to, the expert says what it
+3. DAgger (Ross, Gordon and Bagnell, 2011), --dagger rounds: push's sweep (new seeds) with this
+   script as the policy process (`--policy ME --policy-expert`), the network acting
+   (s2r_policy.net_act, the step's arithmetic in NumPy; the expert in a fraction --beta^k of round
+   k's episodes) and the expert's actions sent at every step: the network visits the states its own mistakes lead to, the expert says what it
    would do there, those pairs join the data and the network is fitted again. Each round prints
    the network's success rate on its episodes.
 4. The file: layer0.weight ... as torch's nn.Linear lays them out.
 
---noise STD collects step 1 DART-style (Laskey et al., 2017): the sweep's config is builtin:push's
-with `action_noise` (docs/sweep.md), so the engine adds noise of STD m (correlated over
---noise-time-constant s) to the expert's actions this script answers with; the episodes wander off
-the expert's path and the expert's action sent at the next step is its clean action in the state the
+--noise STD collects step 1 DART-style (Laskey et al., 2017): the sweep's config also has
+`action_noise` (docs/sweep.md), so the engine adds noise of STD m (correlated over
+--noise-time-constant s) to the expert's actions; the episodes wander off the expert's path and the
+store's label of the next step (steps/expert_action) is the expert's clean action in the state the
 noise led to: the network learns recoveries from its own kind of error.
 
 Then `s2r sweep builtin:push --out net.zarr --policy-net push_net.npz` evaluates it in every world's
@@ -44,9 +46,9 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 
 
 def serve(record, net=None, beta="0"):
-    """The policy process of steps 1 and 3: the expert's actions back (net None) or the network's
-    (the expert's in a fraction beta of the episodes, chosen by episode index), every step's inputs
-    and the expert's actions kept in RECORD (.npz)."""
+    """The policy process of step 3: the network's actions (the expert's in a fraction beta of the
+    episodes, chosen by episode index; all of them without a network), every step's inputs and the
+    expert's actions kept in RECORD (.npz)."""
     import s2r_policy
 
     act_net = s2r_policy.net_act(net) if net else None
@@ -117,23 +119,57 @@ def train(x, y, hidden, steps, seed):
     return net
 
 
-def noisy_config(a, work):
-    """builtin:push's config (configs/sweeps/push.yaml) with action noise of a.noise m."""
+def collection_config(a, work):
+    """builtin:push's config (configs/sweeps/push.yaml) recording the policy inputs, with action
+    noise of a.noise m where asked."""
     with open(os.path.join(HERE, "..", "..", "configs", "sweeps", "push.yaml")) as f:
         text = f.read()
-    noise = f"action_noise:\n  std: {a.noise}\n  time_constant_s: {a.noise_time_constant}\n"
-    path = os.path.join(work, "push_noise.yaml")
+    text = text.replace("\nstore:\n", "\nstore:\n  policy_inputs: true\n", 1)
+    if a.noise > 0:
+        noise = f"action_noise:\n  std: {a.noise}\n  time_constant_s: {a.noise_time_constant}\n"
+        text = text.replace("\nevents:", "\n" + noise + "events:", 1)
+    path = os.path.join(work, "push_collect.yaml")
     with open(path, "w") as f:
-        f.write(text.replace("\nevents:", "\n" + noise + "events:", 1))
+        f.write(text)
     return path
 
 
-def collect(a, work, name, seed, net=None, beta=0.0, config="builtin:push"):
-    """One sweep of a.episodes push episodes with this script as the policy (the expert's actions,
-    or the network's), returning the inputs, the expert's actions and the sweep's success rate."""
+def from_store(path):
+    """A push store's every step as (inputs, labels): obs, task_params and joints side by side (the
+    network's inputs), and the expert's actions (steps/expert_action, else steps/action); the store
+    must record the policy inputs (store.policy_inputs)."""
+    import zarr
+
+    root = zarr.open_group(store=str(path), mode="r")
+    meta = root.attrs["s2r"]
+    missing = [k for k in ("obs", "task_params", "joints", "action") if k not in meta["features"]]
+    if missing:
+        sys.exit(f"{path}: no steps/{', steps/'.join(missing)}: sweep it with `store: {{policy_inputs: true}}` "
+                 "in its config (docs/sweep.md)")
+    steps = meta["commit"]["steps"]
+    label = "expert_action" if "expert_action" in meta["features"] else "action"
+    x = np.concatenate([root[f"steps/{k}"][:steps] for k in ("obs", "task_params", "joints")], axis=1)
+    success = root["episodes/success"][:meta["commit"]["episodes"]]
+    return x.astype(np.float64), root[f"steps/{label}"][:steps].astype(np.float64), float(np.mean(success))
+
+
+def collect_store(a, work, seed):
+    """Step 1: the expert's sweep into a store that records the inputs, read back."""
+    store = os.path.join(work, "expert.zarr")
+    subprocess.run([a.s2r, "sweep", collection_config(a, work), "--episodes", str(a.episodes), "--worlds", "64",
+                    "--seed", str(seed), "--out", store], check=True, stdout=subprocess.DEVNULL)
+    out = from_store(store)
+    shutil.rmtree(store, ignore_errors=True)
+    return out
+
+
+def collect(a, work, name, seed, net, beta):
+    """One DAgger round's sweep of a.episodes push episodes with this script as the policy (the
+    network's actions, the expert's in a fraction beta of them), returning the inputs, the expert's
+    actions and the sweep's success rate."""
     record, store, summary = (os.path.join(work, name + ext) for ext in (".npz", ".zarr", ".json"))
     me = f"{sys.executable} {os.path.abspath(__file__)} --serve {record}" + (f" {net} {beta}" if net else "")
-    subprocess.run([a.s2r, "sweep", config, "--episodes", str(a.episodes), "--worlds", "64", "--seed",
+    subprocess.run([a.s2r, "sweep", "builtin:push", "--episodes", str(a.episodes), "--worlds", "64", "--seed",
                     str(seed), "--out", store, "--policy", me, "--policy-expert", "--summary-json", summary],
                    check=True, stdout=subprocess.DEVNULL)
     data = np.load(record)
@@ -170,14 +206,15 @@ def main():
                    help="DART: action noise (m) on the expert's collection sweep (default 0: none)")
     p.add_argument("--noise-time-constant", type=float, default=0.1,
                    help="its correlation time constant, s (default 0.1; 0: independent steps)")
+    p.add_argument("--from-store", help="fit to this push store's steps instead of sweeping the expert "
+                                        "(it must record the policy inputs: store.policy_inputs)")
     a = p.parse_args()
     work = tempfile.mkdtemp(prefix="s2r_bc_")
     hidden = [int(h) for h in a.hidden.split(",")]
     try:
-        x, y, rate = collect(a, work, "expert", a.seed, config=noisy_config(a, work) if a.noise > 0 else "builtin:push")
-        print(f"expert{' under action noise' if a.noise > 0 else ''}: {len(x)} steps of {a.episodes} episodes, "
-              f"success {rate:.3f}; the expert backs off "
-              f"in {backing_off(x, y):.2f} of them", file=sys.stderr)
+        x, y, rate = from_store(a.from_store) if a.from_store else collect_store(a, work, a.seed)
+        print(f"{a.from_store or 'expert'}{' under action noise' if a.noise > 0 else ''}: {len(x)} steps, "
+              f"success {rate:.3f}; the expert backs off in {backing_off(x, y):.2f} of them", file=sys.stderr)
         net = train(x, y, hidden, a.steps, a.seed)
         for k in range(1, a.dagger + 1):
             path = os.path.join(work, f"round{k - 1}.npz")

@@ -835,9 +835,10 @@ def test_the_example_network_pushes_where_friction_is_low(tmp_path):
 
 def test_the_cloning_example_writes_a_network_the_sweep_runs(tmp_path):
     """python/examples/train_push_net.py end to end at a small size (32 episodes a sweep, 300 Adam
-    steps, one DAgger round): the expert's sweep recording the inputs and the expert's actions, the
-    fit, the network's own sweep labelled by the expert, the second fit, and a file that
-    --policy-net takes (a 22-64-64-2 tanh network)."""
+    steps, one DAgger round): the expert's sweep into a store that records the inputs and the
+    expert's actions, the fit, the network's own sweep labelled by the expert, the second fit, and a
+    file that --policy-net takes (a 22-64-64-2 tanh network); then a fit to a given store
+    (--from-store), and a store without the inputs refused."""
     need_s2r()
     net = tmp_path / "net.npz"
     r = subprocess.run([PYTHON, os.path.join(REPO, "python", "examples", "train_push_net.py"), str(net), "--episodes",
@@ -849,6 +850,25 @@ def test_the_cloning_example_writes_a_network_the_sweep_runs(tmp_path):
     r = run("sweep", "builtin:push", "--out", tmp_path / "net.zarr", "--episodes", 8, "--worlds", 4,
             "--policy-net", net)
     assert "episodes        8 written" in r.stdout
+    # --from-store: a store that records the policy inputs is the training set; one without them
+    # is refused, naming what it lacks
+    plain = tmp_path / "plain.zarr"
+    run("sweep", "builtin:push", "--out", plain, "--episodes", 8, "--worlds", 4)
+    script = os.path.join(REPO, "python", "examples", "train_push_net.py")
+    r = subprocess.run([PYTHON, script, str(tmp_path / "bad.npz"), "--from-store", str(plain), "--s2r", S2R_BIN],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and "no steps/task_params, steps/joints" in r.stderr, r.stderr
+    assert "policy_inputs: true" in r.stderr and not (tmp_path / "bad.npz").exists()
+    with open(os.path.join(REPO, "configs", "sweeps", "push.yaml")) as f:
+        text = f.read()
+    config = tmp_path / "push_inputs.yaml"
+    config.write_text(text.replace("\nstore:\n", "\nstore:\n  policy_inputs: true\n", 1))
+    labelled = tmp_path / "inputs.zarr"
+    run("sweep", config, "--out", labelled, "--episodes", 8, "--worlds", 4)
+    r = subprocess.run([PYTHON, script, str(tmp_path / "from_store.npz"), "--from-store", str(labelled), "--steps", "100",
+                        "--s2r", S2R_BIN], check=True, capture_output=True, text=True)
+    assert f"{labelled}: " in r.stderr and " steps, success " in r.stderr, r.stderr
+    assert np.load(tmp_path / "from_store.npz")["layer0.weight"].shape == (64, 22)
 
 
 def test_a_policy_network_needs_the_state_checker(tmp_path):
