@@ -77,26 +77,6 @@ void WriteCsv(const std::string& path, const SweepConfig& c, const EpisodeRecord
   if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error(path + ": cannot write");
 }
 
-// A policy's episode's actions as its store recorded them, step by step (host/sweep/policy.h); past
-// the recorded steps the last row is held (the replay ends where the store's episode did, or says so).
-class RecordedActions : public ActionSource {
- public:
-  RecordedActions(std::vector<Real> rows, int nactuator) : rows_(std::move(rows)), na_(nactuator) {}
-  void Act(const PolicyInput& in, std::vector<float>* actions) override {
-    step_ = in.first[0] ? 0 : step_ + 1;
-    const size_t steps = na_ > 0 ? rows_.size() / size_t(na_) : 0;
-    const size_t k = std::min(step_, steps > 0 ? steps - 1 : 0);
-    actions->assign(size_t(na_), 0.f);
-    for (int i = 0; i < na_ && steps > 0; ++i) (*actions)[size_t(i)] = static_cast<float>(rows_[k * size_t(na_) + size_t(i)]);
-  }
-  bool WantsExpert() const override { return false; }
-
- private:
-  std::vector<Real> rows_;
-  int na_;
-  size_t step_ = 0;
-};
-
 void RunReplay(const ReplayArgs& a) {
   DatasetReader r(a.store);
   const std::vector<uint64_t> seeds = r.EpisodeSeeds();

@@ -29,6 +29,18 @@ struct ActionNoise {
 
 S2R_HD uint32_t ActionNoiseStream() { return StreamOfName("action.noise"); }
 
+// The noise's time constant (s; 0: white) at control_hz control steps per second: sets keep and
+// fresh from it, and `active` from the std already set for the task's `nactuator` actuators (the
+// config's parser and the tests set a noise through this alone)
+inline void SetActionNoiseTiming(ActionNoise* an, int nactuator, double time_constant_s, double control_hz) {
+  const double keep = time_constant_s > 0 ? exp(-1.0 / (control_hz * time_constant_s)) : 0.0;
+  an->time_constant_s = static_cast<Real>(time_constant_s);
+  an->keep = static_cast<Real>(keep);
+  an->fresh = static_cast<Real>(sqrt(1.0 - keep * keep));
+  an->active = 0;
+  for (int i = 0; i < nactuator; ++i) an->active = an->active || an->std[i] > Real(0);
+}
+
 // Adds control step `step`'s noise of episode `episode` to the task's actuators of `act` (the
 // world's actuator vector). `e` (kTaskMaxActuators) is the world's noise of its last step, which
 // this replaces (read only after step 0: the process starts stationary). A call of its own on the

@@ -20,6 +20,14 @@
 extern char** environ;
 
 namespace s2r {
+
+void RecordedActions::Act(const PolicyInput& in, std::vector<float>* actions) {
+  step_ = in.first[0] ? 0 : step_ + 1;
+  const size_t steps = na_ > 0 ? rows_.size() / size_t(na_) : 0;
+  const size_t k = std::min(step_, steps > 0 ? steps - 1 : 0);
+  actions->assign(size_t(na_), 0.f);
+  for (int i = 0; i < na_ && steps > 0; ++i) (*actions)[size_t(i)] = static_cast<float>(rows_[k * size_t(na_) + size_t(i)]);
+}
 namespace {
 
 using Clock = std::chrono::steady_clock;

@@ -34,6 +34,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kernels/base.h"
+
 namespace s2r {
 
 // What one control step tells a policy of its n worlds, row by row (one row per active world).
@@ -69,6 +71,21 @@ class ActionSource {
   // Whether Act reads PolicyInput::expert (else the caller may leave it empty). The expert's
   // labels are recorded (EpisodeRecord::expert) where this says so or RunnerOptions::policy_expert.
   virtual bool WantsExpert() const { return false; }
+};
+
+// One episode's actions as a store recorded them (nactuator per step), step by step, to one world:
+// `s2r replay` of a policy's episode. An episode's first step (PolicyInput::first) starts from the
+// first row; past the recorded steps the last row is held (the replay ends where the store's
+// episode did, or says so).
+class RecordedActions : public ActionSource {
+ public:
+  RecordedActions(std::vector<Real> rows, int nactuator) : rows_(std::move(rows)), na_(nactuator) {}
+  void Act(const PolicyInput& in, std::vector<float>* actions) override;
+
+ private:
+  std::vector<Real> rows_;
+  int na_;
+  size_t step_ = 0;
 };
 
 class PolicyProcess : public ActionSource {

@@ -99,12 +99,8 @@ ActionNoise ParseActionNoise(const ConfigNode& n, const Model& m, const TaskSetu
     const Real v = static_cast<Real>(std_node.Number(0, 1000));
     for (int i = 0; i < t.nactuator; ++i) an.std[i] = v;
   }
-  for (int i = 0; i < t.nactuator; ++i) an.active = an.active || an.std[i] > Real(0);
   const double tau = n["time_constant_s"].defined() ? n["time_constant_s"].Number(0, 3600) : 0.0;
-  const double keep = tau > 0 ? std::exp(-1.0 / (m.control_hz * tau)) : 0.0;
-  an.time_constant_s = static_cast<Real>(tau);
-  an.keep = static_cast<Real>(keep);
-  an.fresh = static_cast<Real>(std::sqrt(1.0 - keep * keep));
+  SetActionNoiseTiming(&an, t.nactuator, tau, m.control_hz);
   return an;
 }
 

@@ -867,11 +867,7 @@ TEST(Sweep, CudaWithoutADeviceIsRefusedBeforeAnyStoreIsWritten) {
 SweepConfig WithActionNoise(SweepConfig c, double std, double tau) {
   ActionNoise& an = c.action_noise;
   for (int i = 0; i < c.task.model.nactuator; ++i) an.std[i] = Real(std);
-  an.time_constant_s = Real(tau);
-  const double keep = tau > 0 ? std::exp(-1.0 / (c.model.control_hz * tau)) : 0.0;
-  an.keep = Real(keep);
-  an.fresh = Real(std::sqrt(1 - keep * keep));
-  an.active = std > 0;
+  SetActionNoiseTiming(&an, c.task.model.nactuator, tau, c.model.control_hz);
   return c;
 }
 
@@ -1669,20 +1665,6 @@ TEST(SweepActionNoise, TheExpertsNoisyEpisodesAreAlikeOnEveryPathAndLabelledWith
 // again) bit for bit; the first step's actions depart from the noiseless network's by the noise
 // (the same first state: nonzero, < 5 std). push and peg_insert.
 TEST(SweepActionNoise, APolicysNoisyActionsAreRecordedAsExecutedAndReplay) {
-  class Recorded : public ActionSource {
-   public:
-    Recorded(const RowVector& rows, size_t na) : rows_(rows), na_(na) {}
-    void Act(const PolicyInput& in, std::vector<float>* actions) override {
-      step_ = in.first[0] ? 0 : step_ + 1;
-      actions->assign(na_, 0.0f);
-      for (size_t i = 0; i < na_; ++i) (*actions)[i] = float(rows_[std::min(step_, rows_.size() / na_ - 1) * na_ + i]);
-    }
-
-   private:
-    RowVector rows_;
-    size_t na_;
-    size_t step_ = 0;
-  };
   for (const char* config : {"builtin:push", "builtin:peg_insert"}) {
     SCOPED_TRACE(config);
     const SweepConfig clean = LoadSweepConfig(config);
@@ -1705,7 +1687,7 @@ TEST(SweepActionNoise, APolicysNoisyActionsAreRecordedAsExecutedAndReplay) {
         EXPECT_GT(d, 0.0);
         EXPECT_LT(d, 5 * 0.003);
       }
-      Recorded recorded(noisy[e].action, na);
+      RecordedActions recorded(std::vector<Real>(noisy[e].action.begin(), noisy[e].action.end()), int(na));
       // float32 actions: the recorded rows are the build's Real; a float64 build's rows do not
       // survive the protocol's float32, so this replay is bit for bit in float32 builds only
       const EpisodeRecord replay = ReplayEpisode(c, 7, noisy[e].episode, &recorded);
