@@ -33,7 +33,9 @@ Anything the policy prints must go to standard error: standard output carries th
 
 `python3 s2r_policy.py --net FILE.npz` serves a policy network file (`s2r sweep --policy-net`'s) as
 a policy process, computed in NumPy as s2r's step computes it (net_act): a reference for the file's
-meaning.
+meaning. net_forward(FILE) is the same network as a function of its input rows, and
+store_inputs(STORE, names) builds those rows from a sweep store recorded with `store:
+{policy_inputs: true}` (docs/sweep.md *What is recorded*): training or checking a network offline.
 """
 
 import inspect
@@ -96,13 +98,13 @@ def serve(act, stdin=None, stdout=None):
         stdout.flush()
 
 
-def net_act(path):
-    """The policy network of an .npz file (`s2r sweep --policy-net FILE`, docs/sweep.md) as an act
-    function for serve(): the arithmetic of s2r's step (kernels/policy_net.h), in float32, each output
-    summed over its inputs in order starting from its bias, so that `--policy 'python3
-    python/s2r_policy.py --net FILE'` acts as `--policy-net FILE` does on the CPU backend (bit for bit
-    with relu or linear layers; tanh and elu may differ in the last bit between NumPy and the C
-    library). A reference for what the file means, and a way to run it outside the step."""
+def net_forward(path):
+    """The policy network of an .npz file (`s2r sweep --policy-net FILE`, docs/sweep.md) as a function
+    of its input rows: forward(x) -> actions, x (n, inputs) float32 in the order of the file's
+    `inputs` (its second return value; None: the default obs, task_params, joints and, where the task
+    has one, target). The arithmetic of s2r's step (kernels/policy_net.h), in float32, each output
+    summed over its inputs in order starting from its bias: bit for bit with relu or linear layers
+    (tanh and elu may differ in the last bit between NumPy and the C library)."""
     z = np.load(path)
     names = list(z.files)
     nlayer = 0
@@ -119,18 +121,9 @@ def net_act(path):
     inputs = [str(s) for s in z["inputs"]] if "inputs" in names else None
     functions = {"linear": lambda v: v, "relu": lambda v: np.maximum(v, np.float32(0)), "tanh": np.tanh,
                  "elu": lambda v: np.where(v > 0, v, np.expm1(v)).astype(np.float32)}
-    # episode -> its last actions (the `last_action` input; zeros at its first step). Every running
-    # episode is asked at every step, so the last step's answers are all there is to keep.
-    last = {}
 
-    def act(obs, task_params, episodes, first, info, joints, target):
-        zeros = np.zeros(info["action_size"], np.float32)
-        previous = np.array([zeros if first[i] else last[e] for i, e in enumerate(episodes.tolist())],
-                            np.float32).reshape(len(obs), info["action_size"])
-        blocks = {"obs": obs, "task_params": task_params, "joints": joints, "target": target,
-                  "last_action": previous}
-        names_in = inputs or ["obs", "task_params", "joints"] + (["target"] if info["target_size"] else [])
-        x = np.concatenate([blocks[k] for k in names_in], axis=1).astype(np.float32)
+    def forward(x):
+        x = np.asarray(x, np.float32)
         if "input_mean" in opt:
             x = x - opt["input_mean"]
         if "input_std" in opt:
@@ -147,11 +140,65 @@ def net_act(path):
             x = x * opt["action_scale"]
         if "action_bias" in opt:
             x = x + opt["action_bias"]
+        return x
+
+    return forward, inputs
+
+
+def net_act(path):
+    """The policy network of an .npz file as an act function for serve() (net_forward's arithmetic),
+    so that `--policy 'python3 python/s2r_policy.py --net FILE'` acts as `--policy-net FILE` does on
+    the CPU backend. A reference for what the file means, and a way to run it outside the step."""
+    forward, inputs = net_forward(path)
+    # episode -> its last actions (the `last_action` input; zeros at its first step). Every running
+    # episode is asked at every step, so the last step's answers are all there is to keep.
+    last = {}
+
+    def act(obs, task_params, episodes, first, info, joints, target):
+        zeros = np.zeros(info["action_size"], np.float32)
+        previous = np.array([zeros if first[i] else last[e] for i, e in enumerate(episodes.tolist())],
+                            np.float32).reshape(len(obs), info["action_size"])
+        blocks = {"obs": obs, "task_params": task_params, "joints": joints, "target": target,
+                  "last_action": previous}
+        names_in = inputs or ["obs", "task_params", "joints"] + (["target"] if info["target_size"] else [])
+        x = forward(np.concatenate([blocks[k] for k in names_in], axis=1))
         last.clear()
         last.update((e, x[i].copy()) for i, e in enumerate(episodes.tolist()))
         return x
 
     return act
+
+
+def store_inputs(store, names=None):
+    """A network's input rows for every step of a sweep store, (steps, inputs) float32: the blocks
+    `names` (a network file's `inputs`; None: obs, task_params, joints and, where the store has it,
+    target) side by side, as the step gives them to a network. obs is steps/obs; task_params, joints
+    and target are the store's arrays of them, which a sweep records with `store: {policy_inputs:
+    true}` (docs/sweep.md *What is recorded*); last_action is the episode's previous steps/action row
+    (zeros at its first step). A block the store lacks is a ValueError naming it."""
+    import zarr
+
+    root = zarr.open_group(store=str(store), mode="r")
+    meta = root.attrs["s2r"]
+    steps = meta["commit"]["steps"]
+    features = meta["features"]
+    if names is None:
+        names = ["obs", "task_params", "joints"] + (["target"] if "target" in features else [])
+    blocks = []
+    for name in names:
+        if name == "last_action":
+            action = root["steps/action"][:steps].astype(np.float32)
+            previous = np.zeros_like(action)
+            previous[1:] = action[:-1]
+            previous[root["steps/is_first"][:steps].astype(bool)] = 0
+            blocks.append(previous)
+        elif name in features:
+            blocks.append(root[f"steps/{name}"][:steps].astype(np.float32).reshape(steps, -1))
+        else:
+            hint = (": sweep it with `store: {policy_inputs: true}` in its config (docs/sweep.md)"
+                    if name in ("task_params", "joints", "target") else "")
+            raise ValueError(f"{store}: no steps/{name}{hint}")
+    return np.concatenate(blocks, axis=1)
 
 
 if __name__ == "__main__":

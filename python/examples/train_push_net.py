@@ -136,21 +136,21 @@ def collection_config(a, work):
 
 def from_store(path):
     """A push store's every step as (inputs, labels): obs, task_params and joints side by side (the
-    network's inputs), and the expert's actions (steps/expert_action, else steps/action); the store
-    must record the policy inputs (store.policy_inputs)."""
+    network's inputs, s2r_policy.store_inputs), and the expert's actions (steps/expert_action, else
+    steps/action); the store must record the policy inputs (store.policy_inputs)."""
     import zarr
 
+    import s2r_policy
+
+    try:
+        x = s2r_policy.store_inputs(path, ["obs", "task_params", "joints"])
+    except ValueError as e:
+        sys.exit(str(e))
     root = zarr.open_group(store=str(path), mode="r")
     meta = root.attrs["s2r"]
-    missing = [k for k in ("obs", "task_params", "joints", "action") if k not in meta["features"]]
-    if missing:
-        sys.exit(f"{path}: no steps/{', steps/'.join(missing)}: sweep it with `store: {{policy_inputs: true}}` "
-                 "in its config (docs/sweep.md)")
-    steps = meta["commit"]["steps"]
     label = "expert_action" if "expert_action" in meta["features"] else "action"
-    x = np.concatenate([root[f"steps/{k}"][:steps] for k in ("obs", "task_params", "joints")], axis=1)
     success = root["episodes/success"][:meta["commit"]["episodes"]]
-    return x.astype(np.float64), root[f"steps/{label}"][:steps].astype(np.float64), float(np.mean(success))
+    return x.astype(np.float64), root[f"steps/{label}"][:len(x)].astype(np.float64), float(np.mean(success))
 
 
 def collect_store(a, work, seed):

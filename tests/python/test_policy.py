@@ -700,10 +700,12 @@ def test_action_noise_labels_the_experts_steps_with_its_clean_actions(tmp_path):
 def test_a_store_with_the_policy_inputs_replays_a_network_offline(tmp_path):
     """store.policy_inputs: every step also records steps/task_params and steps/joints (and
     steps/target where the task has one), what a policy is sent besides the obs. A network's store
-    holds its every input: NumPy's reference forward pass (s2r_policy.net_act) over the stored rows,
-    all steps at once, gives the stored actions bit for bit (a relu network, float32 arithmetic).
-    The rows are the same from the CPU and the CUDA backend's code; an expert's store replays with
-    them; resuming without the option is refused naming it; without it the arrays are absent."""
+    holds its every input: NumPy's reference forward pass (s2r_policy.net_forward) over the stored
+    rows (s2r_policy.store_inputs), all steps at once, gives the stored actions bit for bit (a relu
+    network, float32 arithmetic), also for a network reading its last action (store_inputs makes
+    that block from steps/action). The rows are the same from the CPU and the CUDA backend's code; an expert's store
+    replays with them; resuming without the option is refused naming it; without it the arrays are
+    absent, and store_inputs says so."""
     need_s2r()
     sys.path.insert(0, python_dir())
     import s2r_policy
@@ -730,13 +732,20 @@ def test_a_store_with_the_policy_inputs_replays_a_network_offline(tmp_path):
     assert features["task_params"]["names"][:2] == ["goal_x", "goal_y"], features["task_params"]
     # the pusher's joints move and the goal differs between episodes: the rows are the world's
     assert np.ptp(steps["joints"][:, 0]) > 0.01 and np.ptp(steps["task_params"][:, 1]) > 0.01
-    act = s2r_policy.net_act(str(net))
-    first = np.ones(S, np.uint8)  # every row alone: the network reads no last action
-    episodes = root["steps/episode_index"][:S].astype(np.int64)
-    f32 = {k: v.astype(np.float32) for k, v in steps.items()}
-    actions = act(f32["obs"], f32["task_params"], episodes, first, {"action_size": 2, "target_size": 0},
-                  f32["joints"], np.zeros((S, 0), np.float32))
-    np.testing.assert_array_equal(actions, f32["action"])
+    forward, inputs = s2r_policy.net_forward(str(net))
+    x = s2r_policy.store_inputs(stores["cpu"], inputs)
+    assert x.shape == (S, 22)
+    np.testing.assert_array_equal(forward(x), steps["action"].astype(np.float32))
+    # a network that reads its last action too: store_inputs makes that block from steps/action
+    last = tmp_path / "last.npz"
+    random_net(last, 24, 2, inputs=np.array(["obs", "task_params", "joints", "last_action"]),
+               **{"input_mean": np.zeros(24, np.float32), "input_std": np.full(24, 0.2, np.float32),
+                  "layer0.weight": np.random.default_rng(5).normal(0, 0.4, (24, 24)).astype(np.float32)})
+    run("sweep", config, "--out", tmp_path / "last.zarr", *common, "--policy-net", last)
+    forward, inputs = s2r_policy.net_forward(str(last))
+    x = s2r_policy.store_inputs(tmp_path / "last.zarr", inputs)
+    np.testing.assert_array_equal(forward(x), zarr.open_group(store=str(tmp_path / "last.zarr"), mode="r")
+                                  ["steps/action"][:len(x)].astype(np.float32))
     # the expert's store: replayed with its input rows
     run("sweep", config, "--out", stores["expert"], *common)
     r = run("replay", stores["expert"], "--episode", 4)
@@ -747,6 +756,8 @@ def test_a_store_with_the_policy_inputs_replays_a_network_offline(tmp_path):
     assert r.returncode == 1 and "store.policy_inputs" in r.stderr, r.stderr
     run("sweep", "builtin:push", "--out", stores["plain"], *common)
     assert "steps/task_params" not in hashes(stores["plain"])
+    with pytest.raises(ValueError, match="no steps/task_params: sweep it with `store: {policy_inputs: true}`"):
+        s2r_policy.store_inputs(stores["plain"])
 
 
 def test_a_policy_store_from_before_its_actions_were_called_the_policys_resumes(tmp_path):
@@ -857,7 +868,7 @@ def test_the_cloning_example_writes_a_network_the_sweep_runs(tmp_path):
     script = os.path.join(REPO, "python", "examples", "train_push_net.py")
     r = subprocess.run([PYTHON, script, str(tmp_path / "bad.npz"), "--from-store", str(plain), "--s2r", S2R_BIN],
                        capture_output=True, text=True)
-    assert r.returncode == 1 and "no steps/task_params, steps/joints" in r.stderr, r.stderr
+    assert r.returncode == 1 and "no steps/task_params" in r.stderr, r.stderr
     assert "policy_inputs: true" in r.stderr and not (tmp_path / "bad.npz").exists()
     with open(os.path.join(REPO, "configs", "sweeps", "push.yaml")) as f:
         text = f.read()
