@@ -849,7 +849,8 @@ def test_the_cloning_example_writes_a_network_the_sweep_runs(tmp_path):
     steps, one DAgger round): the expert's sweep into a store that records the inputs and the
     expert's actions, the fit, the network's own sweep labelled by the expert, the second fit, and a
     file that --policy-net takes (a 22-64-64-2 tanh network); then a fit to a given store
-    (--from-store), and a store without the inputs refused."""
+    (--from-store), a store without the inputs refused, another task (--task peg_insert: the target
+    among the inputs) and a store of another task refused."""
     need_s2r()
     net = tmp_path / "net.npz"
     r = subprocess.run([PYTHON, os.path.join(REPO, "python", "examples", "train_push_net.py"), str(net), "--episodes",
@@ -880,6 +881,19 @@ def test_the_cloning_example_writes_a_network_the_sweep_runs(tmp_path):
                         "--s2r", S2R_BIN], check=True, capture_output=True, text=True)
     assert f"{labelled}: " in r.stderr and " steps, success " in r.stderr, r.stderr
     assert np.load(tmp_path / "from_store.npz")["layer0.weight"].shape == (64, 22)
+    # another task (--task): peg_insert's network also reads the target, and the sweep runs it
+    r = subprocess.run([PYTHON, script, str(tmp_path / "peg.npz"), "--task", "peg_insert", "--episodes", "8",
+                        "--steps", "50", "--s2r", S2R_BIN], check=True, capture_output=True, text=True)
+    z = np.load(tmp_path / "peg.npz")
+    assert list(z["inputs"]) == ["obs", "task_params", "joints", "target"]
+    # obs 10, task parameters 16, joints 5, target 3 -> actions of its 5 actuators
+    assert z["layer0.weight"].shape[1] == 10 + 16 + 5 + 3 and z["layer2.weight"].shape[0] == 5
+    r = run("sweep", "builtin:peg_insert", "--out", tmp_path / "peg.zarr", "--episodes", 4, "--worlds", 4,
+            "--policy-net", tmp_path / "peg.npz")
+    assert "episodes        4 written" in r.stdout
+    r = subprocess.run([PYTHON, script, str(tmp_path / "wrong.npz"), "--task", "pick_lift", "--from-store",
+                        str(labelled), "--s2r", S2R_BIN], capture_output=True, text=True)
+    assert r.returncode == 1 and "a push store; this fit is for --task pick_lift" in r.stderr, r.stderr
 
 
 def test_a_policy_network_needs_the_state_checker(tmp_path):
