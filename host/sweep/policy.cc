@@ -28,6 +28,7 @@ void RecordedActions::Act(const PolicyInput& in, std::vector<float>* actions) {
   actions->assign(size_t(na_), 0.f);
   for (int i = 0; i < na_ && steps > 0; ++i) (*actions)[size_t(i)] = static_cast<float>(rows_[k * size_t(na_) + size_t(i)]);
 }
+
 namespace {
 
 using Clock = std::chrono::steady_clock;

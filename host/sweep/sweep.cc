@@ -241,7 +241,7 @@ DatasetSpec SweepDatasetSpec(const SweepConfig& c, const SweepOptions& o) {
         f.names.push_back(p.name);
         f.units.push_back(p.unit);
       }
-      f.frame = "world";
+      f.frame = "none";  // the task's own quantities (goal coordinates are world-frame)
       f.rotation = "none";
       f.description = "the episode's task parameters at this step, as a policy is sent them (events may edit "
                       "them within an episode; docs/sweep.md, store.policy_inputs)";
