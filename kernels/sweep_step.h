@@ -174,17 +174,30 @@ S2R_HD bool SweepWorldPrepare(const SweepStepArgs& a, const ModelView& m, const 
   return true;
 }
 
-// A policy's other inputs at the step (as SweepWorldPolicyRow sends them, before its float32):
-// the episode's task parameters (as events left them), the task joints' positions, the target's
-// position where the task has one. A call of its own on the device, as ApplyActionNoise: inlined,
-// the observing kernels took 2 more registers (<all>) and 8-16 B more spills.
-S2R_HD_NOINLINE void SweepWorldInputRow(const SweepStepArgs& a, const StateView& s, int w, Real* row) {
-  const Real* params = a.task_params + static_cast<int64_t>(w) * kTaskMaxParams;
-  for (int i = 0; i < a.input_params; ++i) row[i] = params[i];
-  row += a.input_params;
+// A policy's inputs besides the obs at the step, as T: the first `nparams` of the episode's task
+// parameters (as events left them), `njoints` joint positions (the task joints', zeros past them)
+// and, where `target` is not null, the target's position (zeros for a task without one). Both a
+// policy's row (SweepWorldPolicyRow: float32, padded to the maxima) and the recorded input row
+// (SweepWorldInputRow: Real, the task's sizes) are made here.
+template <typename T>
+S2R_HD void SweepWorldInputValues(const SweepStepArgs& a, const StateView& s, int w, int nparams, int njoints,
+                                  T* params, T* joints, T* target) {
+  const Real* p = a.task_params + static_cast<int64_t>(w) * kTaskMaxParams;
+  for (int i = 0; i < nparams; ++i) params[i] = static_cast<T>(p[i]);
   const Real* q = s.joint_q(w);
-  for (int i = 0; i < a.task.nactuator; ++i) row[i] = q[a.task.joint[i]];
-  if (a.task.target_body >= 0) StoreVec3(row + a.task.nactuator, LoadVec3(s.body_pos(w, a.task.target_body)));
+  for (int i = 0; i < njoints; ++i) joints[i] = i < a.task.nactuator ? static_cast<T>(q[a.task.joint[i]]) : T(0);
+  if (!target) return;
+  const Real* x = a.task.target_body >= 0 ? s.body_pos(w, a.task.target_body) : nullptr;
+  for (int i = 0; i < 3; ++i) target[i] = x ? static_cast<T>(x[i]) : T(0);
+}
+
+// ... as the row the sweep records (steps/task_params, steps/joints, steps/target). A call of its
+// own on the device, as ApplyActionNoise: inlined, the observing kernels took 2 more registers
+// (<all>) and 8-16 B more spills.
+S2R_HD_NOINLINE void SweepWorldInputRow(const SweepStepArgs& a, const StateView& s, int w, Real* row) {
+  Real* joints = row + a.input_params;
+  SweepWorldInputValues(a, s, w, a.input_params, a.task.nactuator, row, joints,
+                        a.task.target_body >= 0 ? joints + a.task.nactuator : nullptr);
 }
 
 // The rows before the step, `rows` = a.RowsAt(w, r.task.steps) (the row index is the control steps
@@ -300,14 +313,7 @@ S2R_HD void SweepWorldPolicyRow(const SweepStepArgs& a, const StateView& s, int 
   p.active = 1;
   p.first = r.task.steps == 0 ? 1 : 0;
   for (int i = 0; i < kObsSize; ++i) p.obs[i] = static_cast<float>(obs[i]);
-  const Real* params = a.task_params + static_cast<int64_t>(w) * kTaskMaxParams;
-  for (int i = 0; i < kTaskMaxParams; ++i) p.task_params[i] = static_cast<float>(params[i]);
-  const Real* q = s.joint_q(w);
-  for (int i = 0; i < kTaskMaxActuators; ++i) {
-    p.joints[i] = i < a.task.nactuator ? static_cast<float>(q[a.task.joint[i]]) : 0.0f;
-  }
-  const Real* x = a.task.target_body >= 0 ? s.body_pos(w, a.task.target_body) : nullptr;
-  for (int i = 0; i < 3; ++i) p.target[i] = x ? static_cast<float>(x[i]) : 0.0f;
+  SweepWorldInputValues(a, s, w, kTaskMaxParams, kTaskMaxActuators, p.task_params, p.joints, p.target);
 }
 
 // world w's expert's action at its step (TaskAct after SweepWorldPrepare, as SweepWorldBefore
