@@ -1557,6 +1557,25 @@ TEST(SweepPolicyNet, ANetworkThatReadsItsLastActionsActsAlikeOnEveryPath) {
   }
 }
 
+// The task's actuators among the model's: driven[a] where the task drives actuator a.
+std::vector<bool> DrivenActuators(const SweepConfig& c) {
+  std::vector<bool> driven(size_t(c.model.nactuator()), false);
+  for (int i = 0; i < c.task.model.nactuator; ++i) driven[size_t(c.task.model.actuator[i])] = true;
+  return driven;
+}
+
+// What every expert-labelled episode shows: a label row per action row, two steps at least, and
+// the first label the expert's own first action in `expert` (the same world, just reset). False
+// where the sizes do not fit, so the caller can stop there.
+bool LabelledLikeTheExpert(const EpisodeRecord& r, const EpisodeRecord& expert, size_t na) {
+  EXPECT_EQ(r.expert.size(), r.action.size());
+  EXPECT_GE(r.action.size(), 2 * na);
+  if (r.expert.size() != r.action.size() || r.action.size() < 2 * na || expert.action.size() < na) return false;
+  EXPECT_TRUE(std::equal(r.expert.begin(), r.expert.begin() + long(na), expert.action.begin()))
+      << "the first label is not the expert's first action";
+  return true;
+}
+
 // --policy-net with --policy-expert: the task's expert labels every step of the network's episodes
 // (EpisodeRecord::expert, steps/expert_action), computed in the step. The labels leave the episodes
 // as they were (state, obs, actions and outcomes bit for bit against the unlabelled run) and are the
@@ -1579,17 +1598,13 @@ TEST(SweepPolicyNet, TheExpertLabelsANetworksStepsAlikeOnEveryPath) {
     const std::vector<EpisodeRecord> expert = RunSweepEpisodes(BackendKind::kCpu, config, 0, kCheckerState);
     ASSERT_EQ(expert.size(), labelled.size());
     const size_t na = size_t(c.model.nactuator());
-    std::vector<bool> driven(na, false);
-    for (int i = 0; i < c.task.model.nactuator; ++i) driven[size_t(c.task.model.actuator[i])] = true;
+    const std::vector<bool> driven = DrivenActuators(c);
     std::set<std::vector<Real>> rows;
     int differ = 0;
     for (size_t e = 0; e < labelled.size(); ++e) {
       const EpisodeRecord& l = labelled[e];
       SCOPED_TRACE("episode " + std::to_string(l.episode));
-      ASSERT_EQ(l.expert.size(), l.action.size());
-      ASSERT_GE(l.expert.size(), 2 * na);
-      EXPECT_TRUE(std::equal(l.expert.begin(), l.expert.begin() + long(na), expert[e].action.begin()))
-          << "the first label is not the expert's first action";
+      ASSERT_TRUE(LabelledLikeTheExpert(l, expert[e], na));
       double apart = 0;
       for (size_t k = 0; k < l.expert.size(); ++k) {
         if (!driven[k % na]) EXPECT_EQ(l.expert[k], Real(0)) << "an actuator the task does not drive is labelled";
@@ -1623,18 +1638,14 @@ TEST(SweepActionNoise, TheExpertsNoisyEpisodesAreAlikeOnEveryPathAndLabelledWith
     ExpectSameEpisodes(expert, RunConfigEpisodes(BackendKind::kCpu, WithActionNoise(clean, 0, tau)));
     ASSERT_EQ(noisy.size(), expert.size());
     const size_t na = size_t(c.model.nactuator());
-    std::vector<bool> driven(na, false);
-    for (int i = 0; i < c.task.model.nactuator; ++i) driven[size_t(c.task.model.actuator[i])] = true;
+    const std::vector<bool> driven = DrivenActuators(c);
     double sq = 0, cross = 0;
     int64_t n = 0, pairs = 0;
     int changed = 0;
     for (size_t e = 0; e < noisy.size(); ++e) {
       const EpisodeRecord& r = noisy[e];
       SCOPED_TRACE("episode " + std::to_string(r.episode));
-      ASSERT_EQ(r.expert.size(), r.action.size());
-      ASSERT_GE(r.action.size(), 2 * na);
-      EXPECT_TRUE(std::equal(r.expert.begin(), r.expert.begin() + long(na), expert[e].action.begin()))
-          << "the first label is not the noiseless expert's first action";
+      ASSERT_TRUE(LabelledLikeTheExpert(r, expert[e], na));  // the noiseless expert's first action
       for (size_t k = 0; k < r.action.size(); ++k) {
         if (!driven[k % na]) {
           EXPECT_EQ(r.action[k], Real(0));
