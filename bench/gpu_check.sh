@@ -7,7 +7,7 @@
 #      and at 65k worlds with the state, then the step block too, in global memory instead of local
 #      (S2R_CUDA_STATE, S2R_CUDA_STEP_BLOCK),
 #   4. Nsight Compute on one step kernel launch per scene (occupancy, DRAM throughput, stalls),
-#   5. sweeps of every builtin task on the device beside the same sweep on the CPU (outcome parity),
+#   5. sweeps of every builtin task (the Panda's push too) on the device beside the same sweep on the CPU (outcome parity),
 #      a push sweep at 16k worlds (env-steps/s with the store writing), and push and peg_insert
 #      sweeps acted by the example policy processes on the device and on the CPU, and by a policy
 #      network in the step (--policy-net),
@@ -233,7 +233,7 @@ fi
 pack
 
 # --- 5. sweeps: outcome parity per task, then a large push sweep ---------------------------------------
-for task in push pick_lift peg_insert; do
+for task in push pick_lift peg_insert panda_push; do
   for backend in $cuda cpu; do
     run 40 "sweep_${task}_$backend.txt" "$bin/s2r" sweep "builtin:$task" --backend $backend --worlds $(n 256) \
       --episodes $(n 1024) --seed 11 --out "$TMPDIR/${task}_$backend.zarr" \

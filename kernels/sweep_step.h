@@ -248,12 +248,13 @@ S2R_HD void SweepWorldActionNoise(const SweepStepArgs& a, int w, const SweepWorl
 // SweepWorldBefore (the episode's start, events, the expert, the rows before the step) returns
 // the world's actions, ControlStep steps it, SweepWorldAfter evaluates the task. `ws` has the
 // world's block bound (BindWorkspace).
+template <bool kArm = true>
 S2R_HD Real* SweepWorldBefore(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, Workspace* ws,
                               SweepWorld& r) {
   const bool active = SweepWorldPrepare(a, m, s, w, ws, r);
   Real* act = a.actions + static_cast<int64_t>(w) * a.action_stride;
   if (!active) return act;  // no episode (SweepWorldPass does not step such a world)
-  TaskAct(a.task, m, s, w, a.task_params + static_cast<int64_t>(w) * kTaskMaxParams, &r.task, act);
+  TaskAct<kArm>(a.task, m, s, w, a.task_params + static_cast<int64_t>(w) * kTaskMaxParams, &r.task, act);
   const SweepRows rows = a.RowsAt(w, r.task.steps);
   SweepWorldRecordState(a, s, w, r, rows);
   if (a.action_noise.active) {  // DART-style: the clean action is the step's label
@@ -320,19 +321,21 @@ S2R_HD void SweepWorldPolicyRow(const SweepStepArgs& a, const StateView& s, int 
 // calls it), written into `act` (the world's actuator vector: its values must be spent, the step
 // that used them done) and recorded in the expert row `row` (zeros for the actuators the task does
 // not drive, as in the expert's own episodes, whose other actuators keep their reset's zeros).
+template <bool kArm = true>
 S2R_HD void SweepWorldExpertAct(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, SweepWorld& r,
                                 Real* act, Real* row) {
-  TaskAct(a.task, m, s, w, a.task_params + static_cast<int64_t>(w) * kTaskMaxParams, &r.task, act);
+  TaskAct<kArm>(a.task, m, s, w, a.task_params + static_cast<int64_t>(w) * kTaskMaxParams, &r.task, act);
   if (row) SweepWorldLabelRow(a, act, row);  // else the buffers record no labels (they do whenever expert_labels is set)
 }
 
 // ... into p.expert too (TaskModel actuator order, float32), in an observing pass: a.actions' row w
 // holds the actions the act half stepped with, and the host writes the next ones before the next
 // pass
+template <bool kArm = true>
 S2R_HD void SweepWorldExpertRow(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, SweepWorld& r,
                                 const SweepRows& rows, SweepPolicyRow& p) {
   Real* act = a.actions + static_cast<int64_t>(w) * a.action_stride;
-  SweepWorldExpertAct(a, m, s, w, r, act, rows.expert);
+  SweepWorldExpertAct<kArm>(a, m, s, w, r, act, rows.expert);
   for (int i = 0; i < kTaskMaxActuators; ++i) {
     p.expert[i] = i < a.task.nactuator ? static_cast<float>(act[a.task.actuator[i]]) : 0.0f;
   }
@@ -390,14 +393,14 @@ S2R_HD SweepNetBuffers NetBuffersAt(const PolicyNet& net, char* base) {
 
 // The network's step with its buffers `b`: the policy row, the inputs (`act` holds the last step's
 // actions), the expert's label where asked, the forward pass, the actions into `act`.
-template <typename Physics>
+template <bool kArm, typename Physics>
 S2R_HD void SweepWorldNetAct(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, SweepWorld& r,
                              const SweepRows& rows, Real* act, const Physics& physics, const SweepNetBuffers& b) {
   SweepWorldPolicyRow(a, s, w, r, rows.obs, *b.row);
   NetInputs(a.net, *b.row, act, b.x);  // act: the last step's actions, not yet overwritten
   // the expert's label (--policy-expert), into act: its last values are in x, the network's next
   // overwrite it
-  if (a.expert_labels) SweepWorldExpertAct(a, m, s, w, r, act, rows.expert);
+  if (a.expert_labels) SweepWorldExpertAct<kArm>(a, m, s, w, r, act, rows.expert);
   physics.Net(a.net, b.x, b.scratch, b.out, b.hidden);
   for (int i = 0; i < a.nactuator; ++i) act[i] = static_cast<Real>(b.out[i]);
 }
@@ -417,7 +420,7 @@ struct NetBuffersOutside<Physics, std::void_t<decltype(std::declval<const Physic
 // (`physics.Net` runs the forward pass: a backend may time it, as the physics). The buffers are the
 // function's own, or where `physics.NetBuffers(w)` says (NetBuffersOutside: the CUDA
 // backend's step block, so that the kernel's frame does not hold the widest network's).
-template <typename Physics>
+template <bool kArm, typename Physics>
 S2R_HD Real* SweepWorldNetBefore(const SweepStepArgs& a, const ModelView& m, const StateView& s, int w, Workspace* ws,
                                  SweepWorld& r, const Physics& physics) {
   const bool active = SweepWorldPrepare(a, m, s, w, ws, r);
@@ -426,11 +429,11 @@ S2R_HD Real* SweepWorldNetBefore(const SweepStepArgs& a, const ModelView& m, con
   const SweepRows rows = a.RowsAt(w, r.task.steps);
   SweepWorldRecordState(a, s, w, r, rows);
   if constexpr (NetBuffersOutside<Physics>::value) {
-    SweepWorldNetAct(a, m, s, w, r, rows, act, physics, NetBuffersAt(a.net, physics.NetBuffers(w)));
+    SweepWorldNetAct<kArm>(a, m, s, w, r, rows, act, physics, NetBuffersAt(a.net, physics.NetBuffers(w)));
   } else {
     SweepPolicyRow p;
     float x[kNetMaxInputs], scratch[2 * kNetMaxWidth], out[kNetMaxOutputs];
-    SweepWorldNetAct(a, m, s, w, r, rows, act, physics, SweepNetBuffers{&p, x, scratch, out, kNetMaxWidth});
+    SweepWorldNetAct<kArm>(a, m, s, w, r, rows, act, physics, SweepNetBuffers{&p, x, scratch, out, kNetMaxWidth});
   }
   SweepWorldActionNoise(a, w, r, act);  // the next step's last-action input is this, as executed
   SweepWorldRecordAction(a, rows, act);
@@ -456,6 +459,9 @@ S2R_HD void SweepWorldPass(const SweepStepArgs& a, const ModelView& m, const Sta
                            const Physics& physics = Physics(), SweepWorld* record = nullptr) {
   // the record is looked up again after the physics rather than kept live across it (registers)
   auto r = [&]() -> SweepWorld& { return record ? *record : a.worlds[w]; };
+  // an arm (task.arm: hinges) is an articulated tree, so only the variants with them carry its
+  // inverse kinematics (kernels/task_arm.h; the host checks a config's arm against the variant)
+  constexpr bool kArm = (kFeatures & kStepTrees) != 0;
   if (!r().active && !r().begin) {  // no episode to run or start
     a.ended[w] = 0;
     if constexpr (kMode != kSweepObserve) a.stepped[w] = 0;
@@ -484,7 +490,7 @@ S2R_HD void SweepWorldPass(const SweepStepArgs& a, const ModelView& m, const Sta
       const SweepRows rows = a.RowsAt(w, r().task.steps);
       SweepWorldRecordState(a, s, w, r(), rows);
       SweepWorldPolicyRow(a, s, w, r(), rows.obs, a.policy_rows[w]);
-      if (a.expert_labels) SweepWorldExpertRow(a, m, s, w, r(), rows, a.policy_rows[w]);
+      if (a.expert_labels) SweepWorldExpertRow<kArm>(a, m, s, w, r(), rows, a.policy_rows[w]);
     } else {
       a.policy_rows[w].active = 0;
     }
@@ -493,9 +499,9 @@ S2R_HD void SweepWorldPass(const SweepStepArgs& a, const ModelView& m, const Sta
     do {
       Real* act;
       if constexpr (kMode == kSweepExpert) {
-        act = SweepWorldBefore(a, m, s, w, ws, r());
+        act = SweepWorldBefore<kArm>(a, m, s, w, ws, r());
       } else {
-        act = SweepWorldNetBefore(a, m, s, w, ws, r(), physics);
+        act = SweepWorldNetBefore<kArm>(a, m, s, w, ws, r(), physics);
       }
       physics(m, s, w, ws, act);
       SweepWorldAfter(a, m, s, w, r());

@@ -70,6 +70,9 @@ struct TaskModel {
   int32_t nactuator = 0;                     // the task's actuators, in its own order:
   int32_t actuator[kTaskMaxActuators] = {};  //   push: x, y; pick_lift, peg_insert: x, y, z, finger_left, finger_right
   int32_t joint[kTaskMaxActuators] = {};     //   the slide joint each drives
+  int32_t arm = 0;                           // 1: the actuators are an arm's hinge servos, which move the
+                                             // effector to the expert's targets (task_arm.h; push only)
+  Real arm_damping = Real(0.05);             // m: the arm's damped least squares (task_arm.h)
   int32_t checker = kCheckerPhases;          // TaskChecker (push: one and the same; see task_push.h)
   // the state checker's thresholds (kCheckerState, pick_lift and peg_insert; config
   // task.state_checker, host/sweep/task_setup.h), set for the built-in scenes
@@ -103,6 +106,7 @@ struct TaskState {
   Real effector0[3];      // effector body position at reset, world, m
   Real object0[3];        // object position at reset, world, m
   Real q0[kTaskMaxActuators];  // the task joints' positions at reset (actions are joint targets)
+  Real effector_quat0[4];  // effector body orientation at reset, world (an arm holds it, task_arm.h)
   // the state checker's (kCheckerState), pick_lift and peg_insert
   int32_t stage;          // what the state shows, a TaskPhase (the episode's `phase` metric)
   int32_t grip;           // 0: no grip; 1: both fingers on the object, on the floor; 2: carried (off the
@@ -172,6 +176,7 @@ S2R_HD void TaskResetCommon(const TaskModel& t, const ModelView& m, const StateV
   ts->inserted_time = Real(0);
   StoreVec3(ts->effector0, BodyPosition(s, world, t.effector_body));
   StoreVec3(ts->object0, BodyPosition(s, world, t.object_body));
+  StoreQuat(ts->effector_quat0, LoadQuat(s.body_quat(world, t.effector_body)));
   for (int i = 0; i < kTaskMaxActuators; ++i) {
     ts->q0[i] = i < t.nactuator ? m.joint_qpos0.At(world)[t.joint[i]] : Real(0);
   }

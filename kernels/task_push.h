@@ -22,6 +22,7 @@
 #pragma once
 
 #include "kernels/task.h"
+#include "kernels/task_arm.h"
 
 namespace s2r {
 
@@ -71,7 +72,8 @@ S2R_HD void PushReset(const TaskModel& t, const ModelView& m, const StateView& s
 }
 
 // The expert's joint targets for this control step: action[0] slide x, action[1] slide y (the
-// task's actuator order).
+// task's actuator order), or an arm's joint targets that move the pusher there at its reset height.
+template <bool kArm = true>
 S2R_HD void PushAct(const TaskModel& t, const ModelView& m, const StateView& s, int world, const Real* p,
                     TaskState* ts, Real* action) {
   const Vec3 box = BodyPosition(s, world, t.object_body);
@@ -94,8 +96,8 @@ S2R_HD void PushAct(const TaskModel& t, const ModelView& m, const StateView& s, 
     const Real along = Dot(LoadVec3(s.body_linvel(world, t.object_body)), line.dir);
     if (decel > Real(0) && along > Real(0) && along * along > Real(2) * decel * line.distance) target = pusher;
   }
-  const Vec3 delta = target - LoadVec3(ts->effector0);
-  for (int i = 0; i < t.nactuator && i < 2; ++i) action[t.actuator[i]] = SlideTarget(m, t.joint[i], ts->q0[i], delta);
+  target.z = ts->effector0[2];
+  DriveEffector<kArm>(t, m, s, world, ts, target, 2, action);
 }
 
 // After the control step: phases, progress, labels.

@@ -19,11 +19,13 @@ S2R_HD void TaskReset(const TaskModel& t, const ModelView& m, const StateView& s
 }
 
 // The expert's action for this control step, written into the world's actuator vector `action`
-// (nactuator values; entries the task does not drive are left as they are).
+// (nactuator values; entries the task does not drive are left as they are). kArm: whether a task's
+// arm may be driven (task_arm.h DriveEffector; false in the sweep kernels without articulated trees).
+template <bool kArm = true>
 S2R_HD void TaskAct(const TaskModel& t, const ModelView& m, const StateView& s, int world, const Real* params,
                     TaskState* ts, Real* action) {
   switch (t.kind) {
-    case kTaskPush: PushAct(t, m, s, world, params, ts, action); break;
+    case kTaskPush: PushAct<kArm>(t, m, s, world, params, ts, action); break;
     case kTaskPickLift: PickLiftAct(t, m, s, world, params, ts, action); break;
     case kTaskPegInsert: PegInsertAct(t, m, s, world, params, ts, action); break;
     default: break;

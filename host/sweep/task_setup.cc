@@ -60,6 +60,80 @@ std::vector<TaskParamInfo> PegInsertParams() {
   return out;
 }
 
+// The task's actuators on the scene's slides (task.actuators, or the task's default names): a
+// position servo on a slide joint each, in the task's order.
+void ParseSlideActuators(const ConfigNode& node, const TaskInfo& info, const Model& m, TaskModel* out) {
+  TaskModel& t = *out;
+  std::vector<std::string> actuators(info.default_actuators.begin(), info.default_actuators.end());
+  if (node.Has("actuators")) actuators = node["actuators"].Strings();
+  const ConfigNode at = node["actuators"];
+  if (actuators.size() != info.default_actuators.size()) {
+    at.Fail("task " + Quote(info.name) + " drives " + std::to_string(info.default_actuators.size()) + " actuators");
+  }
+  t.nactuator = static_cast<int32_t>(actuators.size());
+  for (size_t i = 0; i < actuators.size(); ++i) {
+    int a = m.ActuatorId(actuators[i]);
+    if (a < 0) at.Fail("the scene has no actuator " + Quote(actuators[i]));
+    if (m.actuator_trntype[a] != kTransmissionJoint || m.actuator_type[a] != kActuatorPosition ||
+        m.joint_type[m.actuator_trnid[a]] != kJointSlide) {
+      at.Fail("actuator " + Quote(actuators[i]) + " must be a position actuator on a slide joint");
+    }
+    t.actuator[i] = a;
+    t.joint[i] = m.actuator_trnid[a];
+  }
+}
+
+// task.arm: the effector is moved by an arm's hinge servos (kernels/task_arm.h), each on a joint
+// between the world and the effector; push only (the grasping tasks' fingers are slides).
+void ParseArm(const ConfigNode& node, const TaskInfo& info, const Model& m, TaskModel* out) {
+  TaskModel& t = *out;
+  const ConfigNode arm = node["arm"];
+  if (node.Has("actuators")) {
+    node["actuators"].Fail("a task with an arm has its actuators in arm.actuators");
+  }
+  if (info.kind != kTaskPush) {
+    arm.Fail("task " + Quote(info.name) + " closes fingers on slides: an arm drives task 'push' only");
+  }
+  if (!arm.IsMap()) arm.Fail("must be a mapping (actuators, damping)");
+  arm.CheckKeys({"actuators", "damping"});
+  const ConfigNode at = arm.Required("actuators");
+  const std::vector<std::string> actuators = at.Strings();
+  if (actuators.empty() || actuators.size() > size_t(kTaskMaxActuators)) {
+    at.Fail("an arm has 1 to " + std::to_string(kTaskMaxActuators) + " actuators, got " +
+            std::to_string(actuators.size()));
+  }
+  // the bodies from the effector to the world: each arm joint must move one of them
+  std::vector<bool> carries(size_t(m.nbody()), false);
+  for (int b = t.effector_body; b >= 0; b = m.body_parent[b]) carries[size_t(b)] = true;
+  t.nactuator = static_cast<int32_t>(actuators.size());
+  for (size_t i = 0; i < actuators.size(); ++i) {
+    const int a = m.ActuatorId(actuators[i]);
+    if (a < 0) at.Fail("the scene has no actuator " + Quote(actuators[i]));
+    for (size_t k = 0; k < i; ++k) {
+      if (t.actuator[k] == a) at.Fail("actuator " + Quote(actuators[i]) + " is listed twice");
+    }
+    if (m.actuator_trntype[a] != kTransmissionJoint || m.actuator_type[a] != kActuatorPosition ||
+        m.joint_type[m.actuator_trnid[a]] != kJointHinge ||
+        m.joint_part[m.actuator_trnid[a]] != 0) {
+      at.Fail("actuator " + Quote(actuators[i]) + " must be a position actuator on a hinge joint");
+    }
+    const int j = m.actuator_trnid[a];
+    // the sweep kernels carry the arm's inverse kinematics in the step variants with articulated
+    // trees only (kernels/sweep_step.h SweepWorldPass): a hinge is stepped in one
+    if (m.body_tree[m.joint_body[j]] < 0) {
+      at.Fail("actuator " + Quote(actuators[i]) + "'s joint is not in an articulated tree");
+    }
+    if (!carries[size_t(m.joint_body[j])]) {
+      at.Fail("actuator " + Quote(actuators[i]) + "'s joint does not move the effector " +
+              Quote(m.body_name[t.effector_body]));
+    }
+    t.actuator[i] = a;
+    t.joint[i] = j;
+  }
+  if (arm.Has("damping")) t.arm_damping = static_cast<Real>(arm["damping"].Number(1e-4, 1));
+  t.arm = 1;
+}
+
 }  // namespace
 
 const char* TaskCheckerName(int32_t checker) { return checker == kCheckerState ? "state" : "phases"; }
@@ -109,8 +183,8 @@ int TaskParamIndex(const TaskInfo& info, const std::string& name) {
 }
 
 TaskSetup ParseTask(const ConfigNode& node, const Model& m) {
-  node.CheckKeys(
-      {"name", "instruction", "params", "object", "effector", "fingers", "actuators", "target", "checker", "state_checker"});
+  node.CheckKeys({"name", "instruction", "params", "object", "effector", "fingers", "actuators", "arm", "target", "checker",
+                  "state_checker"});
   TaskSetup setup;
   const ConfigNode name = node.Required("name");
   setup.info = FindTask(name.String());
@@ -141,22 +215,10 @@ TaskSetup ParseTask(const ConfigNode& node, const Model& m) {
                          " finger bodies");
   }
   for (size_t i = 0; i < fingers.size(); ++i) t.finger_body[i] = BodyByName(node["fingers"], m, fingers[i]);
-  std::vector<std::string> actuators(info.default_actuators.begin(), info.default_actuators.end());
-  if (node.Has("actuators")) actuators = node["actuators"].Strings();
-  const ConfigNode at = node["actuators"];
-  if (actuators.size() != info.default_actuators.size()) {
-    at.Fail("task " + Quote(info.name) + " drives " + std::to_string(info.default_actuators.size()) + " actuators");
-  }
-  t.nactuator = static_cast<int32_t>(actuators.size());
-  for (size_t i = 0; i < actuators.size(); ++i) {
-    int a = m.ActuatorId(actuators[i]);
-    if (a < 0) at.Fail("the scene has no actuator " + Quote(actuators[i]));
-    if (m.actuator_trntype[a] != kTransmissionJoint || m.actuator_type[a] != kActuatorPosition ||
-        m.joint_type[m.actuator_trnid[a]] != kJointSlide) {
-      at.Fail("actuator " + Quote(actuators[i]) + " must be a position actuator on a slide joint");
-    }
-    t.actuator[i] = a;
-    t.joint[i] = m.actuator_trnid[a];
+  if (node.Has("arm")) {
+    ParseArm(node, info, m, &t);
+  } else {
+    ParseSlideActuators(node, info, m, &t);
   }
 
   if (node.Has("checker")) {

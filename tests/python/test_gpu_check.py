@@ -113,7 +113,7 @@ def test_rehearsal_runs_every_stage(pack, tmp_path):
     assert groups and groups.group(1) == groups.group(2) and int(groups.group(2)) >= 10, summary
     assert "DIFFER" not in summary
     # the emulated device runs the CPU's episodes bit for bit: the same outcome counts
-    for task in ("push", "pick_lift", "peg_insert", "policy_push", "policy_peg_insert", "net_push"):
+    for task in ("push", "pick_lift", "peg_insert", "panda_push", "policy_push", "policy_peg_insert", "net_push"):
         assert re.search(rf"^  {task}: successes \d+ cpu, \d+ device; same counts$", summary, re.M), summary
     assert re.search(r"^push_cuda_16k_p16 +episodes (\d+)/\1 ", summary, re.M), summary
     assert re.search(r"^net_push_cuda_16k +episodes (\d+)/\1 ", summary, re.M), summary
