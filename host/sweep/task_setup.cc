@@ -121,10 +121,10 @@ void ParseArm(const ConfigNode& node, const TaskInfo& info, const Model& m, Task
     // the sweep kernels carry the arm's inverse kinematics in the step variants with articulated
     // trees only (kernels/sweep_step.h SweepWorldPass): a hinge is stepped in one
     if (m.body_tree[m.joint_body[j]] < 0) {
-      at.Fail("actuator " + Quote(actuators[i]) + "'s joint is not in an articulated tree");
+      at.Fail("the joint of actuator " + Quote(actuators[i]) + " is not in an articulated tree");
     }
     if (!carries[size_t(m.joint_body[j])]) {
-      at.Fail("actuator " + Quote(actuators[i]) + "'s joint does not move the effector " +
+      at.Fail("the joint of actuator " + Quote(actuators[i]) + " does not move the effector " +
               Quote(m.body_name[t.effector_body]));
     }
     t.actuator[i] = a;

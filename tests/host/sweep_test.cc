@@ -630,6 +630,19 @@ TEST(Sweep, ADisplaceEventMovesTheObjectAtItsTime) {
 TEST(Sweep, RejectsBadConfigsNamingFileLineAndKey) {
   const std::string dir = TestDir();
   const std::string base = "scene: builtin:box_push\ntask:\n  name: push\n";
+  // a one-hinge arm stepped in maximal coordinates (s2r_reduce_trees 0): not an articulated tree
+  std::ofstream(dir + "/maximal_arm.xml") << R"(<mujoco>
+  <custom><numeric name="s2r_reduce_trees" data="0"/></custom>
+  <worldbody>
+    <body name="link" pos="0 0 0.5">
+      <joint name="swing" type="hinge" axis="0 0 1"/>
+      <geom type="capsule" size="0.02" fromto="0 0 0 0.3 0 0" mass="1"/>
+    </body>
+    <body name="box" pos="0.5 0 0.02"><freejoint/><geom type="box" size="0.02 0.02 0.02" mass="0.1"/></body>
+  </worldbody>
+  <actuator><position name="swing" joint="swing" kp="100"/></actuator>
+</mujoco>
+)";
   struct Case {
     std::string yaml;
     std::string expect;
@@ -657,7 +670,9 @@ TEST(Sweep, RejectsBadConfigsNamingFileLineAndKey) {
       {"scene: builtin:panda_push\ntask:\n  name: push\n  effector: hand\n  arm: {actuators: [actuator1, actuator8]}\n",
        "bad.yaml:5:20: task.arm.actuators: actuator 'actuator8' must be a position actuator on a hinge joint"},
       {"scene: builtin:panda_push\ntask:\n  name: push\n  effector: link3\n  arm: {actuators: [actuator1, actuator5]}\n",
-       "bad.yaml:5:20: task.arm.actuators: actuator 'actuator5''s joint does not move the effector 'link3'"},
+       "bad.yaml:5:20: task.arm.actuators: the joint of actuator 'actuator5' does not move the effector 'link3'"},
+      {"scene: maximal_arm.xml\ntask:\n  name: push\n  effector: link\n  arm: {actuators: [swing]}\n",
+       "task.arm.actuators: the joint of actuator 'swing' is not in an articulated tree"},
       {"scene: builtin:panda_push\ntask:\n  name: push\n  effector: hand\n  arm: {actuators: [actuator1, actuator1]}\n",
        "task.arm.actuators: actuator 'actuator1' is listed twice"},
       {"scene: builtin:panda_push\ntask:\n  name: push\n  effector: hand\n  arm: {actuators: [actuator1], damping: 0}\n",
