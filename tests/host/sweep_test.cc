@@ -1747,6 +1747,73 @@ TEST(SweepActionNoise, APolicysNoisyActionsAreRecordedAsExecutedAndReplay) {
   }
 }
 
+// The arm's pieces (kernels/task_arm.h) against the engine, on builtin:panda_push's Panda: every
+// Jacobian column ArmColumn makes is the effector's derivative by that joint (central differences
+// of the reset pose over +-1 mrad of joint_qpos0: within 1 mm/rad of the position rows and 2 mrad/rad
+// of the rotation rows, in float32 too), and ArmJointTargets aiming at the hand's own reset pose
+// holds it there (within 1.5 mm after 1 s) where the key's controls, which do not lift gravity,
+// let it hang (more than 10 mm low).
+TEST(SweepArm, TheJacobianIsTheEffectorsDerivativeAndGravityIsFedForward) {
+  const SweepConfig c = LoadSweepConfig("builtin:panda_push");
+  const TaskModel& t = c.task.model;
+  EngineOptions opt;
+  opt.threads = 1;
+  auto hand_after = [&](int i, double dq, Vec3* pos, Quat* rot) {
+    Engine e(c.model, opt);
+    if (dq != 0) {
+      const int j = t.joint[i];
+      e.SetParam("joint_qpos0[" + c.model.joint_name[j] + "]", {Real(double(e.view().joint_qpos0.At(0)[j]) + dq)});
+    }
+    e.Reset();
+    *pos = LoadVec3(e.state().view.body_pos(0, t.effector_body));
+    *rot = LoadQuat(e.state().view.body_quat(0, t.effector_body));
+  };
+  {
+    Engine e(c.model, opt);
+    e.Reset();
+    const Vec3 p = LoadVec3(e.state().view.body_pos(0, t.effector_body));
+    const double h = 1e-3;
+    for (int i = 0; i < t.nactuator; ++i) {
+      SCOPED_TRACE("joint " + c.model.joint_name[t.joint[i]]);
+      Real col[6];
+      Vec3 anchor, axis;
+      ArmColumn(t, e.view(), e.state().view, 0, i, p, col, &anchor, &axis);
+      Vec3 p_plus, p_minus;
+      Quat r_plus, r_minus;
+      hand_after(i, h, &p_plus, &r_plus);
+      hand_after(i, -h, &p_minus, &r_minus);
+      const Quat d = r_plus * Conjugate(r_minus);
+      const double sign = d.w < 0 ? -1.0 : 1.0;
+      const double numeric[6] = {(double(p_plus.x) - double(p_minus.x)) / (2 * h),
+                                 (double(p_plus.y) - double(p_minus.y)) / (2 * h),
+                                 (double(p_plus.z) - double(p_minus.z)) / (2 * h),
+                                 sign * double(d.x) / h, sign * double(d.y) / h, sign * double(d.z) / h};
+      for (int r = 0; r < 3; ++r) EXPECT_NEAR(double(col[r]), numeric[r], 1e-3) << "position row " << r;
+      for (int r = 3; r < 6; ++r) EXPECT_NEAR(double(col[r]) / double(kArmOrientationWeight), numeric[r], 2e-3) << "rotation row " << r;
+    }
+  }
+  // holding the reset pose for 1 s (50 control steps): the gravity feed-forward against the key's controls
+  auto sag = [&](bool feed_forward) {
+    Engine e(c.model, opt);
+    e.Reset();
+    const StateView& s = e.state().view;
+    std::vector<Real> params(c.task.params.begin(), c.task.params.end());
+    TaskState ts{};
+    TaskReset(t, e.view(), s, 0, params.data(), &ts);
+    std::vector<Real> action(size_t(c.model.nactuator()), Real(0));
+    for (int i = 0; i < t.nactuator; ++i) action[size_t(t.actuator[i])] = ts.q0[i];
+    for (int k = 0; k < 50; ++k) {
+      if (feed_forward) ArmJointTargets(t, e.view(), s, 0, &ts, LoadVec3(ts.effector0), action.data());
+      e.Step(action.data());
+    }
+    return Length(LoadVec3(s.body_pos(0, t.effector_body)) - LoadVec3(ts.effector0));
+  };
+  const double held = double(sag(true)), hung = double(sag(false));
+  EXPECT_LT(held, 1.5e-3);
+  EXPECT_GT(hung, 10e-3);
+  std::printf("the hand after 1 s at its reset pose: %.4f m off with the gravity feed-forward, %.4f m without\n", held, hung);
+}
+
 // builtin:panda_push: the push task on Menagerie's MJX Panda, the expert's targets in the table's
 // plane reached by the arm's damped least-squares steps (task.arm, kernels/task_arm.h). The
 // episodes are the same, bit for bit, on the CPU, on the CUDA path (cuda-emulation) and in passes of
