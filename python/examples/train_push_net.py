@@ -211,7 +211,7 @@ def main():
     p.add_argument("--hidden", default="64,64", help="hidden layer widths (default 64,64)")
     p.add_argument("--steps", type=int, default=6000, help="Adam steps per fit (default 6000)")
     p.add_argument("--seed", type=int, default=0, help="the first sweep's seed (round k's: seed + k) and the fits'")
-    p.add_argument("--task", default="push", choices=["push", "pick_lift", "peg_insert"],
+    p.add_argument("--task", default="push", choices=["push", "pick_lift", "peg_insert", "panda_push"],
                    help="the built-in sweep whose expert is cloned (default push)")
     p.add_argument("--noise", type=float, default=0.0,
                    help="DART: action noise (the actuators' units, m for the built-in tasks) on the expert's "

@@ -103,7 +103,7 @@ std::string Mutate(const std::string& text, std::mt19937& rng) {
 // builtin:push with the optional sections the built-in configs leave out: action noise (a map per
 // actuator, correlated), a distribution centred on a fit file (written beside the config), the
 // store's other keys (policy_inputs, checksum, transpose, chunk_episodes), a state checker's
-// thresholds for pick_lift.
+// thresholds for pick_lift. builtin:panda_push brings task.arm.
 std::string PushWithEverySection(const std::string& dir) {
   std::ofstream(dir + "/fit.json") << R"({"parameters": [
     {"name": "pusher_mass", "targets": ["body_mass[pusher_x]"], "value": 0.62, "std": 0.02}]})";
@@ -148,7 +148,7 @@ TEST(BadInputMutation, EveryMutatedBuiltinConfigLoadsOrFailsNamingTheFile) {
   int loaded = 0, refused = 0;
   const std::vector<std::string> bases = {LoadSweepConfig("builtin:push").text, LoadSweepConfig("builtin:pick_lift").text,
                                           LoadSweepConfig("builtin:peg_insert").text, PushWithEverySection(dir),
-                                          PickLiftWithStateChecker()};
+                                          PickLiftWithStateChecker(), LoadSweepConfig("builtin:panda_push").text};
   for (const std::string& base : bases) {
     {  // the unmutated base loads (so the mutations start from a good config)
       std::ofstream(path) << base;
