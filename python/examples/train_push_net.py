@@ -1,7 +1,7 @@
 """Behaviour cloning of a built-in sweep's expert (builtin:push's by default, the file's name) into a
 policy network for `s2r sweep --policy-net`, then DAgger rounds on the network's own episodes.
 
-    python3 python/examples/train_push_net.py push_net.npz [--task push|pick_lift|peg_insert]
+    python3 python/examples/train_push_net.py push_net.npz [--task push|pick_lift|peg_insert|panda_push]
         [--episodes 512] [--dagger 4] [--noise 0.004] [--s2r build/s2r] [--from-store STORE]
 
 1. `s2r sweep` of the task's built-in config (configs/sweeps/TASK.yaml) with `store:
