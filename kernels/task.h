@@ -68,8 +68,9 @@ struct TaskModel {
   int32_t finger_body[2] = {-1, -1};         // pick_lift, peg_insert: left, right
   int32_t target_body = -1;                  // peg_insert: the socket (a static body; origin at the hole's mouth)
   int32_t nactuator = 0;                     // the task's actuators, in its own order:
-  int32_t actuator[kTaskMaxActuators] = {};  //   push: x, y; pick_lift, peg_insert: x, y, z, finger_left, finger_right
-  int32_t joint[kTaskMaxActuators] = {};     //   the slide joint each drives
+  int32_t actuator[kTaskMaxActuators] = {};  //   push: x, y; pick_lift, peg_insert: x, y, z, finger_left, finger_right;
+                                             //   with an arm (push only): its servos, root first
+  int32_t joint[kTaskMaxActuators] = {};     //   the joint each drives (a slide; an arm's hinges)
   int32_t arm = 0;                           // 1: the actuators are an arm's hinge servos, which move the
                                              // effector to the expert's targets (task_arm.h; push only)
   Real arm_damping = Real(0.05);             // m: the arm's damped least squares (task_arm.h)
