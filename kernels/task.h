@@ -107,7 +107,9 @@ struct TaskState {
   Real effector0[3];      // effector body position at reset, world, m
   Real object0[3];        // object position at reset, world, m
   Real q0[kTaskMaxActuators];  // the task joints' positions at reset (actions are joint targets)
-  Real effector_quat0[4];  // effector body orientation at reset, world (an arm holds it, task_arm.h)
+  float effector_quat0[4];  // effector body orientation at reset, world (an arm holds it, task_arm.h;
+                            // float in every build, as still_ref: float64 pick_lift's sweep record
+                            // keeps within the CUDA step's 32 KB local block)
   // the state checker's (kCheckerState), pick_lift and peg_insert
   int32_t stage;          // what the state shows, a TaskPhase (the episode's `phase` metric)
   int32_t grip;           // 0: no grip; 1: both fingers on the object, on the floor; 2: carried (off the
@@ -177,7 +179,8 @@ S2R_HD void TaskResetCommon(const TaskModel& t, const ModelView& m, const StateV
   ts->inserted_time = Real(0);
   StoreVec3(ts->effector0, BodyPosition(s, world, t.effector_body));
   StoreVec3(ts->object0, BodyPosition(s, world, t.object_body));
-  StoreQuat(ts->effector_quat0, LoadQuat(s.body_quat(world, t.effector_body)));
+  const Real* rot = s.body_quat(world, t.effector_body);
+  for (int i = 0; i < 4; ++i) ts->effector_quat0[i] = static_cast<float>(rot[i]);
   for (int i = 0; i < kTaskMaxActuators; ++i) {
     ts->q0[i] = i < t.nactuator ? m.joint_qpos0.At(world)[t.joint[i]] : Real(0);
   }

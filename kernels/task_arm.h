@@ -93,7 +93,9 @@ S2R_HD_NOINLINE void ArmJointTargets(const TaskModel& t, const ModelView& m, con
   const Real reach = Length(ep);
   if (reach > kArmMaxReach) ep = (kArmMaxReach / reach) * ep;
   // the rotation from now to the reset orientation, world frame: 2 v for the shorter way's (w, v)
-  const Quat d = LoadQuat(ts->effector_quat0) * Conjugate(LoadQuat(s.body_quat(world, t.effector_body)));
+  const float* q_ref = ts->effector_quat0;
+  const Quat ref{Real(q_ref[0]), Real(q_ref[1]), Real(q_ref[2]), Real(q_ref[3])};
+  const Quat d = ref * Conjugate(LoadQuat(s.body_quat(world, t.effector_body)));
   const Vec3 er = ((d.w < Real(0) ? Real(-2) : Real(2)) * kArmOrientationWeight) * Vec3{d.x, d.y, d.z};
   // A = J J^T + lambda^2 I and rhs = e - J z, z the posture step: dq = z + J^T A^-1 (e - J z), which
   // is the two terms above

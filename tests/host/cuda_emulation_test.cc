@@ -274,7 +274,8 @@ TEST(CudaEmulationEngine, StepBlockAndStateInLocalOrGlobalMemoryStepTheSame) {
   };
   // what fits the 32 KB local block (S2R_CUDA_LOCAL_STEP_BYTES) depends on the precision: in
   // float64 stack5's step block is 37,056 B; pick_lift's, its world block, its state and a sweep's
-  // episode record fit, with 24 B to spare (22,720 + 3,584 + 5,008 + 1,432 B at stop 43); the arms' 64 KB block (S2R_CUDA_ARM_LOCAL_STEP_BYTES) holds
+  // episode record fit, with 24 B to spare (22,720 + 3,584 + 5,008 + 1,432 B at stop 43; stop 50 took 16 B of
+  // it, an arm's reset orientation in float: in Real, 32 B, it did not fit); the arms' 64 KB block (S2R_CUDA_ARM_LOCAL_STEP_BYTES) holds
   // panda_pick's block, state and world block in float32 (29,376 + 6,080 + 64 B), only the block
   // in float64 (56,768 B, then 11,456 B of state), and the UR5e with the 2F-85's, the <all>
   // variant, in float32 (47,936 + 6,528 + 64 B), not in float64 (92,928 B of step block)
