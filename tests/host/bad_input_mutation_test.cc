@@ -100,6 +100,25 @@ std::string Mutate(const std::string& text, std::mt19937& rng) {
   return Join(lines);
 }
 
+// The outcomes of loading mutated inputs: `load()` returns (loaded) or throws an E whose message
+// begins with `prefix` (refused); any other exception fails the test. `input` (the text loaded,
+// labelled) goes with a failure.
+struct Outcomes {
+  int loaded = 0, refused = 0;
+  template <typename E, typename F>
+  void Expect(F load, const std::string& prefix, const std::string& input) {
+    try {
+      load();
+      ++loaded;
+    } catch (const E& e) {
+      ++refused;
+      EXPECT_EQ(std::string(e.what()).rfind(prefix, 0), 0u) << e.what() << "\n" << input;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "an exception of another type: " << e.what() << "\n" << input;
+    }
+  }
+};
+
 // builtin:push with the optional sections the built-in configs leave out: action noise (a map per
 // actuator, correlated), a distribution centred on a fit file (written beside the config), the
 // store's other keys (policy_inputs, checksum, transpose, chunk_episodes), a state checker's
@@ -216,26 +235,18 @@ std::string MutateXml(const std::string& text, std::mt19937& rng) {
 
 TEST(BadInputMutation, EveryMutatedBuiltinSceneLoadsOrFailsNamingTheFile) {
   std::mt19937 rng(41);
-  int loaded = 0, refused = 0;
+  Outcomes out;
   for (const char* name : {"builtin:box_push", "builtin:pick_lift", "builtin:peg_insert", "builtin:stack5"}) {
     const std::string base = LoadScene(name).source_text;
     ASSERT_FALSE(base.empty()) << name;
     for (int k = 0; k < 150; ++k) {
       std::string text = MutateXml(base, rng);
       if (k % 3 == 2) text = MutateXml(text, rng);
-      try {
-        LoadMjcfString(text, "mutated.xml");
-        ++loaded;
-      } catch (const LoadError& e) {
-        ++refused;
-        EXPECT_EQ(std::string(e.what()).rfind("mutated.xml", 0), 0u) << e.what() << "\nscene:\n" << text;
-      } catch (const std::exception& e) {
-        ADD_FAILURE() << "an exception of another type: " << e.what() << "\nscene:\n" << text;
-      }
+      out.Expect<LoadError>([&] { LoadMjcfString(text, "mutated.xml"); }, "mutated.xml", "scene:\n" + text);
     }
   }
-  EXPECT_GT(loaded, 30);
-  EXPECT_GT(refused, 100);
+  EXPECT_GT(out.loaded, 30);
+  EXPECT_GT(out.refused, 100);
 }
 
 // A fit file (what `s2r sysid --out` writes) that a sweep config centres a distribution on, mutated
@@ -253,7 +264,7 @@ TEST(BadInputMutation, EveryMutatedFitFileLoadsOrFailsNamingAFile) {
                                                 "0", "\\", "\xff", std::string(1, '\0'), "\"name\": 1,"};
   std::mt19937 rng(50);
   auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
-  int loaded = 0, refused = 0;
+  Outcomes out;
   for (int k = 0; k < 400; ++k) {
     std::string text = base;
     for (int edits = 1 + int(pick(2)); edits > 0; --edits) {
@@ -270,18 +281,10 @@ TEST(BadInputMutation, EveryMutatedFitFileLoadsOrFailsNamingAFile) {
       }
     }
     std::ofstream(dir + "/fit.json", std::ios::binary) << text;
-    try {
-      LoadSweepConfig(config);
-      ++loaded;
-    } catch (const ConfigError& e) {
-      ++refused;
-      EXPECT_EQ(std::string(e.what()).rfind(dir + "/", 0), 0u) << e.what() << "\nfit:\n" << text;
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << "an exception of another type: " << e.what() << "\nfit:\n" << text;
-    }
+    out.Expect<ConfigError>([&] { LoadSweepConfig(config); }, dir + "/", "fit:\n" + text);
   }
-  EXPECT_GT(loaded, 0);  // few byte edits leave valid JSON
-  EXPECT_GT(refused, 300);
+  EXPECT_GT(out.loaded, 0);  // few byte edits leave valid JSON
+  EXPECT_GT(out.refused, 300);
 }
 
 // The same for system-identification configs (solvers/sysid_config.cc): one that sets every key,
@@ -341,23 +344,15 @@ identifiability:
     EXPECT_NO_THROW(LoadSysidConfig(path)) << base;
   }
   std::mt19937 rng(50);
-  int loaded = 0, refused = 0;
+  Outcomes out;
   for (int k = 0; k < 300; ++k) {
     std::string text = Mutate(base, rng);
     if (k % 3 == 2) text = Mutate(text, rng);
     std::ofstream(path) << text;
-    try {
-      LoadSysidConfig(path);
-      ++loaded;
-    } catch (const ConfigError& e) {
-      ++refused;
-      EXPECT_EQ(std::string(e.what()).rfind(dir + "/", 0), 0u) << e.what() << "\nconfig:\n" << text;
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << "an exception of another type: " << e.what() << "\nconfig:\n" << text;
-    }
+    out.Expect<ConfigError>([&] { LoadSysidConfig(path); }, dir + "/", "config:\n" + text);
   }
-  EXPECT_GT(loaded, 30);
-  EXPECT_GT(refused, 100);
+  EXPECT_GT(out.loaded, 30);
+  EXPECT_GT(out.refused, 100);
 }
 
 // And for the robot models users bring (configs/robots: Menagerie's MJX Panda, UR5e with the 2F-85,
@@ -380,7 +375,7 @@ TEST(BadInputMutation, EveryMutatedRobotModelLoadsOrFailsNamingAFile) {
                           {"robosuite_panda", "lift_panda.xml", "lift_panda.xml"},
                           {"robotiq_2f85", "2f85_s2r.xml", "2f85_s2r.xml"}};
   std::mt19937 rng(50);
-  int loaded = 0, refused = 0;
+  Outcomes out;
   for (const Robot& r : robots) {
     const std::string from = std::string(S2R_SOURCE_DIR) + "/configs/robots/" + r.folder;
     const std::string to = dir + "/" + r.folder;
@@ -396,19 +391,11 @@ TEST(BadInputMutation, EveryMutatedRobotModelLoadsOrFailsNamingAFile) {
       std::string text = MutateXml(base, rng);
       if (k % 3 == 2) text = MutateXml(text, rng);
       std::ofstream(to + "/" + r.mutated, std::ios::binary) << text;
-      try {
-        LoadMjcfFile(to + "/" + r.loaded);
-        ++loaded;
-      } catch (const LoadError& e) {
-        ++refused;
-        EXPECT_EQ(std::string(e.what()).rfind(to + "/", 0), 0u) << e.what() << "\n" << r.mutated << ":\n" << text;
-      } catch (const std::exception& e) {
-        ADD_FAILURE() << "an exception of another type: " << e.what() << "\n" << r.mutated << ":\n" << text;
-      }
+      out.Expect<LoadError>([&] { LoadMjcfFile(to + "/" + r.loaded); }, to + "/", std::string(r.mutated) + ":\n" + text);
     }
   }
-  EXPECT_GT(loaded, 30);
-  EXPECT_GT(refused, 60);
+  EXPECT_GT(out.loaded, 30);
+  EXPECT_GT(out.refused, 60);
 }
 
 // And for CSV files (actions, recordings): a small table mutated at random (a cell replaced by
@@ -424,7 +411,7 @@ TEST(BadInputMutation, EveryMutatedCsvReadsOrFailsNamingTheFile) {
                                                  "1e-400", "--1", "1.2.3", "\xff\xfe", std::string(1, '\0'), "#"};
   std::mt19937 rng(41);
   auto pick = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
-  int read = 0, refused = 0;
+  Outcomes out;
   for (int k = 0; k < 600; ++k) {
     std::vector<std::string> lines = Lines(base);
     for (int edits = 1 + int(pick(2)); edits > 0; --edits) {
@@ -458,18 +445,10 @@ TEST(BadInputMutation, EveryMutatedCsvReadsOrFailsNamingTheFile) {
     }
     const std::string text = Join(lines);
     std::ofstream(path, std::ios::binary) << text;
-    try {
-      ReadCsvTable(path, "recording");
-      ++read;
-    } catch (const InputError& e) {
-      ++refused;
-      EXPECT_EQ(std::string(e.what()).rfind(path, 0), 0u) << e.what() << "\ncsv:\n" << text;
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << "an exception of another type: " << e.what() << "\ncsv:\n" << text;
-    }
+    out.Expect<InputError>([&] { ReadCsvTable(path, "recording"); }, path, "csv:\n" + text);
   }
-  EXPECT_GT(read, 30);
-  EXPECT_GT(refused, 100);
+  EXPECT_GT(out.loaded, 30);
+  EXPECT_GT(out.refused, 100);
 }
 
 }  // namespace
